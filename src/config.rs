@@ -1,0 +1,251 @@
+//! Configuration: every `CLAYOUT_*` variable is declared once, in `config_table!` below. The
+//! parsing, the warning for a bad value and the table in `docs/configuration.md` all come from
+//! that one declaration (a unit test keeps the docs in step).
+
+use once_cell::sync::OnceCell;
+use std::fmt::Write as _;
+
+/// How much clayout says. Ordered: a message is written when its level <= the configured one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Off,
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
+/// Where the statistics go at exit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StatsOut {
+    None,
+    /// Human summary on stderr.
+    Summary,
+    /// JSON document written to this path.
+    Json(String),
+}
+
+/// One kind of value a variable may hold: how to read it and how the docs name it.
+pub trait Setting: Sized {
+    const KIND: &'static str;
+    fn parse(raw: &str) -> Result<Self, String>;
+}
+
+impl Setting for bool {
+    const KIND: &'static str = "0 or 1";
+    fn parse(raw: &str) -> Result<Self, String> {
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" | "" => Ok(false),
+            _ => Err("expected 0 or 1".into()),
+        }
+    }
+}
+
+impl Setting for LogLevel {
+    const KIND: &'static str = "off, error, warn, info, debug, trace";
+    fn parse(raw: &str) -> Result<Self, String> {
+        Ok(match raw.trim().to_ascii_lowercase().as_str() {
+            "off" | "none" | "0" => LogLevel::Off,
+            "error" => LogLevel::Error,
+            "warn" | "warning" => LogLevel::Warn,
+            "info" => LogLevel::Info,
+            "debug" => LogLevel::Debug,
+            "trace" => LogLevel::Trace,
+            _ => return Err("expected off, error, warn, info, debug or trace".into()),
+        })
+    }
+}
+
+impl Setting for StatsOut {
+    const KIND: &'static str = "1 or a path ending in .json";
+    fn parse(raw: &str) -> Result<Self, String> {
+        let v = raw.trim();
+        match v {
+            "" | "0" => Ok(StatsOut::None),
+            "1" => Ok(StatsOut::Summary),
+            p if p.ends_with(".json") => Ok(StatsOut::Json(p.to_string())),
+            _ => Err("expected 1 or a path ending in .json".into()),
+        }
+    }
+}
+
+impl Setting for Option<String> {
+    const KIND: &'static str = "path";
+    fn parse(raw: &str) -> Result<Self, String> {
+        let v = raw.trim();
+        Ok((!v.is_empty()).then(|| v.to_string()))
+    }
+}
+
+/// A tile size: a power of two from 1 to 1024, or empty for the device's default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tile(pub Option<u32>);
+
+impl Setting for Tile {
+    const KIND: &'static str = "power of two, 1 to 1024";
+    fn parse(raw: &str) -> Result<Self, String> {
+        let v = raw.trim();
+        if v.is_empty() {
+            return Ok(Tile(None));
+        }
+        match v.parse::<u32>() {
+            Ok(t) if t.is_power_of_two() && t <= 1024 => Ok(Tile(Some(t))),
+            _ => Err("expected a power of two from 1 to 1024".into()),
+        }
+    }
+}
+
+/// One row of the documentation table.
+pub struct VarDoc {
+    pub name: &'static str,
+    pub kind: &'static str,
+    pub default: &'static str,
+    pub description: &'static str,
+}
+
+macro_rules! config_table {
+    ($( $field:ident : $ty:ty = $name:literal, default $default:literal, $desc:literal; )*) => {
+        /// The configuration, read once from the environment.
+        #[derive(Clone, Debug)]
+        pub struct Config { $( pub $field: $ty, )* }
+
+        pub const VARS: &[VarDoc] = &[
+            $( VarDoc { name: $name, kind: <$ty as Setting>::KIND, default: $default, description: $desc }, )*
+        ];
+
+        impl Config {
+            /// Reads every variable through `get`; a bad value is replaced by the default and
+            /// reported in the returned warnings, never refused.
+            pub fn from_lookup(get: &dyn Fn(&str) -> Option<String>) -> (Config, Vec<String>) {
+                let mut warnings = Vec::new();
+                let cfg = Config { $( $field: read::<$ty>($name, $default, get, &mut warnings), )* };
+                (cfg, warnings)
+            }
+        }
+    };
+}
+
+config_table! {
+    disable: bool = "CLAYOUT_DISABLE", default "0",
+        "1 makes clayout a pure forwarder: no tracking, no marshaling, no statistics.";
+    log: LogLevel = "CLAYOUT_LOG", default "warn",
+        "How much clayout writes: each level includes the ones before it.";
+    log_file: Option<String> = "CLAYOUT_LOG_FILE", default "",
+        "Append log lines to this file instead of standard error.";
+    stats: StatsOut = "CLAYOUT_STATS", default "",
+        "1 prints a summary on standard error at exit; a path ending in .json writes the statistics there as JSON.";
+    tile: Tile = "CLAYOUT_TILE", default "",
+        "Tile size T of the ASTA layout; empty picks the device's coalescing width (32 on NVIDIA, 64 on AMD, 32 elsewhere).";
+    opencl_library: Option<String> = "CLAYOUT_OPENCL_LIBRARY", default "",
+        "Path of the real OpenCL library to forward to, when the loader the application uses cannot be found by itself.";
+}
+
+fn read<T: Setting>(name: &str, default: &str, get: &dyn Fn(&str) -> Option<String>, warnings: &mut Vec<String>) -> T {
+    let fallback = || T::parse(default).unwrap_or_else(|e| panic!("default of {name} is invalid: {e}"));
+    match get(name) {
+        None => fallback(),
+        Some(raw) => match T::parse(&raw) {
+            Ok(v) => v,
+            Err(why) => {
+                let shown = if default.is_empty() { "unset" } else { default };
+                warnings.push(format!("{name}={raw:?} is not valid ({why}); using {shown} instead"));
+                fallback()
+            }
+        },
+    }
+}
+
+/// The documentation table, in Markdown, exactly as `docs/configuration.md` holds it.
+pub fn docs_table() -> String {
+    let mut s = String::from("| Variable | Values | Default | What it does |\n| --- | --- | --- | --- |\n");
+    for v in VARS {
+        let default = if v.default.is_empty() { "(unset)" } else { v.default };
+        let _ = writeln!(s, "| `{}` | {} | `{}` | {} |", v.name, v.kind, default, v.description);
+    }
+    s
+}
+
+static CONFIG: OnceCell<Config> = OnceCell::new();
+
+/// The process's configuration; the first call reads the environment and logs bad values.
+pub fn get() -> &'static Config {
+    let mut warnings = Vec::new();
+    let cfg = CONFIG.get_or_init(|| {
+        let (cfg, w) = Config::from_lookup(&|name| std::env::var(name).ok());
+        warnings = w;
+        cfg
+    });
+    for w in warnings {
+        crate::log::warn(&w);
+    }
+    cfg
+}
+
+/// Whether hooks do their work (false under CLAYOUT_DISABLE=1).
+#[inline]
+pub fn active() -> bool {
+    !get().disable
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(vars: &[(&str, &str)]) -> (Config, Vec<String>) {
+        let vars: Vec<(String, String)> = vars.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        Config::from_lookup(&move |n| vars.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn defaults() {
+        let (c, w) = cfg(&[]);
+        assert!(w.is_empty());
+        assert!(!c.disable);
+        assert_eq!(c.log, LogLevel::Warn);
+        assert_eq!(c.stats, StatsOut::None);
+        assert_eq!(c.tile, Tile(None));
+    }
+
+    #[test]
+    fn values() {
+        let (c, w) = cfg(&[("CLAYOUT_DISABLE", "1"), ("CLAYOUT_LOG", "debug"), ("CLAYOUT_STATS", "/tmp/s.json"), ("CLAYOUT_TILE", "64")]);
+        assert!(w.is_empty());
+        assert!(c.disable);
+        assert_eq!(c.log, LogLevel::Debug);
+        assert_eq!(c.stats, StatsOut::Json("/tmp/s.json".into()));
+        assert_eq!(c.tile, Tile(Some(64)));
+        assert_eq!(cfg(&[("CLAYOUT_STATS", "1")]).0.stats, StatsOut::Summary);
+    }
+
+    #[test]
+    fn bad_values_warn_and_fall_back() {
+        let (c, w) = cfg(&[("CLAYOUT_LOG", "loud"), ("CLAYOUT_TILE", "48"), ("CLAYOUT_DISABLE", "maybe"), ("CLAYOUT_STATS", "stats.txt")]);
+        assert_eq!(c.log, LogLevel::Warn);
+        assert_eq!(c.tile, Tile(None));
+        assert!(!c.disable);
+        assert_eq!(c.stats, StatsOut::None);
+        assert_eq!(w.len(), 4);
+        assert!(w[0].contains("CLAYOUT_DISABLE") && w[0].contains("maybe"));
+        assert!(w.iter().any(|m| m.contains("CLAYOUT_LOG=\"loud\"") && m.contains("using warn")));
+    }
+
+    /// docs/configuration.md must carry exactly the table generated from `config_table!`.
+    /// Run with CLAYOUT_UPDATE_DOCS=1 to rewrite it after adding a variable.
+    #[test]
+    fn docs_match_table() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/configuration.md");
+        let doc = std::fs::read_to_string(path).expect("docs/configuration.md");
+        let (begin, end) = ("<!-- BEGIN CONFIG TABLE -->\n", "<!-- END CONFIG TABLE -->");
+        let a = doc.find(begin).expect("begin marker") + begin.len();
+        let b = doc.find(end).expect("end marker");
+        let want = docs_table();
+        if std::env::var("CLAYOUT_UPDATE_DOCS").as_deref() == Ok("1") {
+            std::fs::write(path, format!("{}{}{}", &doc[..a], want, &doc[b..])).unwrap();
+            return;
+        }
+        assert_eq!(&doc[a..b], want, "docs/configuration.md is out of date: rerun with CLAYOUT_UPDATE_DOCS=1");
+    }
+}

@@ -1,0 +1,441 @@
+//! The observed entry points (`hook` in `api_table.rs`). Each one makes the real call itself,
+//! exactly once, and keeps the registry in step around it; bookkeeping runs under `guard`, so a
+//! failure in clayout's own logic never changes what the application gets back.
+#![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+
+use crate::guard;
+use crate::real::api;
+use crate::registry::{self, key, ArgValue, BufferInfo, ContextInfo, KernelInfo, ProgramInfo, ProgramOrigin, QueueInfo};
+use libc::{c_char, c_void, size_t};
+use opencl_sys::*;
+use parking_lot::Mutex;
+use std::ffi::CStr;
+
+fn reg() -> &'static registry::Registry {
+    registry::get()
+}
+
+unsafe fn info_bytes(query: impl Fn(size_t, *mut c_void, *mut size_t) -> cl_int) -> Option<Vec<u8>> {
+    let mut n: size_t = 0;
+    if query(0, std::ptr::null_mut(), &mut n) != CL_SUCCESS {
+        return None;
+    }
+    let mut buf = vec![0u8; n];
+    (query(n, buf.as_mut_ptr() as *mut c_void, std::ptr::null_mut()) == CL_SUCCESS).then_some(buf)
+}
+
+unsafe fn context_devices(ctx: cl_context) -> Vec<usize> {
+    info_bytes(|n, p, r| api().clGetContextInfo(ctx, CL_CONTEXT_DEVICES, n, p, r))
+        .map(|b| b.chunks_exact(8).map(|c| usize::from_ne_bytes(c.try_into().unwrap())).collect())
+        .unwrap_or_default()
+}
+
+unsafe fn kernel_name(k: cl_kernel) -> String {
+    info_bytes(|n, p, r| api().clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, n, p, r))
+        .map(|b| String::from_utf8_lossy(b.split(|c| *c == 0).next().unwrap_or(&[])).into_owned())
+        .unwrap_or_default()
+}
+
+unsafe fn cstr(p: *const c_char) -> Option<String> {
+    (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
+}
+
+// ---- contexts -------------------------------------------------------------------------------
+
+pub unsafe fn clCreateContext(
+    properties: *const cl_context_properties,
+    num_devices: cl_uint,
+    devices: *const cl_device_id,
+    pfn_notify: Option<unsafe extern "C" fn(*const c_char, *const c_void, size_t, *mut c_void)>,
+    user_data: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_context {
+    let ctx = api().clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
+    if !ctx.is_null() {
+        guard("clCreateContext", || {
+            let devs = std::slice::from_raw_parts(devices, num_devices as usize).iter().map(|d| key(*d)).collect();
+            reg().contexts.insert(key(ctx), ContextInfo { devices: devs });
+        });
+    }
+    ctx
+}
+
+pub unsafe fn clCreateContextFromType(
+    properties: *const cl_context_properties,
+    device_type: cl_device_type,
+    pfn_notify: Option<unsafe extern "C" fn(*const c_char, *const c_void, size_t, *mut c_void)>,
+    user_data: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_context {
+    let ctx = api().clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
+    if !ctx.is_null() {
+        guard("clCreateContextFromType", || {
+            reg().contexts.insert(key(ctx), ContextInfo { devices: context_devices(ctx) });
+        });
+    }
+    ctx
+}
+
+/// Retain and release of every tracked kind: forward, and on success follow the count.
+macro_rules! refcounted {
+    ($retain:ident, $release:ident, $ty:ty, $table:ident) => {
+        pub unsafe fn $retain(obj: $ty) -> cl_int {
+            let r = api().$retain(obj);
+            if r == CL_SUCCESS {
+                guard(stringify!($retain), || reg().$table.retain(key(obj)));
+            }
+            r
+        }
+        pub unsafe fn $release(obj: $ty) -> cl_int {
+            let r = api().$release(obj);
+            if r == CL_SUCCESS {
+                guard(stringify!($release), || {
+                    reg().$table.release(key(obj));
+                });
+            }
+            r
+        }
+    };
+}
+
+refcounted!(clRetainContext, clReleaseContext, cl_context, contexts);
+refcounted!(clRetainCommandQueue, clReleaseCommandQueue, cl_command_queue, queues);
+refcounted!(clRetainProgram, clReleaseProgram, cl_program, programs);
+refcounted!(clRetainKernel, clReleaseKernel, cl_kernel, kernels);
+refcounted!(clRetainMemObject, clReleaseMemObject, cl_mem, buffers);
+
+// ---- command queues -------------------------------------------------------------------------
+
+fn record_queue(q: cl_command_queue, ctx: cl_context, dev: cl_device_id, props: cl_command_queue_properties) {
+    guard("queue", || {
+        reg().queues.insert(
+            key(q),
+            QueueInfo {
+                context: key(ctx),
+                device: key(dev),
+                out_of_order: props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0,
+                profiling: props & CL_QUEUE_PROFILING_ENABLE != 0,
+            },
+        );
+    });
+}
+
+pub unsafe fn clCreateCommandQueue(
+    context: cl_context,
+    device: cl_device_id,
+    properties: cl_command_queue_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_command_queue {
+    let q = api().clCreateCommandQueue(context, device, properties, errcode_ret);
+    if !q.is_null() {
+        record_queue(q, context, device, properties);
+    }
+    q
+}
+
+pub unsafe fn clCreateCommandQueueWithProperties(
+    context: cl_context,
+    device: cl_device_id,
+    properties: *const cl_queue_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_command_queue {
+    let q = api().clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+    if !q.is_null() {
+        let mut props: cl_command_queue_properties = 0;
+        if !properties.is_null() {
+            let mut p = properties;
+            while *p != 0 {
+                if *p == CL_QUEUE_PROPERTIES as cl_queue_properties {
+                    props = *p.add(1);
+                }
+                p = p.add(2);
+            }
+        }
+        record_queue(q, context, device, props);
+    }
+    q
+}
+
+// ---- programs -------------------------------------------------------------------------------
+
+fn record_program(p: cl_program, ctx: cl_context, origin: ProgramOrigin, sources: Vec<String>) {
+    guard("program", || {
+        reg().programs.insert(
+            key(p),
+            ProgramInfo { context: key(ctx), origin, sources, build_options: Mutex::new(None) },
+        );
+    });
+}
+
+pub unsafe fn clCreateProgramWithSource(
+    context: cl_context,
+    count: cl_uint,
+    strings: *mut *const c_char,
+    lengths: *const size_t,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let p = api().clCreateProgramWithSource(context, count, strings, lengths, errcode_ret);
+    if !p.is_null() {
+        let mut sources = Vec::with_capacity(count as usize);
+        guard("clCreateProgramWithSource", || {
+            for i in 0..count as usize {
+                let s = *strings.add(i);
+                let len = if lengths.is_null() { 0 } else { *lengths.add(i) };
+                let bytes = if len == 0 { CStr::from_ptr(s).to_bytes() } else { std::slice::from_raw_parts(s as *const u8, len) };
+                sources.push(String::from_utf8_lossy(bytes).into_owned());
+            }
+        });
+        record_program(p, context, ProgramOrigin::Source, sources);
+    }
+    p
+}
+
+pub unsafe fn clCreateProgramWithBinary(
+    context: cl_context,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    lengths: *const size_t,
+    binaries: *mut *const u8,
+    binary_status: *mut cl_int,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let p = api().clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
+    if !p.is_null() {
+        record_program(p, context, ProgramOrigin::Binary, Vec::new());
+    }
+    p
+}
+
+pub unsafe fn clCreateProgramWithIL(context: cl_context, il: *const c_void, length: size_t, errcode_ret: *mut cl_int) -> cl_program {
+    let p = api().clCreateProgramWithIL(context, il, length, errcode_ret);
+    if !p.is_null() {
+        record_program(p, context, ProgramOrigin::Il, Vec::new());
+    }
+    p
+}
+
+pub unsafe fn clCreateProgramWithBuiltInKernels(
+    context: cl_context,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    kernel_names: *const c_char,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let p = api().clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
+    if !p.is_null() {
+        record_program(p, context, ProgramOrigin::BuiltIn, Vec::new());
+    }
+    p
+}
+
+fn remember_options(program: cl_program, options: *const c_char) {
+    guard("build options", || {
+        if let Some(info) = reg().programs.get(key(program)) {
+            *info.build_options.lock() = unsafe { cstr(options) };
+        }
+    });
+}
+
+type BuildNotify = Option<unsafe extern "C" fn(cl_program, *mut c_void)>;
+
+pub unsafe fn clBuildProgram(
+    program: cl_program,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    options: *const c_char,
+    pfn_notify: BuildNotify,
+    user_data: *mut c_void,
+) -> cl_int {
+    remember_options(program, options);
+    api().clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
+}
+
+pub unsafe fn clCompileProgram(
+    program: cl_program,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    options: *const c_char,
+    num_input_headers: cl_uint,
+    input_headers: *const cl_program,
+    header_include_names: *mut *const c_char,
+    pfn_notify: BuildNotify,
+    user_data: *mut c_void,
+) -> cl_int {
+    remember_options(program, options);
+    api().clCompileProgram(
+        program,
+        num_devices,
+        device_list,
+        options,
+        num_input_headers,
+        input_headers,
+        header_include_names,
+        pfn_notify,
+        user_data,
+    )
+}
+
+pub unsafe fn clLinkProgram(
+    context: cl_context,
+    num_devices: cl_uint,
+    device_list: *const cl_device_id,
+    options: *const c_char,
+    num_input_programs: cl_uint,
+    input_programs: *const cl_program,
+    pfn_notify: BuildNotify,
+    user_data: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
+    let p = api().clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
+    if !p.is_null() {
+        record_program(p, context, ProgramOrigin::Linked, Vec::new());
+        remember_options(p, options);
+    }
+    p
+}
+
+// ---- kernels --------------------------------------------------------------------------------
+
+fn record_kernel(k: cl_kernel, program: cl_program, name: String, args: Vec<Option<ArgValue>>) {
+    guard("kernel", || {
+        let program_info = reg().programs.get(key(program));
+        reg().kernels.insert(key(k), KernelInfo { name, program: key(program), program_info, args: Mutex::new(args) });
+    });
+}
+
+pub unsafe fn clCreateKernel(program: cl_program, kernel_name: *const c_char, errcode_ret: *mut cl_int) -> cl_kernel {
+    let k = api().clCreateKernel(program, kernel_name, errcode_ret);
+    if !k.is_null() {
+        record_kernel(k, program, cstr(kernel_name).unwrap_or_default(), Vec::new());
+    }
+    k
+}
+
+pub unsafe fn clCreateKernelsInProgram(
+    program: cl_program,
+    num_kernels: cl_uint,
+    kernels: *mut cl_kernel,
+    num_kernels_ret: *mut cl_uint,
+) -> cl_int {
+    let mut n: cl_uint = 0;
+    let r = api().clCreateKernelsInProgram(program, num_kernels, kernels, &mut n);
+    if !num_kernels_ret.is_null() {
+        *num_kernels_ret = n;
+    }
+    if r == CL_SUCCESS && !kernels.is_null() {
+        for i in 0..n.min(num_kernels) as usize {
+            let k = *kernels.add(i);
+            record_kernel(k, program, kernel_name(k), Vec::new());
+        }
+    }
+    r
+}
+
+pub unsafe fn clCloneKernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) -> cl_kernel {
+    let k = api().clCloneKernel(source_kernel, errcode_ret);
+    if !k.is_null() {
+        guard("clCloneKernel", || {
+            if let Some(src) = reg().kernels.get(key(source_kernel)) {
+                let args = src.args.lock().clone();
+                record_kernel(k, src.program as cl_program, src.name.clone(), args);
+            }
+        });
+    }
+    k
+}
+
+pub unsafe fn clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: size_t, arg_value: *const c_void) -> cl_int {
+    let r = api().clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    if r == CL_SUCCESS {
+        guard("clSetKernelArg", || {
+            let reg = reg();
+            if let Some(info) = reg.kernels.get(key(kernel)) {
+                let v = registry::arg_value(reg, arg_size, arg_value);
+                let mut args = info.args.lock();
+                let i = arg_index as usize;
+                if args.len() <= i {
+                    args.resize(i + 1, None);
+                }
+                args[i] = Some(v);
+            }
+        });
+    }
+    r
+}
+
+// ---- buffers --------------------------------------------------------------------------------
+
+fn record_buffer(m: cl_mem, ctx: cl_context, flags: cl_mem_flags, size: size_t, host_ptr: *mut c_void, parent: Option<(usize, usize, usize)>) {
+    guard("buffer", || {
+        reg().buffers.insert(key(m), BufferInfo { context: key(ctx), size, flags, host_ptr: host_ptr as usize, parent });
+    });
+}
+
+pub unsafe fn clCreateBuffer(context: cl_context, flags: cl_mem_flags, size: size_t, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem {
+    let m = api().clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+    if !m.is_null() {
+        record_buffer(m, context, flags, size, host_ptr, None);
+    }
+    m
+}
+
+pub unsafe fn clCreateBufferWithProperties(
+    context: cl_context,
+    properties: *const cl_mem_properties,
+    flags: cl_mem_flags,
+    size: size_t,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let m = api().clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+    if !m.is_null() {
+        record_buffer(m, context, flags, size, host_ptr, None);
+    }
+    m
+}
+
+pub unsafe fn clCreateSubBuffer(
+    buffer: cl_mem,
+    flags: cl_mem_flags,
+    buffer_create_type: cl_buffer_create_type,
+    buffer_create_info: *const c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let m = api().clCreateSubBuffer(buffer, flags, buffer_create_type, buffer_create_info, errcode_ret);
+    if !m.is_null() {
+        guard("clCreateSubBuffer", || {
+            let region = &*(buffer_create_info as *const cl_buffer_region);
+            let parent = reg().buffers.get(key(buffer));
+            let ctx = parent.as_ref().map(|p| p.context).unwrap_or(0);
+            let parent_flags = parent.as_ref().map(|p| p.flags).unwrap_or(0);
+            // A sub-buffer inherits the parent's host-pointer and access flags it does not set.
+            let flags = if flags == 0 { parent_flags } else { flags };
+            record_buffer(m, ctx as cl_context, flags, region.size, std::ptr::null_mut(), Some((key(buffer), region.origin, region.size)));
+        });
+    }
+    m
+}
+
+// ---- extensions -----------------------------------------------------------------------------
+
+fn note_extension(name: *const c_char, found: bool) {
+    guard("extension lookup", || {
+        let name = unsafe { cstr(name) }.unwrap_or_default();
+        crate::log::debug(&format!(
+            "extension entry point {name} {}: calls through it are not observed",
+            if found { "handed out" } else { "not available" }
+        ));
+    });
+}
+
+pub unsafe fn clGetExtensionFunctionAddress(func_name: *const c_char) -> *mut c_void {
+    let p = api().clGetExtensionFunctionAddress(func_name);
+    note_extension(func_name, !p.is_null());
+    p
+}
+
+pub unsafe fn clGetExtensionFunctionAddressForPlatform(platform: cl_platform_id, func_name: *const c_char) -> *mut c_void {
+    let p = api().clGetExtensionFunctionAddressForPlatform(platform, func_name);
+    note_extension(func_name, !p.is_null());
+    p
+}

@@ -1,0 +1,222 @@
+//! The live OpenCL objects the application holds, with the facts clayout needs about them.
+//!
+//! Each table maps a handle to its facts and to the reference count the application's own
+//! retains and releases give it; the record goes when that count reaches zero. Facts are
+//! `Arc`s, so a kernel keeps its program's facts after the program's record is gone (the real
+//! program lives on too, retained by the kernel). Locks are held only for map operations,
+//! never across a call into the real library.
+
+use libc::c_void;
+use opencl_sys::*;
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A handle as a map key (OpenCL handles are opaque pointers).
+pub type Handle = usize;
+
+#[inline]
+pub fn key<T>(p: *mut T) -> Handle {
+    p as usize
+}
+
+struct Entry<T> {
+    refs: u32,
+    info: Arc<T>,
+}
+
+/// One kind of object: handle -> (application reference count, facts).
+pub struct Table<T> {
+    map: RwLock<HashMap<Handle, Entry<T>>>,
+}
+
+impl<T> Default for Table<T> {
+    fn default() -> Self {
+        Table { map: RwLock::new(HashMap::new()) }
+    }
+}
+
+impl<T> Table<T> {
+    /// A newly created object (count 1). A handle the driver reuses replaces the old record.
+    pub fn insert(&self, h: Handle, info: T) -> Arc<T> {
+        let info = Arc::new(info);
+        self.map.write().insert(h, Entry { refs: 1, info: info.clone() });
+        info
+    }
+
+    pub fn get(&self, h: Handle) -> Option<Arc<T>> {
+        self.map.read().get(&h).map(|e| e.info.clone())
+    }
+
+    pub fn retain(&self, h: Handle) {
+        if let Some(e) = self.map.write().get_mut(&h) {
+            e.refs += 1;
+        }
+    }
+
+    /// One release by the application; returns the facts when that was the last reference.
+    pub fn release(&self, h: Handle) -> Option<Arc<T>> {
+        let mut map = self.map.write();
+        let e = map.get_mut(&h)?;
+        e.refs = e.refs.saturating_sub(1);
+        if e.refs == 0 {
+            map.remove(&h).map(|e| e.info)
+        } else {
+            None
+        }
+    }
+
+    pub fn refs(&self, h: Handle) -> Option<u32> {
+        self.map.read().get(&h).map(|e| e.refs)
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.read().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every live record, for reports and checks.
+    pub fn snapshot(&self) -> Vec<(Handle, Arc<T>)> {
+        self.map.read().iter().map(|(h, e)| (*h, e.info.clone())).collect()
+    }
+}
+
+#[derive(Debug)]
+pub struct ContextInfo {
+    pub devices: Vec<Handle>,
+}
+
+#[derive(Debug)]
+pub struct QueueInfo {
+    pub context: Handle,
+    pub device: Handle,
+    pub out_of_order: bool,
+    pub profiling: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProgramOrigin {
+    Source,
+    Binary,
+    Il,
+    BuiltIn,
+    Linked,
+}
+
+#[derive(Debug)]
+pub struct ProgramInfo {
+    pub context: Handle,
+    pub origin: ProgramOrigin,
+    /// The source strings exactly as the application gave them (empty unless `Source`).
+    pub sources: Vec<String>,
+    /// Options of the last build, compile or link.
+    pub build_options: Mutex<Option<String>>,
+}
+
+impl ProgramInfo {
+    pub fn source(&self) -> String {
+        self.sources.concat()
+    }
+}
+
+/// A kernel argument as last set by `clSetKernelArg`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgValue {
+    /// A buffer clayout tracks (or a null `cl_mem`, as 0).
+    Mem(Handle),
+    /// `__local` space of this many bytes.
+    Local(usize),
+    /// Anything else: the bytes as given.
+    Bytes(Vec<u8>),
+}
+
+#[derive(Debug)]
+pub struct KernelInfo {
+    pub name: String,
+    pub program: Handle,
+    pub program_info: Option<Arc<ProgramInfo>>,
+    pub args: Mutex<Vec<Option<ArgValue>>>,
+}
+
+#[derive(Debug)]
+pub struct BufferInfo {
+    pub context: Handle,
+    pub size: usize,
+    pub flags: cl_mem_flags,
+    pub host_ptr: usize,
+    /// Parent buffer and (origin, size) for a sub-buffer.
+    pub parent: Option<(Handle, usize, usize)>,
+}
+
+#[derive(Default)]
+pub struct Registry {
+    pub contexts: Table<ContextInfo>,
+    pub queues: Table<QueueInfo>,
+    pub programs: Table<ProgramInfo>,
+    pub kernels: Table<KernelInfo>,
+    pub buffers: Table<BufferInfo>,
+}
+
+pub fn get() -> &'static Registry {
+    static R: once_cell::sync::Lazy<Registry> = once_cell::sync::Lazy::new(Registry::default);
+    &R
+}
+
+/// Classifies the bytes given to `clSetKernelArg`.
+///
+/// # Safety
+/// `value` must be readable for `size` bytes when it is not null, as the OpenCL API requires.
+pub unsafe fn arg_value(reg: &Registry, size: usize, value: *const c_void) -> ArgValue {
+    if value.is_null() {
+        return ArgValue::Local(size);
+    }
+    if size == std::mem::size_of::<cl_mem>() {
+        let h = *(value as *const Handle);
+        if h == 0 || reg.buffers.get(h).is_some() {
+            return ArgValue::Mem(h);
+        }
+    }
+    ArgValue::Bytes(std::slice::from_raw_parts(value as *const u8, size).to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refcounts_follow_retain_and_release() {
+        let t: Table<u32> = Table::default();
+        t.insert(7, 42);
+        t.retain(7);
+        assert_eq!(t.refs(7), Some(2));
+        assert!(t.release(7).is_none());
+        assert_eq!(*t.release(7).unwrap(), 42);
+        assert!(t.get(7).is_none());
+        assert!(t.release(7).is_none(), "release of an unknown handle is ignored");
+    }
+
+    #[test]
+    fn reused_handle_replaces_record() {
+        let t: Table<&str> = Table::default();
+        t.insert(1, "old");
+        t.insert(1, "new");
+        assert_eq!(*t.get(1).unwrap(), "new");
+        assert_eq!(t.refs(1), Some(1));
+    }
+
+    #[test]
+    fn kernel_args_are_classified() {
+        let reg = Registry::default();
+        reg.buffers.insert(0x1000, BufferInfo { context: 1, size: 64, flags: 0, host_ptr: 0, parent: None });
+        let mem: Handle = 0x1000;
+        let v = unsafe { arg_value(&reg, 8, &mem as *const Handle as *const c_void) };
+        assert_eq!(v, ArgValue::Mem(0x1000));
+        let n: u64 = 0x2000;
+        let v = unsafe { arg_value(&reg, 8, &n as *const u64 as *const c_void) };
+        assert_eq!(v, ArgValue::Bytes(0x2000u64.to_ne_bytes().to_vec()));
+        assert_eq!(unsafe { arg_value(&reg, 256, std::ptr::null()) }, ArgValue::Local(256));
+    }
+}

@@ -1,0 +1,162 @@
+//! Counters, and the report written at exit (`CLAYOUT_STATS`). The schema is documented in
+//! `docs/stats.md`; `Report` is its single definition.
+
+use crate::config::{self, StatsOut};
+use crate::exports::{FnId, FN_COUNT, FN_NAMES};
+use parking_lot::Mutex;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+static CALLS: [AtomicU64; FN_COUNT] = [const { AtomicU64::new(0) }; FN_COUNT];
+
+static TO_DEVICE: AtomicU64 = AtomicU64::new(0);
+static TO_HOST: AtomicU64 = AtomicU64::new(0);
+static MARSHAL_BYTES: AtomicU64 = AtomicU64::new(0);
+static MARSHAL_NS: AtomicU64 = AtomicU64::new(0);
+static REWRITTEN: AtomicU64 = AtomicU64::new(0);
+static FALLBACKS: Mutex<Vec<Fallback>> = Mutex::new(Vec::new());
+/// Fallbacks kept in full; past this only the count grows, so a loop cannot eat memory.
+const FALLBACKS_KEPT: usize = 1000;
+static FALLBACKS_DROPPED: AtomicU64 = AtomicU64::new(0);
+
+#[inline]
+pub fn count(id: FnId) {
+    CALLS[id as usize].fetch_add(1, Relaxed);
+}
+
+/// Direction of one conversion, as the stats count it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    ToDevice,
+    ToHost,
+}
+
+/// Records one finished conversion; `device_ns` is 0 when it was not timed.
+pub fn marshal(dir: Direction, bytes: u64, device_ns: u64) {
+    match dir {
+        Direction::ToDevice => &TO_DEVICE,
+        Direction::ToHost => &TO_HOST,
+    }
+    .fetch_add(1, Relaxed);
+    MARSHAL_BYTES.fetch_add(bytes, Relaxed);
+    MARSHAL_NS.fetch_add(device_ns, Relaxed);
+}
+
+pub fn rewritten_kernel() {
+    REWRITTEN.fetch_add(1, Relaxed);
+}
+
+/// Something clayout could not do with certainty, and the safe path it took instead.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Fallback {
+    /// Kernel name, or buffer description, the decision was about.
+    pub object: String,
+    pub reason: String,
+}
+
+pub fn fallback(object: &str, reason: &str) {
+    let mut list = FALLBACKS.lock();
+    if list.len() < FALLBACKS_KEPT {
+        list.push(Fallback { object: object.to_string(), reason: reason.to_string() });
+    } else {
+        FALLBACKS_DROPPED.fetch_add(1, Relaxed);
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Marshal {
+    pub to_device_layout: u64,
+    pub to_host_layout: u64,
+    pub bytes: u64,
+    pub device_ns: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub version: &'static str,
+    pub real_library: Option<String>,
+    pub intercepted_calls: u64,
+    pub calls: BTreeMap<&'static str, u64>,
+    pub marshal: Marshal,
+    pub fallbacks: Vec<Fallback>,
+    pub fallbacks_not_listed: u64,
+    pub rewritten_kernels: u64,
+}
+
+/// A snapshot of every counter. Never blocks for long: at exit another thread may hold the
+/// fallback list, and a report with the list missing beats a hung exit.
+pub fn report() -> Report {
+    let calls: BTreeMap<&'static str, u64> = FN_NAMES
+        .iter()
+        .zip(CALLS.iter())
+        .map(|(n, c)| (*n, c.load(Relaxed)))
+        .filter(|(_, c)| *c > 0)
+        .collect();
+    let fallbacks = FALLBACKS.try_lock_for(Duration::from_millis(200)).map(|l| l.clone()).unwrap_or_default();
+    Report {
+        version: env!("CARGO_PKG_VERSION"),
+        real_library: crate::real::source().map(str::to_string),
+        intercepted_calls: calls.values().sum(),
+        calls,
+        marshal: Marshal {
+            to_device_layout: TO_DEVICE.load(Relaxed),
+            to_host_layout: TO_HOST.load(Relaxed),
+            bytes: MARSHAL_BYTES.load(Relaxed),
+            device_ns: MARSHAL_NS.load(Relaxed),
+        },
+        fallbacks,
+        fallbacks_not_listed: FALLBACKS_DROPPED.load(Relaxed),
+        rewritten_kernels: REWRITTEN.load(Relaxed),
+    }
+}
+
+/// The human summary printed by `CLAYOUT_STATS=1`.
+pub fn summary(r: &Report) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(s, "clayout {} statistics", r.version);
+    let _ = writeln!(s, "  OpenCL calls intercepted: {}", r.intercepted_calls);
+    let mut top: Vec<_> = r.calls.iter().collect();
+    top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    for (name, n) in top.iter().take(12) {
+        let _ = writeln!(s, "    {n:>10}  {name}");
+    }
+    if top.len() > 12 {
+        let _ = writeln!(s, "    {:>10}  other entry points ({})", top[12..].iter().map(|x| *x.1).sum::<u64>(), top.len() - 12);
+    }
+    let m = &r.marshal;
+    let _ = writeln!(
+        s,
+        "  conversions: {} to device layout, {} to host layout, {:.1} MiB, {:.3} ms on the device",
+        m.to_device_layout,
+        m.to_host_layout,
+        m.bytes as f64 / (1 << 20) as f64,
+        m.device_ns as f64 / 1e6
+    );
+    let _ = writeln!(s, "  kernels rewritten: {}", r.rewritten_kernels);
+    let _ = writeln!(s, "  fallbacks: {}", r.fallbacks.len() as u64 + r.fallbacks_not_listed);
+    for f in &r.fallbacks {
+        let _ = writeln!(s, "    {}: {}", f.object, f.reason);
+    }
+    s
+}
+
+/// Writes the report where `CLAYOUT_STATS` says; called once at exit.
+pub fn write_at_exit() {
+    let cfg = config::get();
+    if cfg.disable {
+        return;
+    }
+    match &cfg.stats {
+        StatsOut::None => {}
+        StatsOut::Summary => eprint!("{}", summary(&report())),
+        StatsOut::Json(path) => {
+            let json = serde_json::to_string_pretty(&report()).unwrap_or_default();
+            if let Err(e) = std::fs::write(path, json + "\n") {
+                crate::log::error(&format!("cannot write CLAYOUT_STATS={path}: {e}"));
+            }
+        }
+    }
+}
