@@ -1,10 +1,13 @@
 //! clayout: an LD_PRELOAD shim that keeps OpenCL applications' arrays of structures in the
 //! layout their kernels access fastest. See docs/architecture.md for the module map.
 
+pub mod annotation;
 pub mod config;
 pub mod exports;
 mod hooks;
+pub mod layout;
 pub mod log;
+pub mod marshal;
 pub mod real;
 pub mod registry;
 pub mod stats;

@@ -1,0 +1,1 @@
+//! `//DL:` annotations: grammar, side file, extents (to be written).

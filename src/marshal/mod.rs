@@ -1,0 +1,1 @@
+//! In-place layout conversions on the device (to be written).
