@@ -139,6 +139,12 @@ config_table! {
         "1 prints a summary on standard error at exit; a path ending in .json writes the statistics there as JSON.";
     tile: Tile = "CLAYOUT_TILE", default "",
         "Tile size T of the ASTA layout; empty picks the device's coalescing width (32 on NVIDIA, 64 on AMD, 32 elsewhere).";
+    annotations: Option<String> = "CLAYOUT_ANNOTATIONS", default "",
+        "Side file of //DL: annotations, one per line starting with the kernel name, for kernels whose source cannot be edited.";
+    strict: bool = "CLAYOUT_STRICT", default "0",
+        "1 turns every fallback into a hard failure (the call returns CL_OUT_OF_RESOURCES), for testing.";
+    profile: bool = "CLAYOUT_PROFILE", default "0",
+        "1 turns on profiling for the application's queues so that the statistics include the device time of conversions.";
     opencl_library: Option<String> = "CLAYOUT_OPENCL_LIBRARY", default "",
         "Path of the real OpenCL library to forward to, when the loader the application uses cannot be found by itself.";
 }

@@ -4,13 +4,16 @@
 pub mod annotation;
 pub mod config;
 pub mod exports;
+pub mod fault;
 mod hooks;
 pub mod layout;
 pub mod log;
 pub mod marshal;
 pub mod real;
 pub mod registry;
+pub mod runtime;
 pub mod stats;
+pub mod structdef;
 
 /// Runs clayout's own bookkeeping, catching any panic so that it never crosses the C
 /// boundary; a failure is logged once and the caller carries on with the plain OpenCL path.

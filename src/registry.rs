@@ -114,6 +114,8 @@ pub struct ProgramInfo {
     pub sources: Vec<String>,
     /// Options of the last build, compile or link.
     pub build_options: Mutex<Option<String>>,
+    /// The `//DL:` annotations of a program created from source, when it has any.
+    pub dl: Option<Arc<crate::runtime::program::ProgramDl>>,
 }
 
 impl ProgramInfo {
@@ -139,6 +141,8 @@ pub struct KernelInfo {
     pub program: Handle,
     pub program_info: Option<Arc<ProgramInfo>>,
     pub args: Mutex<Vec<Option<ArgValue>>>,
+    /// What the kernel's annotation asks at launch, worked out at the first launch.
+    pub plan: once_cell::sync::OnceCell<crate::runtime::program::PlanResult>,
 }
 
 #[derive(Debug)]
@@ -149,6 +153,8 @@ pub struct BufferInfo {
     pub host_ptr: usize,
     /// Parent buffer and (origin, size) for a sub-buffer.
     pub parent: Option<(Handle, usize, usize)>,
+    /// Current layout of the bytes; see runtime::state for the transitions.
+    pub state: Mutex<crate::runtime::state::BufferState>,
 }
 
 #[derive(Default)]
@@ -210,7 +216,7 @@ mod tests {
     #[test]
     fn kernel_args_are_classified() {
         let reg = Registry::default();
-        reg.buffers.insert(0x1000, BufferInfo { context: 1, size: 64, flags: 0, host_ptr: 0, parent: None });
+        reg.buffers.insert(0x1000, BufferInfo { context: 1, size: 64, flags: 0, host_ptr: 0, parent: None, state: Default::default() });
         let mem: Handle = 0x1000;
         let v = unsafe { arg_value(&reg, 8, &mem as *const Handle as *const c_void) };
         assert_eq!(v, ArgValue::Mem(0x1000));

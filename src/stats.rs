@@ -44,6 +44,11 @@ pub fn marshal(dir: Direction, bytes: u64, device_ns: u64) {
     MARSHAL_NS.fetch_add(device_ns, Relaxed);
 }
 
+/// Adds device time of a conversion measured after it completed.
+pub fn marshal_time(device_ns: u64) {
+    MARSHAL_NS.fetch_add(device_ns, Relaxed);
+}
+
 pub fn rewritten_kernel() {
     REWRITTEN.fetch_add(1, Relaxed);
 }
@@ -146,7 +151,9 @@ pub fn summary(r: &Report) -> String {
 /// Writes the report where `CLAYOUT_STATS` says; called once at exit.
 pub fn write_at_exit() {
     let cfg = config::get();
-    if cfg.disable {
+    // A process that made no OpenCL call (a shell or launcher that inherited LD_PRELOAD) must
+    // not overwrite the report of the OpenCL program it ran.
+    if cfg.disable || crate::real::source().is_none() {
         return;
     }
     match &cfg.stats {

@@ -11,6 +11,9 @@ use opencl_sys::*;
 use parking_lot::Mutex;
 use std::ffi::CStr;
 
+mod enqueue;
+pub use enqueue::*;
+
 fn reg() -> &'static registry::Registry {
     registry::get()
 }
@@ -102,7 +105,26 @@ refcounted!(clRetainContext, clReleaseContext, cl_context, contexts);
 refcounted!(clRetainCommandQueue, clReleaseCommandQueue, cl_command_queue, queues);
 refcounted!(clRetainProgram, clReleaseProgram, cl_program, programs);
 refcounted!(clRetainKernel, clReleaseKernel, cl_kernel, kernels);
-refcounted!(clRetainMemObject, clReleaseMemObject, cl_mem, buffers);
+
+pub unsafe fn clRetainMemObject(memobj: cl_mem) -> cl_int {
+    let r = api().clRetainMemObject(memobj);
+    if r == CL_SUCCESS {
+        guard("clRetainMemObject", || reg().buffers.retain(key(memobj)));
+    }
+    r
+}
+
+pub unsafe fn clReleaseMemObject(memobj: cl_mem) -> cl_int {
+    let r = api().clReleaseMemObject(memobj);
+    if r == CL_SUCCESS {
+        guard("clReleaseMemObject", || {
+            if let Some(info) = reg().buffers.release(key(memobj)) {
+                crate::runtime::buffer_released(&info);
+            }
+        });
+    }
+    r
+}
 
 // ---- command queues -------------------------------------------------------------------------
 
@@ -160,10 +182,12 @@ pub unsafe fn clCreateCommandQueueWithProperties(
 
 fn record_program(p: cl_program, ctx: cl_context, origin: ProgramOrigin, sources: Vec<String>) {
     guard("program", || {
-        reg().programs.insert(
-            key(p),
-            ProgramInfo { context: key(ctx), origin, sources, build_options: Mutex::new(None) },
-        );
+        let dl = if origin == ProgramOrigin::Source {
+            crate::runtime::program::discover(&sources.concat())
+        } else {
+            None
+        };
+        reg().programs.insert(key(p), ProgramInfo { context: key(ctx), origin, sources, build_options: Mutex::new(None), dl });
     });
 }
 
@@ -228,12 +252,21 @@ pub unsafe fn clCreateProgramWithBuiltInKernels(
     p
 }
 
-fn remember_options(program: cl_program, options: *const c_char) {
+/// Remembers the application's options, and returns the options to build with instead when
+/// the program's annotations need the tile macro.
+fn build_options(program: cl_program, options: *const c_char, devices: (cl_uint, *const cl_device_id)) -> Option<std::ffi::CString> {
     guard("build options", || {
-        if let Some(info) = reg().programs.get(key(program)) {
-            *info.build_options.lock() = unsafe { cstr(options) };
-        }
-    });
+        let info = reg().programs.get(key(program))?;
+        let user = unsafe { cstr(options) };
+        *info.build_options.lock() = user.clone();
+        let device = if devices.0 > 0 && !devices.1.is_null() {
+            Some(unsafe { *devices.1 })
+        } else {
+            reg().contexts.get(info.context).and_then(|c| c.devices.first().map(|d| *d as cl_device_id))
+        };
+        crate::runtime::program::build_options(&info, user.as_deref(), device)
+    })
+    .flatten()
 }
 
 type BuildNotify = Option<unsafe extern "C" fn(cl_program, *mut c_void)>;
@@ -246,7 +279,8 @@ pub unsafe fn clBuildProgram(
     pfn_notify: BuildNotify,
     user_data: *mut c_void,
 ) -> cl_int {
-    remember_options(program, options);
+    let ours = build_options(program, options, (num_devices, device_list));
+    let options = ours.as_ref().map(|o| o.as_ptr()).unwrap_or(options);
     api().clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
 }
 
@@ -261,7 +295,8 @@ pub unsafe fn clCompileProgram(
     pfn_notify: BuildNotify,
     user_data: *mut c_void,
 ) -> cl_int {
-    remember_options(program, options);
+    let ours = build_options(program, options, (num_devices, device_list));
+    let options = ours.as_ref().map(|o| o.as_ptr()).unwrap_or(options);
     api().clCompileProgram(
         program,
         num_devices,
@@ -289,7 +324,7 @@ pub unsafe fn clLinkProgram(
     let p = api().clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
     if !p.is_null() {
         record_program(p, context, ProgramOrigin::Linked, Vec::new());
-        remember_options(p, options);
+        build_options(p, options, (num_devices, device_list));
     }
     p
 }
@@ -299,7 +334,7 @@ pub unsafe fn clLinkProgram(
 fn record_kernel(k: cl_kernel, program: cl_program, name: String, args: Vec<Option<ArgValue>>) {
     guard("kernel", || {
         let program_info = reg().programs.get(key(program));
-        reg().kernels.insert(key(k), KernelInfo { name, program: key(program), program_info, args: Mutex::new(args) });
+        reg().kernels.insert(key(k), KernelInfo { name, program: key(program), program_info, args: Mutex::new(args), plan: Default::default() });
     });
 }
 
@@ -367,7 +402,7 @@ pub unsafe fn clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: si
 
 fn record_buffer(m: cl_mem, ctx: cl_context, flags: cl_mem_flags, size: size_t, host_ptr: *mut c_void, parent: Option<(usize, usize, usize)>) {
     guard("buffer", || {
-        reg().buffers.insert(key(m), BufferInfo { context: key(ctx), size, flags, host_ptr: host_ptr as usize, parent });
+        reg().buffers.insert(key(m), BufferInfo { context: key(ctx), size, flags, host_ptr: host_ptr as usize, parent, state: Default::default() });
     });
 }
 

@@ -1,0 +1,8 @@
+//! Tests across the annotation modules; each file is named for what it exercises.
+
+mod attach;
+mod eval;
+mod garbage;
+mod grammar;
+mod side_file;
+mod signature;

@@ -1,0 +1,524 @@
+//! clayout-bench: throughput of the in-place layout conversions (clayout::marshal) next to
+//! clEnqueueCopyBuffer of the same bytes and an out-of-place tiled transpose, per direction.
+//!
+//! Usage: clayout-bench [--platform NAME] [--quick] [--json FILE] [--sweep]
+//!   --platform NAME  first platform whose name contains NAME (default: the first one)
+//!   --quick          small buffers and fewer shapes (PoCL-friendly, < 2 minutes)
+//!   --json FILE      also write the records as a JSON list
+//!   --sweep          also time tuning variants of the kernels (env knobs of clayout::marshal)
+//!
+//! GB/s count bytes read plus bytes written: 2 x buffer bytes per conversion, copy or
+//! transpose. Times are device times from event profiling (median of several runs after a
+//! warm-up). M is rounded down to a multiple of T for the timed runs (the partial tile is
+//! exact but not tuned; the tests cover it). Every timed conversion is verified once: the
+//! warm-up cycle AoS -> ASTA -> SoA -> ASTA -> AoS is read back after each step and sampled
+//! words compared with the layout formulas; a mismatch prints FAIL.
+
+use clayout::layout::{Layout, Shape};
+use clayout::marshal::{describe, enqueue_conversion};
+use clayout::real::api;
+use opencl_sys::*;
+use serde::Serialize;
+use std::ffi::{c_void, CString};
+use std::ptr;
+use std::time::Instant;
+
+#[derive(Serialize, Clone)]
+struct Record {
+    direction: String,
+    #[serde(rename = "S")]
+    s: u32,
+    #[serde(rename = "T")]
+    t: u32,
+    w: u32,
+    #[serde(rename = "M")]
+    m: u64,
+    bytes: u64,
+    gbps: f64,
+    copy_gbps: f64,
+    oop_gbps: f64,
+    ratio_copy: f64,
+    ms: f64,
+    device: String,
+    variant: String,
+    kernels: String,
+    ok: bool,
+}
+
+const OOP_SRC: &str = r#"
+// Classic tiled local-memory transpose (32 x 32 tiles, 32 x 8 work-items, padded local
+// array), batched: each T x S tile of the AoS input becomes S x T in the output buffer
+// (the AoS -> ASTA permutation, out of place).
+__kernel __attribute__((reqd_work_group_size(32, 8, 1)))
+void oop_transpose(__global const WORD* in, __global WORD* out, uint R, uint C)
+{
+    __local WORD tile[32][33];
+    const ulong base = (ulong)get_group_id(2) * R * C;
+    const uint x = get_group_id(0) * 32 + get_local_id(0);
+    const uint y = get_group_id(1) * 32 + get_local_id(1);
+    for (uint j = 0; j < 32; j += 8)
+        if (x < C && y + j < R) tile[get_local_id(1) + j][get_local_id(0)] = in[base + (ulong)(y + j) * C + x];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint x2 = get_group_id(1) * 32 + get_local_id(0);
+    const uint y2 = get_group_id(0) * 32 + get_local_id(1);
+    for (uint j = 0; j < 32; j += 8)
+        if (x2 < R && y2 + j < C) out[base + (ulong)(y2 + j) * R + x2] = tile[get_local_id(0)][get_local_id(1) + j];
+}
+
+__kernel void nop(__global WORD* p) { }
+"#;
+
+struct Ctx {
+    ctx: cl_context,
+    q: cl_command_queue,
+    dev: cl_device_id,
+    name: String,
+}
+
+fn check(e: cl_int, what: &str) {
+    if e != CL_SUCCESS {
+        eprintln!("error {e} in {what}");
+        std::process::exit(2);
+    }
+}
+
+unsafe fn platform_name(p: cl_platform_id) -> String {
+    let mut b = vec![0u8; 512];
+    api().clGetPlatformInfo(p, CL_PLATFORM_NAME, b.len(), b.as_mut_ptr() as *mut c_void, ptr::null_mut());
+    String::from_utf8_lossy(&b).trim_end_matches('\0').to_string()
+}
+
+unsafe fn dev_str(d: cl_device_id, what: cl_device_info) -> String {
+    let mut b = vec![0u8; 512];
+    api().clGetDeviceInfo(d, what, b.len(), b.as_mut_ptr() as *mut c_void, ptr::null_mut());
+    String::from_utf8_lossy(&b).trim_end_matches('\0').trim().to_string()
+}
+
+unsafe fn dev_u64(d: cl_device_id, what: cl_device_info) -> u64 {
+    let mut v: u64 = 0;
+    api().clGetDeviceInfo(d, what, 8, &mut v as *mut u64 as *mut c_void, ptr::null_mut());
+    v
+}
+
+unsafe fn setup(platform: Option<&str>) -> Ctx {
+    let mut n: cl_uint = 0;
+    check(api().clGetPlatformIDs(0, ptr::null_mut(), &mut n), "clGetPlatformIDs");
+    let mut ps = vec![ptr::null_mut(); n as usize];
+    api().clGetPlatformIDs(n, ps.as_mut_ptr(), ptr::null_mut());
+    let p = match platform {
+        Some(name) => *ps.iter().find(|&&p| platform_name(p).contains(name)).unwrap_or_else(|| {
+            eprintln!("no platform named like `{name}`; have: {:?}", ps.iter().map(|&p| platform_name(p)).collect::<Vec<_>>());
+            std::process::exit(2)
+        }),
+        None => ps[0],
+    };
+    let mut dev: cl_device_id = ptr::null_mut();
+    check(api().clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut dev, ptr::null_mut()), "clGetDeviceIDs");
+    let mut err = 0;
+    let ctx = api().clCreateContext(ptr::null(), 1, &dev, None, ptr::null_mut(), &mut err);
+    check(err, "clCreateContext");
+    let q = api().clCreateCommandQueue(ctx, dev, CL_QUEUE_PROFILING_ENABLE, &mut err);
+    check(err, "clCreateCommandQueue");
+    let name = format!("{} ({})", dev_str(dev, CL_DEVICE_NAME), platform_name(p));
+    Ctx { ctx, q, dev, name }
+}
+
+unsafe fn prof(ev: cl_event, what: cl_profiling_info) -> Option<u64> {
+    let mut v: u64 = 0;
+    let e = api().clGetEventProfilingInfo(ev, what, 8, &mut v as *mut u64 as *mut c_void, ptr::null_mut());
+    (e == CL_SUCCESS && v != 0).then_some(v)
+}
+
+/// Times `f` (which enqueues after the given wait list and returns its last event): a user
+/// event gates an empty kernel, `f` waits on it, then the gate opens, so the commands run
+/// back to back; time = end of the last event - end of the empty kernel (falls back to
+/// wall time). Kernel timestamps are used because marker timestamps are not reliable on
+/// every implementation.
+unsafe fn timed(c: &Ctx, nop: cl_kernel, f: &mut dyn FnMut(&[cl_event]) -> Option<cl_event>) -> Option<f64> {
+    api().clFinish(c.q);
+    let mut err = 0;
+    let gate = api().clCreateUserEvent(c.ctx, &mut err);
+    check(err, "clCreateUserEvent");
+    let mut mk: cl_event = ptr::null_mut();
+    let one = [1usize];
+    check(api().clEnqueueNDRangeKernel(c.q, nop, 1, ptr::null(), one.as_ptr(), one.as_ptr(), 1, &gate, &mut mk), "nop");
+    let ev = f(&[mk]);
+    let t0 = Instant::now();
+    api().clSetUserEventStatus(gate, CL_COMPLETE as cl_int);
+    let ev = ev?;
+    check(api().clWaitForEvents(1, &ev), "clWaitForEvents");
+    let wall = t0.elapsed().as_secs_f64();
+    let r = match (prof(mk, CL_PROFILING_COMMAND_END), prof(ev, CL_PROFILING_COMMAND_END)) {
+        (Some(a), Some(b)) if b > a => (b - a) as f64 * 1e-9,
+        _ => wall,
+    };
+    api().clReleaseEvent(ev);
+    api().clReleaseEvent(mk);
+    api().clReleaseEvent(gate);
+    Some(r)
+}
+
+/// Single command: its own START..END.
+unsafe fn timed_single(c: &Ctx, f: &mut dyn FnMut() -> cl_event) -> f64 {
+    api().clFinish(c.q);
+    let t0 = Instant::now();
+    let ev = f();
+    check(api().clWaitForEvents(1, &ev), "clWaitForEvents");
+    let wall = t0.elapsed().as_secs_f64();
+    let r = match (prof(ev, CL_PROFILING_COMMAND_START), prof(ev, CL_PROFILING_COMMAND_END)) {
+        (Some(a), Some(b)) if b > a => (b - a) as f64 * 1e-9,
+        _ => wall,
+    };
+    api().clReleaseEvent(ev);
+    r
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v[v.len() / 2]
+}
+
+unsafe fn build_oop(c: &Ctx, w: u32) -> (cl_kernel, cl_kernel) {
+    let src = CString::new(OOP_SRC).unwrap();
+    let mut strs = [src.as_ptr()];
+    let lens = [OOP_SRC.len()];
+    let mut err = 0;
+    let prog = api().clCreateProgramWithSource(c.ctx, 1, strs.as_mut_ptr(), lens.as_ptr(), &mut err);
+    check(err, "oop program");
+    let opts = CString::new(if w == 8 { "-DWORD=ulong" } else { "-DWORD=uint" }).unwrap();
+    check(api().clBuildProgram(prog, 1, &c.dev, opts.as_ptr(), None, ptr::null_mut()), "oop build");
+    let name = CString::new("oop_transpose").unwrap();
+    let k = api().clCreateKernel(prog, name.as_ptr(), &mut err);
+    check(err, "oop kernel");
+    let name = CString::new("nop").unwrap();
+    let nop = api().clCreateKernel(prog, name.as_ptr(), &mut err);
+    check(err, "nop kernel");
+    api().clReleaseProgram(prog);
+    (k, nop)
+}
+
+fn word_at(buf: &[u8], k: usize, w: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b[..w].copy_from_slice(&buf[k * w..k * w + w]);
+    u64::from_le_bytes(b)
+}
+
+/// Checks sampled words of `buf` (which should be layout `l` of data whose word (i, s) holds
+/// its AoS index i*S+s, truncated to w bytes).
+fn verify(buf: &[u8], shape: Shape, l: Layout) -> bool {
+    let verbose = std::env::var("BENCH_VERBOSE").is_ok();
+    let n = shape.words();
+    let step = (n / (1 << 22)).max(1);
+    let (ns, w) = (shape.s as u64, shape.w as usize);
+    let mask = if w == 4 { 0xffff_ffffu64 } else { u64::MAX };
+    let mut k = 0u64;
+    let mut x = 12345u64;
+    while k < n {
+        let i = k / ns;
+        let s = k % ns;
+        let at = l.index(shape, i, s) as usize;
+        if word_at(buf, at, w) != (k & mask) {
+            if verbose {
+                let mut bad = 0u64;
+                let mut first = None;
+                for kk in 0..n {
+                    let a2 = l.index(shape, kk / ns, kk % ns) as usize;
+                    if word_at(buf, a2, w) != (kk & mask) {
+                        bad += 1;
+                        if first.is_none() {
+                            first = Some((kk, a2, word_at(buf, a2, w)));
+                        }
+                    }
+                }
+                eprintln!("  {bad} of {n} words wrong; first: word {:?} (aos index, position, found)", first);
+            }
+            return false;
+        }
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        k += 1 + if step > 1 { (x >> 33) % (2 * step) } else { 0 };
+    }
+    true
+}
+
+unsafe fn write_all(c: &Ctx, mem: cl_mem, data: &[u8]) {
+    check(api().clEnqueueWriteBuffer(c.q, mem, CL_TRUE, 0, data.len(), data.as_ptr() as *const c_void, 0, ptr::null(), ptr::null_mut()), "write");
+}
+
+unsafe fn read_all(c: &Ctx, mem: cl_mem, data: &mut [u8]) {
+    check(api().clEnqueueReadBuffer(c.q, mem, CL_TRUE, 0, data.len(), data.as_mut_ptr() as *mut c_void, 0, ptr::null(), ptr::null_mut()), "read");
+}
+
+struct Bufs {
+    a: cl_mem,
+    b: cl_mem,
+    size: usize,
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn bench_shape(c: &Ctx, bufs: &Bufs, (oop, nop): (cl_kernel, cl_kernel), bytes_target: u64, s: u32, t: u32, w: u32, reps: usize, variant: &str, out: &mut Vec<Record>) {
+    let per = s as u64 * w as u64;
+    let m = bytes_target / per / t as u64 * t as u64;
+    if m == 0 {
+        return;
+    }
+    let shape = Shape::new(m, s, w);
+    let bytes = shape.bytes();
+    assert!(bytes as usize <= bufs.size);
+    // Initial AoS data: word k holds k.
+    let mut host = vec![0u8; bytes as usize];
+    if w == 4 {
+        for (k, ch) in host.chunks_exact_mut(4).enumerate() {
+            ch.copy_from_slice(&(k as u32).to_le_bytes());
+        }
+    } else {
+        for (k, ch) in host.chunks_exact_mut(8).enumerate() {
+            ch.copy_from_slice(&(k as u64).to_le_bytes());
+        }
+    }
+    write_all(c, bufs.a, &host);
+    let asta = Layout::Asta { t };
+    let cycle = [
+        ("aos_to_asta", Layout::Aos, asta),
+        ("asta_to_soa", asta, Layout::Soa),
+        ("soa_to_asta", Layout::Soa, asta),
+        ("asta_to_aos", asta, Layout::Aos),
+    ];
+    // Warm-up + verification.
+    let mut ok = [true; 4];
+    let verbose = std::env::var("BENCH_VERBOSE").is_ok();
+    for (d, &(name, from, to)) in cycle.iter().enumerate() {
+        match enqueue_conversion(c.q, bufs.a, 0, shape, from, to, &[]) {
+            Ok(cv) => {
+                check(api().clWaitForEvents(1, &cv.event), name);
+                api().clReleaseEvent(cv.event);
+            }
+            Err(e) => {
+                println!("FAIL {name} S={s} T={t} w={w}: {e}");
+                return;
+            }
+        }
+        read_all(c, bufs.a, &mut host);
+        ok[d] = verify(&host, shape, to);
+        if verbose {
+            eprintln!("warm-up {name}: {}", if ok[d] { "ok" } else { "WRONG" });
+        }
+    }
+    // Timed cycles.
+    let mut times: Vec<Vec<f64>> = vec![vec![]; 4];
+    for _ in 0..reps {
+        for (d, &(_, from, to)) in cycle.iter().enumerate() {
+            let r = timed(c, nop, &mut |wait| match enqueue_conversion(c.q, bufs.a, 0, shape, from, to, wait) {
+                Ok(cv) => Some(cv.event),
+                Err(e) => {
+                    eprintln!("FAIL enqueue: {e}");
+                    None
+                }
+            });
+            if let Some(r) = r {
+                times[d].push(r);
+            }
+        }
+    }
+    // After the timed cycles the data must be AoS again.
+    read_all(c, bufs.a, &mut host);
+    let final_ok = verify(&host, shape, Layout::Aos);
+    if verbose {
+        eprintln!("after the timed cycles: {}", if final_ok { "ok" } else { "WRONG" });
+    }
+    // Copy of the same bytes, and the out-of-place transpose (same permutation as AoS->ASTA).
+    let mut ct = vec![];
+    let mut ot = vec![];
+    for r in 0..reps + 1 {
+        let tc = timed_single(c, &mut || {
+            let mut ev = ptr::null_mut();
+            check(api().clEnqueueCopyBuffer(c.q, bufs.a, bufs.b, 0, 0, bytes as usize, 0, ptr::null(), &mut ev), "copy");
+            ev
+        });
+        let to = timed_single(c, &mut || {
+            let rr = t;
+            let cc = s;
+            let args: [(usize, *const c_void); 4] = [
+                (8, &bufs.a as *const cl_mem as *const c_void),
+                (8, &bufs.b as *const cl_mem as *const c_void),
+                (4, &rr as *const u32 as *const c_void),
+                (4, &cc as *const u32 as *const c_void),
+            ];
+            for (i, (sz, p)) in args.iter().enumerate() {
+                check(api().clSetKernelArg(oop, i as u32, *sz, *p), "oop arg");
+            }
+            let gs = [(cc as usize).div_ceil(32) * 32, (rr as usize).div_ceil(32) * 8, (m / t as u64) as usize];
+            let ls = [32usize, 8, 1];
+            let mut ev = ptr::null_mut();
+            check(api().clEnqueueNDRangeKernel(c.q, oop, 3, ptr::null(), gs.as_ptr(), ls.as_ptr(), 0, ptr::null(), &mut ev), "oop");
+            ev
+        });
+        if r > 0 {
+            ct.push(tc);
+            ot.push(to);
+        }
+    }
+    let gb = |sec: f64| 2.0 * bytes as f64 / sec / 1e9;
+    let copy_gbps = gb(median(ct));
+    let oop_gbps = gb(median(ot));
+    for (d, &(name, from, to)) in cycle.iter().enumerate() {
+        let sec = median(times[d].clone());
+        let gbps = gb(sec);
+        let good = ok[d] && final_ok;
+        let rec = Record {
+            direction: name.to_string(),
+            s,
+            t,
+            w,
+            m,
+            bytes,
+            gbps,
+            copy_gbps,
+            oop_gbps,
+            ratio_copy: gbps / copy_gbps,
+            ms: sec * 1e3,
+            device: c.name.clone(),
+            variant: variant.to_string(),
+            kernels: describe(c.dev, shape, from, to, 0),
+            ok: good,
+        };
+        println!(
+            "{:<12} {:>5} {:>3} {:>3} {:>2} {:>11} {:>9.1} {:>9.1} {:>6.1}% {:>9.1} {:>8.3} {:<4} {:<12} {}",
+            name,
+            bytes >> 20,
+            s,
+            t,
+            w,
+            m,
+            gbps,
+            copy_gbps,
+            100.0 * gbps / copy_gbps,
+            oop_gbps,
+            sec * 1e3,
+            if good { "ok" } else { "FAIL" },
+            variant,
+            rec.kernels
+        );
+        out.push(rec);
+    }
+}
+
+fn main() {
+    let mut platform = None;
+    let mut quick = false;
+    let mut sweep = false;
+    let mut json = None;
+    let mut only_mib: Option<u64> = None;
+    let mut only_t: Option<u32> = None;
+    let mut only_s: Option<u32> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--platform" => platform = args.next(),
+            "--quick" => quick = true,
+            "--sweep" => sweep = true,
+            "--json" => json = args.next(),
+            "--mib" => only_mib = args.next().and_then(|v| v.parse().ok()),
+            "--tile" => only_t = args.next().and_then(|v| v.parse().ok()),
+            "--s" => only_s = args.next().and_then(|v| v.parse().ok()),
+            "-h" | "--help" => {
+                println!("clayout-bench [--platform NAME] [--quick] [--json FILE] [--sweep]");
+                return;
+            }
+            _ => {
+                eprintln!("unknown argument {a}");
+                std::process::exit(2);
+            }
+        }
+    }
+    unsafe {
+        let c = setup(platform.as_deref());
+        let max_alloc = dev_u64(c.dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+        let global = dev_u64(c.dev, CL_DEVICE_GLOBAL_MEM_SIZE);
+        let mib = 1u64 << 20;
+        let mut sizes: Vec<u64> = if quick { vec![16 * mib] } else { vec![64 * mib, 256 * mib, 1024 * mib] };
+        if let Some(x) = only_mib {
+            sizes = vec![x * mib];
+        }
+        sizes.retain(|&b| b <= max_alloc && 3 * b <= global);
+        if sizes.is_empty() {
+            sizes.push((max_alloc.min(global / 3) / mib).max(1) * mib);
+        }
+        let mut ss: Vec<u32> = if quick { vec![2, 5, 8, 32] } else { vec![2, 4, 5, 8, 19, 32] };
+        let mut ts: Vec<u32> = if quick { vec![32] } else { vec![16, 32, 64] };
+        if let Some(x) = only_s {
+            ss = vec![x];
+        }
+        if let Some(x) = only_t {
+            ts = vec![x];
+        }
+        let reps = if quick { 3 } else { 5 };
+        let maxb = *sizes.iter().max().unwrap() as usize;
+        let mut err = 0;
+        let a = api().clCreateBuffer(c.ctx, CL_MEM_READ_WRITE, maxb, ptr::null_mut(), &mut err);
+        check(err, "buffer a");
+        let b = api().clCreateBuffer(c.ctx, CL_MEM_READ_WRITE, maxb, ptr::null_mut(), &mut err);
+        check(err, "buffer b");
+        let bufs = Bufs { a, b, size: maxb };
+        let oop4 = build_oop(&c, 4);
+        let oop8 = build_oop(&c, 8);
+        for k in [oop4.1, oop8.1] {
+            check(api().clSetKernelArg(k, 0, 8, &bufs.a as *const cl_mem as *const c_void), "nop arg");
+        }
+        println!("# device: {}", c.name);
+        println!("# GB/s = (bytes read + bytes written) / device time = 2 x buffer bytes / time; median of {reps} after a warm-up");
+        println!("# M rounded down to a multiple of T for the timed runs; copy = clEnqueueCopyBuffer, oop = out-of-place tiled transpose (32x32, local memory) of the same permutation as aos_to_asta");
+        println!("{:<12} {:>5} {:>3} {:>3} {:>2} {:>11} {:>9} {:>9} {:>7} {:>9} {:>8} {:<4} {:<12} kernels", "direction", "MiB", "S", "T", "w", "M", "GB/s", "copyGB/s", "ratio", "oopGB/s", "ms", "chk", "variant");
+        let t0 = Instant::now();
+        let mut recs = vec![];
+        if sweep {
+            // Tuning variants at T = 32, one size, w = 4.
+            let size = *sizes.iter().filter(|&&b| b <= 256 * mib).max().unwrap_or(&sizes[0]);
+            let variants: &[(&str, &[(&str, &str)])] = &[
+                ("bs8k_l256", &[("CLAYOUT_BS_BYTES", "8192"), ("CLAYOUT_BS_L", "256")]),
+                ("bs16k_l256", &[("CLAYOUT_BS_BYTES", "16384"), ("CLAYOUT_BS_L", "256")]),
+                ("bs32k_l256", &[("CLAYOUT_BS_BYTES", "32768"), ("CLAYOUT_BS_L", "256")]),
+                ("bs16k_l128", &[("CLAYOUT_BS_BYTES", "16384"), ("CLAYOUT_BS_L", "128")]),
+                ("bs8k_l128", &[("CLAYOUT_BS_BYTES", "8192"), ("CLAYOUT_BS_L", "128")]),
+                ("bs4k_l128", &[("CLAYOUT_BS_BYTES", "4096"), ("CLAYOUT_BS_L", "128")]),
+                ("wi64", &[("CLAYOUT_P100", "wi"), ("CLAYOUT_P100_L", "64")]),
+                ("wi256", &[("CLAYOUT_P100", "wi"), ("CLAYOUT_P100_L", "256")]),
+                ("wg", &[("CLAYOUT_P100", "wg")]),
+                ("wiv", &[("CLAYOUT_P100", "wiv")]),
+            ];
+            for (vname, envs) in variants {
+                for (k, v) in envs.iter() {
+                    std::env::set_var(k, v);
+                }
+                for &s in &[2u32, 5, 8, 19, 32] {
+                    bench_shape(&c, &bufs, oop4, size, s, 32, 4, 3, &format!("sweep:{vname}"), &mut recs);
+                }
+                for (k, _) in envs.iter() {
+                    std::env::remove_var(k);
+                }
+            }
+        }
+        for &size in &sizes {
+            for &t in &ts {
+                for &s in &ss {
+                    bench_shape(&c, &bufs, oop4, size, s, t, 4, reps, "default", &mut recs);
+                }
+            }
+        }
+        // 8-byte words at T = 32 on the largest buffer.
+        let size = *sizes.iter().max().unwrap();
+        for &s in &ss {
+            bench_shape(&c, &bufs, oop8, size, s, 32, 8, reps, "default", &mut recs);
+        }
+        let fails = recs.iter().filter(|r| !r.ok).count();
+        println!("# {} records, {} FAIL, {:.1} s", recs.len(), fails, t0.elapsed().as_secs_f64());
+        if let Some(path) = json {
+            std::fs::write(&path, serde_json::to_string_pretty(&recs).unwrap()).expect("writing the JSON file");
+        }
+        if fails > 0 {
+            std::process::exit(1);
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! Enqueue entry points that touch buffer bytes: each says what every buffer it touches needs
+//! (`runtime::state::Need`) and lets the runtime order the command after any conversion.
+#![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+
+use crate::real::api;
+use crate::runtime::access::{host_access, write_need};
+use crate::runtime::launch;
+use crate::runtime::state::Need;
+use libc::{c_void, size_t};
+use opencl_sys::*;
+
+pub unsafe fn clEnqueueReadBuffer(
+    command_queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_read: cl_bool,
+    offset: size_t,
+    size: size_t,
+    ptr: *mut c_void,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    host_access(command_queue, &[(buffer, Need::Host)], n, list, |n, l| api().clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, n, l, event), |e| e)
+}
+
+pub unsafe fn clEnqueueReadBufferRect(
+    command_queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_read: cl_bool,
+    buffer_origin: *const size_t,
+    host_origin: *const size_t,
+    region: *const size_t,
+    buffer_row_pitch: size_t,
+    buffer_slice_pitch: size_t,
+    host_row_pitch: size_t,
+    host_slice_pitch: size_t,
+    ptr: *mut c_void,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    host_access(
+        command_queue,
+        &[(buffer, Need::Host)],
+        n,
+        list,
+        |n, l| {
+            api().clEnqueueReadBufferRect(
+                command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+                host_slice_pitch, ptr, n, l, event,
+            )
+        },
+        |e| e,
+    )
+}
+
+pub unsafe fn clEnqueueWriteBuffer(
+    command_queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_write: cl_bool,
+    offset: size_t,
+    size: size_t,
+    ptr: *const c_void,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let need = write_need(buffer, offset, size);
+    host_access(command_queue, &[(buffer, need)], n, list, |n, l| api().clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, n, l, event), |e| e)
+}
+
+pub unsafe fn clEnqueueWriteBufferRect(
+    command_queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_write: cl_bool,
+    buffer_origin: *const size_t,
+    host_origin: *const size_t,
+    region: *const size_t,
+    buffer_row_pitch: size_t,
+    buffer_slice_pitch: size_t,
+    host_row_pitch: size_t,
+    host_slice_pitch: size_t,
+    ptr: *const c_void,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    host_access(
+        command_queue,
+        &[(buffer, Need::Host)],
+        n,
+        list,
+        |n, l| {
+            api().clEnqueueWriteBufferRect(
+                command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+                host_slice_pitch, ptr, n, l, event,
+            )
+        },
+        |e| e,
+    )
+}
+
+pub unsafe fn clEnqueueFillBuffer(
+    command_queue: cl_command_queue,
+    buffer: cl_mem,
+    pattern: *const c_void,
+    pattern_size: size_t,
+    offset: size_t,
+    size: size_t,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let need = write_need(buffer, offset, size);
+    host_access(command_queue, &[(buffer, need)], n, list, |n, l| api().clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, n, l, event), |e| e)
+}
+
+pub unsafe fn clEnqueueCopyBuffer(
+    command_queue: cl_command_queue,
+    src_buffer: cl_mem,
+    dst_buffer: cl_mem,
+    src_offset: size_t,
+    dst_offset: size_t,
+    size: size_t,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let needs = [(src_buffer, Need::Host), (dst_buffer, write_need(dst_buffer, dst_offset, size))];
+    host_access(command_queue, &needs, n, list, |n, l| api().clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, n, l, event), |e| e)
+}
+
+pub unsafe fn clEnqueueCopyBufferRect(
+    command_queue: cl_command_queue,
+    src_buffer: cl_mem,
+    dst_buffer: cl_mem,
+    src_origin: *const size_t,
+    dst_origin: *const size_t,
+    region: *const size_t,
+    src_row_pitch: size_t,
+    src_slice_pitch: size_t,
+    dst_row_pitch: size_t,
+    dst_slice_pitch: size_t,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    host_access(
+        command_queue,
+        &[(src_buffer, Need::Host), (dst_buffer, Need::Host)],
+        n,
+        list,
+        |n, l| {
+            api().clEnqueueCopyBufferRect(
+                command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, n,
+                l, event,
+            )
+        },
+        |e| e,
+    )
+}
+
+pub unsafe fn clEnqueueCopyImageToBuffer(
+    command_queue: cl_command_queue,
+    src_image: cl_mem,
+    dst_buffer: cl_mem,
+    src_origin: *const size_t,
+    region: *const size_t,
+    dst_offset: size_t,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    host_access(
+        command_queue,
+        &[(dst_buffer, Need::Host)],
+        n,
+        list,
+        |n, l| api().clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, n, l, event),
+        |e| e,
+    )
+}
+
+pub unsafe fn clEnqueueCopyBufferToImage(
+    command_queue: cl_command_queue,
+    src_buffer: cl_mem,
+    dst_image: cl_mem,
+    src_offset: size_t,
+    dst_origin: *const size_t,
+    region: *const size_t,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    host_access(
+        command_queue,
+        &[(src_buffer, Need::Host)],
+        n,
+        list,
+        |n, l| api().clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, n, l, event),
+        |e| e,
+    )
+}
+
+pub unsafe fn clEnqueueMapBuffer(
+    command_queue: cl_command_queue,
+    buffer: cl_mem,
+    blocking_map: cl_bool,
+    map_flags: cl_map_flags,
+    offset: size_t,
+    size: size_t,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+    errcode_ret: *mut cl_int,
+) -> *mut c_void {
+    let need = if map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 { write_need(buffer, offset, size) } else { Need::Host };
+    host_access(
+        command_queue,
+        &[(buffer, need)],
+        n,
+        list,
+        |n, l| api().clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, n, l, event, errcode_ret),
+        |e| {
+            if !errcode_ret.is_null() {
+                *errcode_ret = e;
+            }
+            std::ptr::null_mut()
+        },
+    )
+}
+
+pub unsafe fn clEnqueueMigrateMemObjects(
+    command_queue: cl_command_queue,
+    num_mem_objects: cl_uint,
+    mem_objects: *const cl_mem,
+    flags: cl_mem_migration_flags,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let to_host = flags & CL_MIGRATE_MEM_OBJECT_HOST != 0;
+    if !to_host || mem_objects.is_null() {
+        return api().clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, n, list, event);
+    }
+    let need = if flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED != 0 { Need::HostOverwrite } else { Need::Host };
+    let needs: Vec<(cl_mem, Need)> = std::slice::from_raw_parts(mem_objects, num_mem_objects as usize).iter().map(|m| (*m, need)).collect();
+    host_access(command_queue, &needs, n, list, |n, l| api().clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, n, l, event), |e| e)
+}
+
+pub unsafe fn clEnqueueNativeKernel(
+    command_queue: cl_command_queue,
+    user_func: Option<unsafe extern "C" fn(*mut c_void)>,
+    args: *mut c_void,
+    cb_args: size_t,
+    num_mem_objects: cl_uint,
+    mem_list: *const cl_mem,
+    args_mem_loc: *mut *const c_void,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let needs: Vec<(cl_mem, Need)> = if mem_list.is_null() {
+        Vec::new()
+    } else {
+        std::slice::from_raw_parts(mem_list, num_mem_objects as usize).iter().map(|m| (*m, Need::Host)).collect()
+    };
+    host_access(
+        command_queue,
+        &needs,
+        n,
+        list,
+        |n, l| api().clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, n, l, event),
+        |e| e,
+    )
+}
+
+pub unsafe fn clEnqueueNDRangeKernel(
+    command_queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const size_t,
+    global_work_size: *const size_t,
+    local_work_size: *const size_t,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let dims = launch::Dims::new(work_dim, global_work_size, local_work_size);
+    launch::launch(command_queue, kernel, dims, n, list, |k, n, l| {
+        api().clEnqueueNDRangeKernel(command_queue, k, work_dim, global_work_offset, global_work_size, local_work_size, n, l, event)
+    })
+}
+
+pub unsafe fn clEnqueueTask(command_queue: cl_command_queue, kernel: cl_kernel, n: cl_uint, list: *const cl_event, event: *mut cl_event) -> cl_int {
+    launch::launch(command_queue, kernel, launch::Dims::task(), n, list, |k, n, l| api().clEnqueueTask(command_queue, k, n, l, event))
+}

@@ -1,0 +1,331 @@
+/* Call sequences of a host program that keeps an array of structures (5 floats) on the device.
+ *   dl_seq KERNELS.cl MODE [N]
+ * The same program runs plainly with the AoS kernels and under clayout with their ASTA
+ * twins: every checksum it prints must be identical. MODE picks the call sequence. */
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(x)                                                                      \
+    do {                                                                              \
+        cl_int e_ = (x);                                                              \
+        if (e_ != CL_SUCCESS) {                                                       \
+            printf("%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);             \
+            exit(1);                                                                  \
+        }                                                                             \
+    } while (0)
+
+typedef struct {
+    float x, y, z, vx, vy;
+} particle_t;
+
+static cl_context ctx;
+static cl_device_id dev;
+static cl_command_queue q;
+static cl_program prog;
+static cl_uint n;
+
+static void fill_particles(particle_t *p, cl_uint count, float seed)
+{
+    for (cl_uint i = 0; i < count; i++) {
+        p[i].x = seed + i * 0.5f;
+        p[i].y = seed - i * 0.25f;
+        p[i].z = (float)(i % 13);
+        p[i].vx = 1.0f / (i + 1);
+        p[i].vy = (float)(i % 5) - 2.0f;
+    }
+}
+
+static uint64_t fnv(const void *data, size_t len)
+{
+    const unsigned char *b = data;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static void show(const char *what, const void *data, size_t len)
+{
+    printf("%s %016llx\n", what, (unsigned long long)fnv(data, len));
+}
+
+static cl_kernel kernel(const char *name)
+{
+    cl_int err;
+    cl_kernel k = clCreateKernel(prog, name, &err);
+    CHECK(err);
+    return k;
+}
+
+static size_t global_size(void)
+{
+    return (n + 63) / 64 * 64;
+}
+
+static void step(cl_command_queue queue, cl_kernel k, cl_mem buf, cl_uint nev, const cl_event *wait, cl_event *ev)
+{
+    float dt = 0.01f;
+    size_t g = global_size();
+    CHECK(clSetKernelArg(k, 0, sizeof buf, &buf));
+    CHECK(clSetKernelArg(k, 1, sizeof n, &n));
+    CHECK(clSetKernelArg(k, 2, sizeof dt, &dt));
+    CHECK(clEnqueueNDRangeKernel(queue, k, 1, NULL, &g, NULL, nev, wait, ev));
+}
+
+static cl_mem make_buffer(cl_mem_flags flags, size_t size, void *host)
+{
+    cl_int err;
+    cl_mem b = clCreateBuffer(ctx, flags, size, host, &err);
+    CHECK(err);
+    return b;
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        printf("cannot open %s\n", path);
+        exit(1);
+    }
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = calloc(len + 1, 1);
+    if (fread(s, 1, len, f) != (size_t)len)
+        exit(1);
+    fclose(f);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: dl_seq KERNELS.cl MODE [N]\n");
+        return 2;
+    }
+    const char *mode = argv[2];
+    n = argc > 3 ? (cl_uint)atoi(argv[3]) : 1000;
+    cl_platform_id plat;
+    CHECK(clGetPlatformIDs(1, &plat, NULL));
+    CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
+    cl_int err;
+    ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    CHECK(err);
+    int ooo = !strcmp(mode, "ooo");
+    q = clCreateCommandQueue(ctx, dev, ooo ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0, &err);
+    CHECK(err);
+    char *src = read_file(argv[1]);
+    prog = clCreateProgramWithSource(ctx, 1, (const char **)&src, NULL, &err);
+    CHECK(err);
+    err = clBuildProgram(prog, 1, &dev, "", NULL, NULL);
+    if (err != CL_SUCCESS) {
+        char log[8192] = "";
+        clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+        printf("build failed %d\n%s\n", err, log);
+        return 1;
+    }
+
+    size_t bytes = n * sizeof(particle_t);
+    particle_t *h = malloc(bytes), *h2 = malloc(bytes);
+    fill_particles(h, n, 1.0f);
+    cl_kernel k = kernel("advance");
+
+    if (!strcmp(mode, "launches")) {
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE, bytes, NULL);
+        CHECK(clEnqueueWriteBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        for (int i = 0; i < 10; i++)
+            step(q, k, b, 0, NULL, NULL);
+        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        show("after 10 launches", h, bytes);
+        clReleaseMemObject(b);
+    } else if (!strcmp(mode, "map")) {
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
+        for (int i = 0; i < 3; i++)
+            step(q, k, b, 0, NULL, NULL);
+        particle_t *m = clEnqueueMapBuffer(q, b, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &err);
+        CHECK(err);
+        show("mapped", m, bytes);
+        m[7].x = 42.0f; /* a host write through the map must survive */
+        CHECK(clEnqueueUnmapMemObject(q, b, m, 0, NULL, NULL));
+        for (int i = 0; i < 2; i++)
+            step(q, k, b, 0, NULL, NULL);
+        m = clEnqueueMapBuffer(q, b, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes, 0, NULL, NULL, &err);
+        CHECK(err);
+        fill_particles(m, n, 3.0f);
+        CHECK(clEnqueueUnmapMemObject(q, b, m, 0, NULL, NULL));
+        step(q, k, b, 0, NULL, NULL);
+        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        show("after invalidating map", h, bytes);
+        clReleaseMemObject(b);
+    } else if (!strcmp(mode, "partial")) {
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
+        step(q, k, b, 0, NULL, NULL);
+        size_t off = 37 * sizeof(particle_t), len = 101 * sizeof(particle_t);
+        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, off, len, h2, 0, NULL, NULL));
+        show("partial read", h2, len);
+        fill_particles(h2, 10, 9.0f);
+        CHECK(clEnqueueWriteBuffer(q, b, CL_TRUE, off, 10 * sizeof(particle_t), h2, 0, NULL, NULL));
+        step(q, k, b, 0, NULL, NULL);
+        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        show("after partial write", h, bytes);
+        clReleaseMemObject(b);
+    } else if (!strcmp(mode, "copy")) {
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
+        cl_mem c = make_buffer(CL_MEM_READ_WRITE, bytes, NULL);
+        step(q, k, b, 0, NULL, NULL);
+        step(q, k, b, 0, NULL, NULL);
+        CHECK(clEnqueueCopyBuffer(q, b, c, 0, 0, bytes, 0, NULL, NULL));
+        step(q, k, b, 0, NULL, NULL);
+        CHECK(clEnqueueReadBuffer(q, c, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        show("copy", h, bytes);
+        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        show("source", h, bytes);
+        clReleaseMemObject(b);
+        clReleaseMemObject(c);
+    } else if (!strcmp(mode, "fill")) {
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
+        step(q, k, b, 0, NULL, NULL);
+        float pattern = 0.5f;
+        CHECK(clEnqueueFillBuffer(q, b, &pattern, sizeof pattern, 40, 400, 0, NULL, NULL));
+        step(q, k, b, 0, NULL, NULL);
+        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        show("after partial fill", h, bytes);
+        CHECK(clEnqueueFillBuffer(q, b, &pattern, sizeof pattern, 0, bytes, 0, NULL, NULL));
+        step(q, k, b, 0, NULL, NULL);
+        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        show("after whole fill", h, bytes);
+        clReleaseMemObject(b);
+    } else if (!strcmp(mode, "mixed")) {
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
+        cl_kernel s = kernel("scale");
+        cl_uint count = n * 5;
+        float kk = 0.75f;
+        size_t g = (count + 63) / 64 * 64;
+        step(q, k, b, 0, NULL, NULL);
+        CHECK(clSetKernelArg(s, 0, sizeof b, &b));
+        CHECK(clSetKernelArg(s, 1, sizeof count, &count));
+        CHECK(clSetKernelArg(s, 2, sizeof kk, &kk));
+        CHECK(clEnqueueNDRangeKernel(q, s, 1, NULL, &g, NULL, 0, NULL, NULL));
+        step(q, k, b, 0, NULL, NULL);
+        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        show("mixed kernels", h, bytes);
+        clReleaseKernel(s);
+        clReleaseMemObject(b);
+    } else if (!strcmp(mode, "twoqueues")) {
+        cl_command_queue q2 = clCreateCommandQueue(ctx, dev, 0, &err);
+        CHECK(err);
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
+        cl_kernel k2 = kernel("advance");
+        cl_event e1, e2;
+        step(q, k, b, 0, NULL, &e1);
+        step(q2, k2, b, 1, &e1, &e2);
+        CHECK(clEnqueueReadBuffer(q, b, CL_FALSE, 0, bytes, h, 1, &e2, NULL));
+        CHECK(clFinish(q));
+        show("two queues", h, bytes);
+        clReleaseEvent(e1);
+        clReleaseEvent(e2);
+        clReleaseKernel(k2);
+        clReleaseMemObject(b);
+        clReleaseCommandQueue(q2);
+    } else if (!strcmp(mode, "ooo")) {
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE, bytes, NULL);
+        cl_event ew, e[4];
+        CHECK(clEnqueueWriteBuffer(q, b, CL_FALSE, 0, bytes, h, 0, NULL, &ew));
+        step(q, k, b, 1, &ew, &e[0]);
+        for (int i = 1; i < 4; i++)
+            step(q, k, b, 1, &e[i - 1], &e[i]);
+        cl_event er;
+        CHECK(clEnqueueReadBuffer(q, b, CL_FALSE, 0, bytes, h2, 1, &e[3], &er));
+        CHECK(clWaitForEvents(1, &er));
+        cl_int status;
+        CHECK(clGetEventInfo(e[3], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL));
+        printf("last launch status %d\n", status);
+        show("out of order", h2, bytes);
+        clReleaseEvent(ew);
+        clReleaseEvent(er);
+        for (int i = 0; i < 4; i++)
+            clReleaseEvent(e[i]);
+        clReleaseMemObject(b);
+    } else if (!strcmp(mode, "subbuf")) {
+        cl_uint align_bits;
+        CHECK(clGetDeviceInfo(dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL));
+        size_t align = align_bits / 8, off = (bytes / 2) / align * align;
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
+        cl_buffer_region r = {off, bytes - off};
+        cl_mem sub = clCreateSubBuffer(b, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+        CHECK(err);
+        step(q, k, b, 0, NULL, NULL);
+        CHECK(clEnqueueReadBuffer(q, sub, CL_TRUE, 0, r.size, h2, 0, NULL, NULL));
+        show("through sub-buffer", h2, r.size);
+        float pattern = 2.0f;
+        CHECK(clEnqueueFillBuffer(q, sub, &pattern, sizeof pattern, 0, 64, 0, NULL, NULL));
+        step(q, k, b, 0, NULL, NULL);
+        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        show("parent", h, bytes);
+        clReleaseMemObject(sub);
+        clReleaseMemObject(b);
+    } else if (!strcmp(mode, "hostptr")) {
+        particle_t *mine = malloc(bytes);
+        memcpy(mine, h, bytes);
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, mine);
+        for (int i = 0; i < 4; i++)
+            step(q, k, b, 0, NULL, NULL);
+        particle_t *m = clEnqueueMapBuffer(q, b, CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL, NULL, &err);
+        CHECK(err);
+        show("use host ptr", m, bytes);
+        CHECK(clEnqueueUnmapMemObject(q, b, m, 0, NULL, NULL));
+        CHECK(clFinish(q));
+        clReleaseMemObject(b);
+        free(mine);
+    } else if (!strcmp(mode, "soa")) {
+        float *f = malloc(bytes);
+        for (cl_uint i = 0; i < n; i++)
+            for (int s = 0; s < 5; s++)
+                f[s * n + i] = ((float *)&h[i])[s];
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, f);
+        cl_kernel ks = kernel("step_soa");
+        for (int i = 0; i < 5; i++)
+            step(q, ks, b, 0, NULL, NULL);
+        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, f, 0, NULL, NULL));
+        show("soa", f, bytes);
+        clReleaseKernel(ks);
+        clReleaseMemObject(b);
+        free(f);
+    } else if (!strcmp(mode, "multi")) {
+        fill_particles(h2, n, 5.0f);
+        cl_mem a = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h2);
+        cl_kernel x = kernel("exchange");
+        size_t g = global_size();
+        step(q, k, a, 0, NULL, NULL);
+        CHECK(clSetKernelArg(x, 0, sizeof a, &a));
+        CHECK(clSetKernelArg(x, 1, sizeof b, &b));
+        CHECK(clSetKernelArg(x, 2, sizeof n, &n));
+        for (int i = 0; i < 3; i++)
+            CHECK(clEnqueueNDRangeKernel(q, x, 1, NULL, &g, NULL, 0, NULL, NULL));
+        step(q, k, b, 0, NULL, NULL);
+        CHECK(clEnqueueReadBuffer(q, a, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        show("a", h, bytes);
+        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h2, 0, NULL, NULL));
+        show("b", h2, bytes);
+        clReleaseKernel(x);
+        clReleaseMemObject(a);
+        clReleaseMemObject(b);
+    } else {
+        printf("unknown mode %s\n", mode);
+        return 2;
+    }
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+    free(h);
+    free(h2);
+    free(src);
+    return 0;
+}
