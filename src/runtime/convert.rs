@@ -132,10 +132,12 @@ pub fn ensure(queue: cl_command_queue, buffer: Handle, info: &BufferInfo, need: 
         set_current(&mut st, next);
     }
     let last = last.expect("a non-empty plan enqueues at least one step");
+    // The state keeps its own reference; the caller gets `last`'s.
+    unsafe { api().clRetainEvent(last.0) };
     if let Some(old) = st.last_event.replace(last.0 as usize) {
         drop(OwnedEvent(old as cl_event));
     }
-    Ok(Some(OwnedEvent::retained(last.0)))
+    Ok(Some(last))
 }
 
 /// Why this buffer may never leave its host layout, if it may not: a sub-buffer's bytes are a

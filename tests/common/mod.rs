@@ -1,0 +1,372 @@
+//! Shared by the end-to-end tests: where the shim is (built fresh for the test's profile), how
+//! to run a program with and without it (clean environment, timeout, captured output), and how
+//! to read its statistics. No mock: real programs, the real ICD loader, PoCL.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
+
+pub const TIMEOUT: Duration = Duration::from_secs(120);
+
+// ---- paths ------------------------------------------------------------------------------------
+
+pub struct Paths {
+    /// `<target>/<profile>`
+    pub profile_dir: PathBuf,
+    /// `<target>/clayout-shim-tests`
+    pub work: PathBuf,
+    pub lib: PathBuf,
+    pub root: PathBuf,
+}
+
+pub fn paths() -> &'static Paths {
+    static P: OnceLock<Paths> = OnceLock::new();
+    P.get_or_init(|| {
+        let exe = std::env::current_exe().expect("current_exe");
+        // <target>/<profile>/deps/shim-<hash>
+        let deps = exe.parent().expect("exe dir");
+        let profile_dir = if deps.file_name().map(|n| n == "deps").unwrap_or(false) {
+            deps.parent().expect("profile dir").to_path_buf()
+        } else {
+            deps.to_path_buf()
+        };
+        let target = profile_dir.parent().expect("target dir").to_path_buf();
+        let work = target.join("clayout-shim-tests");
+        fs::create_dir_all(&work).expect("create work dir");
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        build_shim(&root, &target, &profile_dir);
+        let lib = profile_dir.join("libclayout.so");
+        assert!(
+            lib.is_file(),
+            "{} not found: the test looks for the shim beside its own deps/ directory (exe: {})",
+            lib.display(),
+            exe.display()
+        );
+        Paths {
+            profile_dir,
+            work,
+            lib,
+            root,
+        }
+    })
+}
+
+/// `cargo test` builds the library as an rlib only: (re)build the cdylib of the same profile
+/// into the same target directory, so the test never runs a stale libclayout.so.
+/// `CLAYOUT_TEST_NO_BUILD=1` skips this (the library must then be there already).
+pub fn build_shim(root: &Path, target: &Path, profile_dir: &Path) {
+    if std::env::var("CLAYOUT_TEST_NO_BUILD").as_deref() == Ok("1") {
+        return;
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut c = Command::new(cargo);
+    c.args(["build", "--lib", "--quiet", "--manifest-path"])
+        .arg(root.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", target);
+    match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => {}
+        Some("release") => {
+            c.arg("--release");
+        }
+        Some(other) => {
+            c.args(["--profile", other]);
+        }
+    }
+    let out = c.output().expect("cannot run cargo to build the shim");
+    assert!(
+        out.status.success(),
+        "building libclayout.so failed ({c:?}):\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A fresh scratch directory for one test run.
+pub fn scratch(tag: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let d = paths().work.join("run").join(format!(
+        "{tag}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+// ---- running programs ---------------------------------------------------------------------------
+
+/// What to run: program and arguments, plus environment variables to set.
+#[derive(Clone)]
+pub struct Cmd {
+    pub argv: Vec<OsString>,
+    pub env: Vec<(String, OsString)>,
+}
+
+impl Cmd {
+    pub fn new<S: Into<OsString>>(argv: impl IntoIterator<Item = S>) -> Cmd {
+        Cmd {
+            argv: argv.into_iter().map(Into::into).collect(),
+            env: Vec::new(),
+        }
+    }
+    pub fn env(mut self, k: &str, v: impl Into<OsString>) -> Cmd {
+        self.env.push((k.to_string(), v.into()));
+        self
+    }
+    /// The same command with the shim preloaded.
+    pub fn shimmed(&self) -> Cmd {
+        self.clone().env("LD_PRELOAD", paths().lib.as_os_str())
+    }
+    pub fn describe(&self) -> String {
+        let mut s = String::new();
+        for (k, v) in &self.env {
+            let _ = write!(s, "{k}={} ", v.to_string_lossy());
+        }
+        let args: Vec<String> = self
+            .argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        s + &args.join(" ")
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Output {
+    pub command: String,
+    pub code: Option<i32>,
+    pub timed_out: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    pub fn show(&self, label: &str) -> String {
+        format!(
+            "---- {label}: {}\n  exit: {}{}\n  stdout:\n{}\n  stderr:\n{}\n",
+            self.command,
+            self.code
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "killed by a signal".into()),
+            if self.timed_out {
+                " (TIMED OUT, killed)"
+            } else {
+                ""
+            },
+            indent(&self.stdout),
+            indent(&self.stderr)
+        )
+    }
+    /// `calls NAME N` lines of the program's own output.
+    pub fn expected_calls(&self) -> BTreeMap<String, u64> {
+        self.stdout
+            .lines()
+            .filter_map(|l| {
+                let mut it = l.split_whitespace();
+                match (it.next(), it.next(), it.next(), it.next()) {
+                    (Some("calls"), Some(name), Some(n), None) => {
+                        Some((name.to_string(), n.parse().ok()?))
+                    }
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+    /// stderr lines the shim wrote (`clayout: <level>: ...`).
+    pub fn shim_lines(&self) -> Vec<&str> {
+        self.stderr
+            .lines()
+            .filter(|l| l.starts_with("clayout:"))
+            .collect()
+    }
+}
+
+pub fn indent(s: &str) -> String {
+    if s.is_empty() {
+        return "    (empty)".into();
+    }
+    s.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Runs `cmd` with a clean clayout environment (no inherited CLAYOUT_* or LD_PRELOAD), stdout
+/// and stderr to files, killing it after `timeout`.
+pub fn run(cmd: &Cmd, timeout: Duration) -> Output {
+    let dir = scratch("out");
+    let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
+    let mut c = Command::new(&cmd.argv[0]);
+    c.args(&cmd.argv[1..])
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(&out_path).unwrap())
+        .stderr(fs::File::create(&err_path).unwrap());
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy();
+        if k.starts_with("CLAYOUT_") || k == "LD_PRELOAD" {
+            c.env_remove(&*k);
+        }
+    }
+    for (k, v) in &cmd.env {
+        c.env(k, v);
+    }
+    let start = Instant::now();
+    let mut child = c
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", cmd.describe()));
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > timeout {
+            timed_out = true;
+            let _ = child.kill();
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let out = Output {
+        command: cmd.describe(),
+        code: status.code(),
+        timed_out,
+        stdout: String::from_utf8_lossy(&fs::read(&out_path).unwrap()).into_owned(),
+        stderr: String::from_utf8_lossy(&fs::read(&err_path).unwrap()).into_owned(),
+    };
+    let _ = fs::remove_dir_all(&dir);
+    out
+}
+
+/// Asserts that `shim` printed and exited exactly like `base`.
+pub fn assert_same(base: &Output, shim: &Output) {
+    if base.stdout != shim.stdout || base.code != shim.code || shim.timed_out {
+        let first_diff = base
+            .stdout
+            .lines()
+            .zip(shim.stdout.lines())
+            .enumerate()
+            .find(|(_, (a, b))| a != b)
+            .map(|(i, (a, b))| {
+                format!(
+                    "stdout line {} differs: without shim {a:?}, with shim {b:?}",
+                    i + 1
+                )
+            })
+            .unwrap_or_else(|| "stdout lengths differ".into());
+        panic!(
+            "the shim changed the program's behaviour ({first_diff}, exit {:?} vs {:?})\n{}{}",
+            base.code,
+            shim.code,
+            base.show("without shim"),
+            shim.show("with shim")
+        );
+    }
+}
+
+pub fn assert_ok(base: &Output) {
+    assert!(
+        base.code == Some(0) && !base.timed_out,
+        "the program fails even without the shim, so the test cannot judge the shim\n{}",
+        base.show("without shim")
+    );
+}
+
+/// Says that a test was skipped, on the real stderr (libtest captures print! and eprint! of a
+/// passing test, so the line would otherwise never be seen).
+pub fn skipped(test: &str, why: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+}
+
+// ---- statistics ---------------------------------------------------------------------------------
+
+pub fn read_stats(path: &Path, shim: &Output) -> Value {
+    let text = fs::read_to_string(path).unwrap_or_else(|e| {
+        panic!(
+            "CLAYOUT_STATS={} was not written ({e})\n{}",
+            path.display(),
+            shim.show("with shim")
+        )
+    });
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "CLAYOUT_STATS={} is not JSON ({e}):\n{text}\n{}",
+            path.display(),
+            shim.show("with shim")
+        )
+    });
+    for key in [
+        "version",
+        "real_library",
+        "intercepted_calls",
+        "calls",
+        "marshal",
+        "fallbacks",
+        "rewritten_kernels",
+    ] {
+        assert!(v.get(key).is_some(), "stats JSON lacks \"{key}\":\n{text}");
+    }
+    let calls = v["calls"]
+        .as_object()
+        .unwrap_or_else(|| panic!("\"calls\" is not an object:\n{text}"));
+    let sum: u64 = calls
+        .values()
+        .map(|c| c.as_u64().expect("call counts are integers"))
+        .sum();
+    assert_eq!(
+        v["intercepted_calls"].as_u64(),
+        Some(sum),
+        "intercepted_calls is not the sum of calls:\n{text}"
+    );
+    let real = v["real_library"].as_str().unwrap_or("");
+    assert!(
+        !real.is_empty() && real != "none",
+        "the shim found no real OpenCL library (real_library={real:?})\n{text}"
+    );
+    v
+}
+
+// ---- building the programs ----------------------------------------------------------------------
+
+pub fn build_c(name: &str) -> PathBuf {
+    build_c_in("tests/c", name)
+}
+
+/// Builds `<dir>/<name>.c` (relative to the repository) with `-lOpenCL` under the work directory.
+pub fn build_c_in(dir: &str, name: &str) -> PathBuf {
+    let src = paths().root.join(dir).join(format!("{name}.c"));
+    let bin_dir = paths().work.join(dir.replace('/', "-"));
+    fs::create_dir_all(&bin_dir).unwrap();
+    let bin = bin_dir.join(name);
+    let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args([
+            "-O1",
+            "-Wall",
+            "-pthread",
+            "-DCL_TARGET_OPENCL_VERSION=300",
+            "-o",
+        ])
+        .arg(&bin)
+        .arg(&src)
+        .arg("-lOpenCL")
+        .output()
+        .expect("cannot run cc");
+    assert!(
+        out.status.success(),
+        "cc failed for {}:\n{}{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    bin
+}
+
