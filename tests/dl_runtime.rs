@@ -180,3 +180,28 @@ fn asta_kernel_that_cannot_be_served_fails_its_launch() {
     assert!(out.stderr.contains("more than the buffer"), "{}", out.show("with shim"));
     assert!(!stats["fallbacks"].as_array().unwrap().is_empty());
 }
+
+/// CLAYOUT_PROFILE=1 turns profiling on for the application's queues, so conversions are timed;
+/// without it they are not (clayout leaves the application's queues as they are).
+#[test]
+fn conversion_time_only_with_profiling() {
+    let base = plain("launches");
+    let (out, stats) = shimmed("launches", &kernels("particles_asta.cl"), &[("CLAYOUT_PROFILE", "1")]);
+    assert_same(&base, &out);
+    assert!(stats["marshal"]["device_ns"].as_u64().unwrap() > 0, "{stats:#}");
+    let (_, stats) = shimmed("launches", &kernels("particles_asta.cl"), &[]);
+    assert_eq!(stats["marshal"]["device_ns"].as_u64(), Some(0));
+}
+
+/// CLAYOUT_STRICT=1 turns a fallback (here: an annotation clayout cannot use) into a failure.
+#[test]
+fn strict_mode_fails_instead_of_falling_back() {
+    let dir = scratch("strict");
+    let src = fs::read_to_string(kernels("particles_aos.cl")).unwrap();
+    let file = dir.join("bad.cl");
+    fs::write(&file, src.replace("__kernel void advance(", "//DL: AoS: p[n] -> ASTA(48)\n__kernel void advance(")).unwrap();
+    let (out, _) = shimmed("launches", &file, &[("CLAYOUT_STRICT", "1")]);
+    assert!(out.stdout.contains("clEnqueueNDRangeKernel") && out.stdout.contains("-5"), "{}", out.show("with shim"));
+    let (out, _) = shimmed("launches", &file, &[]);
+    assert_same(&plain("launches"), &out);
+}

@@ -101,8 +101,30 @@ macro_rules! refcounted {
     };
 }
 
-refcounted!(clRetainContext, clReleaseContext, cl_context, contexts);
 refcounted!(clRetainCommandQueue, clReleaseCommandQueue, cl_command_queue, queues);
+pub unsafe fn clRetainContext(context: cl_context) -> cl_int {
+    let r = api().clRetainContext(context);
+    if r == CL_SUCCESS {
+        guard("clRetainContext", || reg().contexts.retain(key(context)));
+    }
+    r
+}
+
+pub unsafe fn clReleaseContext(context: cl_context) -> cl_int {
+    // clayout's own programs and scratch buffers hold the context too: drop them when the
+    // application lets go of it, so that the context can really go away.
+    if reg().contexts.refs(key(context)) == Some(1) {
+        guard("clReleaseContext", || crate::marshal::release_context(context));
+    }
+    let r = api().clReleaseContext(context);
+    if r == CL_SUCCESS {
+        guard("clReleaseContext", || {
+            reg().contexts.release(key(context));
+        });
+    }
+    r
+}
+
 refcounted!(clRetainProgram, clReleaseProgram, cl_program, programs);
 refcounted!(clRetainKernel, clReleaseKernel, cl_kernel, kernels);
 
@@ -148,6 +170,7 @@ pub unsafe fn clCreateCommandQueue(
     properties: cl_command_queue_properties,
     errcode_ret: *mut cl_int,
 ) -> cl_command_queue {
+    let properties = if crate::config::get().profile { properties | CL_QUEUE_PROFILING_ENABLE } else { properties };
     let q = api().clCreateCommandQueue(context, device, properties, errcode_ret);
     if !q.is_null() {
         record_queue(q, context, device, properties);
@@ -161,18 +184,28 @@ pub unsafe fn clCreateCommandQueueWithProperties(
     properties: *const cl_queue_properties,
     errcode_ret: *mut cl_int,
 ) -> cl_command_queue {
-    let q = api().clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
-    if !q.is_null() {
-        let mut props: cl_command_queue_properties = 0;
-        if !properties.is_null() {
-            let mut p = properties;
-            while *p != 0 {
-                if *p == CL_QUEUE_PROPERTIES as cl_queue_properties {
-                    props = *p.add(1);
-                }
-                p = p.add(2);
-            }
+    // The application's property list, as (name, value) pairs without the terminating 0.
+    let mut pairs: Vec<(cl_queue_properties, cl_queue_properties)> = Vec::new();
+    if !properties.is_null() {
+        let mut p = properties;
+        while *p != 0 {
+            pairs.push((*p, *p.add(1)));
+            p = p.add(2);
         }
+    }
+    let mut ours: Option<Vec<cl_queue_properties>> = None;
+    if crate::config::get().profile {
+        let key = CL_QUEUE_PROPERTIES as cl_queue_properties;
+        match pairs.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => *v |= CL_QUEUE_PROFILING_ENABLE,
+            None => pairs.push((key, CL_QUEUE_PROFILING_ENABLE)),
+        }
+        ours = Some(pairs.iter().flat_map(|(k, v)| [*k, *v]).chain([0]).collect());
+    }
+    let props_ptr = ours.as_ref().map(|v| v.as_ptr()).unwrap_or(properties);
+    let q = api().clCreateCommandQueueWithProperties(context, device, props_ptr, errcode_ret);
+    if !q.is_null() {
+        let props = pairs.iter().find(|(k, _)| *k == CL_QUEUE_PROPERTIES as cl_queue_properties).map(|(_, v)| *v).unwrap_or(0);
         record_queue(q, context, device, props);
     }
     q

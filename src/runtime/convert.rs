@@ -180,6 +180,9 @@ fn run_step(queue: cl_command_queue, buffer: Handle, step: Step, wait: &[cl_even
 /// The safe path when the device conversion cannot run: map the bytes, permute them on the
 /// host, unmap. Blocks until the map completes.
 pub fn host_permute(queue: cl_command_queue, buffer: Handle, step: Step, wait: &[cl_event]) -> Result<OwnedEvent, String> {
+    if crate::config::get().strict {
+        return Err("CLAYOUT_STRICT=1 forbids the host fallback".into());
+    }
     let bytes = step.shape.bytes() as usize;
     let mut err: cl_int = CL_SUCCESS;
     let ptr = unsafe {

@@ -147,7 +147,11 @@ impl KernelInfo {
 fn make_plan(k: &KernelInfo) -> PlanResult {
     let Some(program) = k.program_info.as_ref() else { return Ok(None) };
     let Some(dl) = program.dl.as_ref() else { return Ok(None) };
-    let Some(Ok(layout)) = dl.kernels.get(&k.name) else { return Ok(None) };
+    let layout = match dl.kernels.get(&k.name) {
+        Some(Ok(layout)) => layout,
+        Some(Err(why)) if crate::config::get().strict => return Err(format!("CLAYOUT_STRICT=1 and its annotation is not usable ({why})")),
+        _ => return Ok(None),
+    };
     if !layout.marshals() {
         // Written for the host layout: runs as is until the transparent mode rewrites it.
         return Ok(None);
