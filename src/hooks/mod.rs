@@ -489,10 +489,14 @@ pub unsafe fn clCreateSubBuffer(
 fn note_extension(name: *const c_char, found: bool) {
     guard("extension lookup", || {
         let name = unsafe { cstr(name) }.unwrap_or_default();
-        crate::log::debug(&format!(
-            "extension entry point {name} {}: calls through it are not observed",
-            if found { "handed out" } else { "not available" }
-        ));
+        if found && crate::runtime::extension_touches_buffers(&name) {
+            crate::runtime::stop_converting(&format!("the application uses the extension entry point {name}, which can read or write buffers behind clayout's back"));
+        } else {
+            crate::log::debug(&format!(
+                "extension entry point {name} {}: calls through it are not observed",
+                if found { "handed out" } else { "not available" }
+            ));
+        }
     });
 }
 

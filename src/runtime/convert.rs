@@ -92,7 +92,7 @@ fn last_pending(state: &mut BufferState) -> Option<cl_event> {
 pub fn ensure(queue: cl_command_queue, buffer: Handle, info: &BufferInfo, need: Need, must: bool, user_wait: &[cl_event]) -> Result<Option<OwnedEvent>, Failed> {
     let mut st = info.state.lock();
     if let Need::Device(_) = need {
-        if let Some(why) = st.pinned.clone().or_else(|| unconvertible(info)) {
+        if let Some(why) = st.pinned.clone().or_else(|| unconvertible(info)).or_else(super::stopped) {
             return Err(Failed { reason: why });
         }
     }
