@@ -205,3 +205,23 @@ fn strict_mode_fails_instead_of_falling_back() {
     let (out, _) = shimmed("launches", &file, &[]);
     assert_same(&plain("launches"), &out);
 }
+
+/// Six host threads, each with its own queue and buffer, all reading one shared annotated
+/// buffer, reading back every ten rounds: identical results every time, and exactly the
+/// conversions the reads call for (each thread's buffer goes back and forth ten times, the
+/// shared one once), so none is lost or doubled.
+#[test]
+fn threads_share_a_converted_buffer() {
+    let bin = build_c_in("tests/dl", "dl_threads");
+    let args = |k: &str| Cmd::new([bin.as_os_str(), kernels(k).as_os_str(), "6".as_ref(), "100".as_ref()]);
+    let base = run(&args("particles_aos.cl"), TIMEOUT);
+    assert_ok(&base);
+    for round in 0..3 {
+        let dir = scratch("threads");
+        let json = dir.join("stats.json");
+        let out = run(&args("particles_asta.cl").shimmed().env("CLAYOUT_STATS", json.as_os_str()), TIMEOUT);
+        assert_same(&base, &out);
+        let stats = read_stats(&json, &out);
+        assert_eq!(conversions(&stats), (61, 61), "round {round}: {stats:#}");
+    }
+}

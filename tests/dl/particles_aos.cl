@@ -53,3 +53,15 @@ __kernel void step_soa(__global float *p, uint n, float dt)
     vy = vy * 0.99f + x * dt;
     p[i] = x, p[n + i] = y, p[2 * n + i] = z, p[3 * n + i] = vx, p[4 * n + i] = vy;
 }
+
+// Each thread's own particles take in the shared ones (read only), word by word.
+__kernel void accumulate(__global particle_t *own, __global const particle_t *shared, uint n)
+{
+    __global float *wo = (__global float *)own;
+    __global const float *ws = (__global const float *)shared;
+    uint i = get_global_id(0);
+    if (i >= n)
+        return;
+    for (int s = 0; s < 5; s++)
+        wo[i * 5 + s] = wo[i * 5 + s] * 0.5f + ws[i * 5 + (s + 1) % 5];
+}

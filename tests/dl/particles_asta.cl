@@ -66,3 +66,15 @@ __kernel void step_soa(__global float *p, uint n, float dt)
     vy = vy * 0.99f + x * dt;
     Q(0) = x, Q(1) = y, Q(2) = z, Q(3) = vx, Q(4) = vy;
 }
+
+//DL: AoS: own[n], shared[n] -> ASTA
+__kernel void accumulate(__global particle_t *own, __global const particle_t *shared, uint n)
+{
+    __global float *wo = (__global float *)own;
+    __global const float *ws = (__global const float *)shared;
+    uint i = get_global_id(0);
+    if (i >= n)
+        return;
+    for (int s = 0; s < 5; s++)
+        wo[ASTA(i, s, 5, CLAYOUT_TILE, n)] = wo[ASTA(i, s, 5, CLAYOUT_TILE, n)] * 0.5f + ws[ASTA(i, (s + 1) % 5, 5, CLAYOUT_TILE, n)];
+}

@@ -1,0 +1,140 @@
+/* Several host threads, each with its own queue and buffer, all reading one shared buffer
+ * through annotated kernels and reading their results back, many times over.
+ *   dl_threads KERNELS.cl [THREADS] [ROUNDS]
+ * Run plainly with the AoS kernels and under clayout with the ASTA ones: identical output. */
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CHECK(x)                                                                \
+    do {                                                                        \
+        cl_int e_ = (x);                                                        \
+        if (e_ != CL_SUCCESS) {                                                 \
+            printf("%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);       \
+            fflush(stdout);                                                     \
+            _exit(1);                                                           \
+        }                                                                       \
+    } while (0)
+
+enum { N = 777, WORDS = 5 };
+static cl_context ctx;
+static cl_device_id dev;
+static cl_program prog;
+static cl_mem shared;
+static int rounds;
+static uint64_t results[64];
+
+static uint64_t fnv(const void *data, size_t len)
+{
+    const unsigned char *b = data;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static void *worker(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
+    CHECK(err);
+    cl_kernel acc = clCreateKernel(prog, "accumulate", &err);
+    CHECK(err);
+    cl_kernel adv = clCreateKernel(prog, "advance", &err);
+    CHECK(err);
+    float *h = malloc(N * WORDS * sizeof(float));
+    for (int i = 0; i < N * WORDS; i++)
+        h[i] = (float)((i * 7 + id * 13) % 101) * 0.125f;
+    cl_mem own = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, N * WORDS * sizeof(float), h, &err);
+    CHECK(err);
+    cl_uint n = N;
+    float dt = 0.01f;
+    size_t g = (N + 63) / 64 * 64;
+    uint64_t hash = 0;
+    for (int r = 0; r < rounds; r++) {
+        CHECK(clSetKernelArg(acc, 0, sizeof own, &own));
+        CHECK(clSetKernelArg(acc, 1, sizeof shared, &shared));
+        CHECK(clSetKernelArg(acc, 2, sizeof n, &n));
+        CHECK(clEnqueueNDRangeKernel(q, acc, 1, NULL, &g, NULL, 0, NULL, NULL));
+        CHECK(clSetKernelArg(adv, 0, sizeof own, &own));
+        CHECK(clSetKernelArg(adv, 1, sizeof n, &n));
+        CHECK(clSetKernelArg(adv, 2, sizeof dt, &dt));
+        CHECK(clEnqueueNDRangeKernel(q, adv, 1, NULL, &g, NULL, 0, NULL, NULL));
+        if (r % 10 == 9) {
+            CHECK(clEnqueueReadBuffer(q, own, CL_TRUE, 0, N * WORDS * sizeof(float), h, 0, NULL, NULL));
+            hash ^= fnv(h, N * WORDS * sizeof(float)) + r;
+        }
+    }
+    CHECK(clEnqueueReadBuffer(q, own, CL_TRUE, 0, N * WORDS * sizeof(float), h, 0, NULL, NULL));
+    results[id] = hash ^ fnv(h, N * WORDS * sizeof(float));
+    clReleaseMemObject(own);
+    clReleaseKernel(acc);
+    clReleaseKernel(adv);
+    clReleaseCommandQueue(q);
+    free(h);
+    return NULL;
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        exit(1);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = calloc(len + 1, 1);
+    if (fread(s, 1, len, f) != (size_t)len)
+        exit(1);
+    fclose(f);
+    return s;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return 2;
+    int threads = argc > 2 ? atoi(argv[2]) : 6;
+    rounds = argc > 3 ? atoi(argv[3]) : 100;
+    if (threads > 64)
+        threads = 64;
+    alarm(300); /* a deadlock fails the run instead of hanging it */
+    cl_platform_id plat;
+    CHECK(clGetPlatformIDs(1, &plat, NULL));
+    CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
+    cl_int err;
+    ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    CHECK(err);
+    char *src = read_file(argv[1]);
+    prog = clCreateProgramWithSource(ctx, 1, (const char **)&src, NULL, &err);
+    CHECK(err);
+    CHECK(clBuildProgram(prog, 1, &dev, "", NULL, NULL));
+    float *h = malloc(N * WORDS * sizeof(float));
+    for (int i = 0; i < N * WORDS; i++)
+        h[i] = (float)(i % 17) - 8.0f;
+    shared = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, N * WORDS * sizeof(float), h, &err);
+    CHECK(err);
+    pthread_t t[64];
+    for (int i = 0; i < threads; i++)
+        pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i);
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < threads; i++)
+        printf("thread %d %016llx\n", i, (unsigned long long)results[i]);
+    cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
+    CHECK(err);
+    CHECK(clEnqueueReadBuffer(q, shared, CL_TRUE, 0, N * WORDS * sizeof(float), h, 0, NULL, NULL));
+    printf("shared %016llx\n", (unsigned long long)fnv(h, N * WORDS * sizeof(float)));
+    clReleaseMemObject(shared);
+    clReleaseCommandQueue(q);
+    clReleaseProgram(prog);
+    clReleaseContext(ctx);
+    return 0;
+}
