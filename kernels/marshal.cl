@@ -144,7 +144,8 @@ void bs_asta_to_aos(__global WORD* data, ulong base, uint ntiles)
  * banks and atomic locks).
  *
  * Correctness of the start: a work-item reads its start element BEFORE testing the start's
- * done bit (the thesis tests first). The only writer of element e is the work-item that set
+ * done bit (the thesis tests first), and the test is address-dependent on the value read
+ * (FOLD above) so that neither compiler nor hardware can perform it earlier. The only writer of element e is the work-item that set
  * done[e], and it sets the bit before writing; so if the start's bit is still clear after
  * the read, the value read is the original one, which is also exactly what any carrier
  * racing into e holds; whichever of them wins the next bit stores it.

@@ -145,6 +145,8 @@ config_table! {
         "1 turns every fallback into a hard failure (the call returns CL_OUT_OF_RESOURCES), for testing.";
     profile: bool = "CLAYOUT_PROFILE", default "0",
         "1 turns on profiling for the application's queues so that the statistics include the device time of conversions.";
+    fault: Option<String> = "CLAYOUT_FAULT", default "",
+        "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail (conversion, probe, all).";
     opencl_library: Option<String> = "CLAYOUT_OPENCL_LIBRARY", default "",
         "Path of the real OpenCL library to forward to, when the loader the application uses cannot be found by itself.";
 }

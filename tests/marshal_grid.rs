@@ -26,8 +26,16 @@ fn info_string(p: cl_platform_id) -> String {
         let mut n = 0usize;
         api().clGetPlatformInfo(p, CL_PLATFORM_NAME, 0, ptr::null_mut(), &mut n);
         let mut b = vec![0u8; n.max(1)];
-        api().clGetPlatformInfo(p, CL_PLATFORM_NAME, n, b.as_mut_ptr() as *mut c_void, ptr::null_mut());
-        String::from_utf8_lossy(&b).trim_end_matches('\0').to_string()
+        api().clGetPlatformInfo(
+            p,
+            CL_PLATFORM_NAME,
+            n,
+            b.as_mut_ptr() as *mut c_void,
+            ptr::null_mut(),
+        );
+        String::from_utf8_lossy(&b)
+            .trim_end_matches('\0')
+            .to_string()
     }
 }
 
@@ -41,7 +49,11 @@ pub fn cl() -> Option<&'static Cl> {
         let mut ps = vec![ptr::null_mut(); n as usize];
         api().clGetPlatformIDs(n, ps.as_mut_ptr(), ptr::null_mut());
         let want = std::env::var("CLAYOUT_TEST_PLATFORM").unwrap_or_else(|_| "Portable".into());
-        let p = ps.iter().copied().find(|&p| info_string(p).contains(&want)).unwrap_or(ps[0]);
+        let p = ps
+            .iter()
+            .copied()
+            .find(|&p| info_string(p).contains(&want))
+            .unwrap_or(ps[0]);
         let mut dev: cl_device_id = ptr::null_mut();
         if api().clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut dev, ptr::null_mut()) != CL_SUCCESS {
             return None;
@@ -99,10 +111,30 @@ pub fn upload(cl: &Cl, bytes: &[u8], offset: usize) -> DevBuf {
         assert_eq!(err, CL_SUCCESS);
         // Guard bytes around the data catch out-of-range writes.
         let guard = vec![0xA5u8; size];
-        let e = api().clEnqueueWriteBuffer(cl.queue, mem, CL_TRUE, 0, size, guard.as_ptr() as *const c_void, 0, ptr::null(), ptr::null_mut());
+        let e = api().clEnqueueWriteBuffer(
+            cl.queue,
+            mem,
+            CL_TRUE,
+            0,
+            size,
+            guard.as_ptr() as *const c_void,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        );
         assert_eq!(e, CL_SUCCESS);
         if !bytes.is_empty() {
-            let e = api().clEnqueueWriteBuffer(cl.queue, mem, CL_TRUE, offset, bytes.len(), bytes.as_ptr() as *const c_void, 0, ptr::null(), ptr::null_mut());
+            let e = api().clEnqueueWriteBuffer(
+                cl.queue,
+                mem,
+                CL_TRUE,
+                offset,
+                bytes.len(),
+                bytes.as_ptr() as *const c_void,
+                0,
+                ptr::null(),
+                ptr::null_mut(),
+            );
             assert_eq!(e, CL_SUCCESS);
         }
         DevBuf { mem, size }
@@ -113,21 +145,47 @@ pub fn upload(cl: &Cl, bytes: &[u8], offset: usize) -> DevBuf {
 pub fn download(cl: &Cl, b: &DevBuf) -> Vec<u8> {
     let mut v = vec![0u8; b.size];
     unsafe {
-        let e = api().clEnqueueReadBuffer(cl.queue, b.mem, CL_TRUE, 0, b.size, v.as_mut_ptr() as *mut c_void, 0, ptr::null(), ptr::null_mut());
+        let e = api().clEnqueueReadBuffer(
+            cl.queue,
+            b.mem,
+            CL_TRUE,
+            0,
+            b.size,
+            v.as_mut_ptr() as *mut c_void,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        );
         assert_eq!(e, CL_SUCCESS);
     }
     v
 }
 
 /// Converts on the device and waits; panics with context on an error.
-pub fn convert(cl: &Cl, b: &DevBuf, offset: usize, shape: Shape, from: Layout, to: Layout) -> Converted {
+pub fn convert(
+    cl: &Cl,
+    b: &DevBuf,
+    offset: usize,
+    shape: Shape,
+    from: Layout,
+    to: Layout,
+) -> Converted {
     let c = enqueue_conversion(cl.queue, b.mem, offset as u64, shape, from, to, &[])
         .unwrap_or_else(|e| panic!("{shape:?} {from:?} -> {to:?}: {e}"));
     unsafe {
         assert_eq!(api().clWaitForEvents(1, &c.event), CL_SUCCESS);
         let mut st: cl_int = 0;
-        api().clGetEventInfo(c.event, CL_EVENT_COMMAND_EXECUTION_STATUS, 4, &mut st as *mut cl_int as *mut c_void, ptr::null_mut());
-        assert_eq!(st, CL_COMPLETE as cl_int, "{shape:?} {from:?} -> {to:?}: event status {st}");
+        api().clGetEventInfo(
+            c.event,
+            CL_EVENT_COMMAND_EXECUTION_STATUS,
+            4,
+            &mut st as *mut cl_int as *mut c_void,
+            ptr::null_mut(),
+        );
+        assert_eq!(
+            st, CL_COMPLETE as cl_int,
+            "{shape:?} {from:?} -> {to:?}: event status {st}"
+        );
         api().clReleaseEvent(c.event);
     }
     c
@@ -136,8 +194,14 @@ pub fn convert(cl: &Cl, b: &DevBuf, offset: usize, shape: Shape, from: Layout, t
 /// Checks the device bytes against the expected data at `offset`, and the guards around.
 pub fn check(cl: &Cl, b: &DevBuf, offset: usize, expect: &[u8], what: &str) {
     let got = download(cl, b);
-    assert!(got[..offset].iter().all(|&x| x == 0xA5), "{what}: guard before the data overwritten");
-    assert!(got[offset + expect.len()..].iter().all(|&x| x == 0xA5), "{what}: guard after the data overwritten");
+    assert!(
+        got[..offset].iter().all(|&x| x == 0xA5),
+        "{what}: guard before the data overwritten"
+    );
+    assert!(
+        got[offset + expect.len()..].iter().all(|&x| x == 0xA5),
+        "{what}: guard after the data overwritten"
+    );
     let d = &got[offset..offset + expect.len()];
     if d != expect {
         let first = d.iter().zip(expect).position(|(a, b)| a != b).unwrap();
@@ -153,7 +217,13 @@ pub fn check_conversion(cl: &Cl, shape: Shape, from: Layout, to: Layout, offset:
     convert(cl, &b, offset, shape, from, to);
     let mut want = data.clone();
     permute_host(&mut want, shape, from, to);
-    check(cl, &b, offset, &want, &format!("{shape:?} {from:?} -> {to:?} (offset {offset})"));
+    check(
+        cl,
+        &b,
+        offset,
+        &want,
+        &format!("{shape:?} {from:?} -> {to:?} (offset {offset})"),
+    );
 }
 
 // ------------------------------------------------------------------------------------------
@@ -174,7 +244,10 @@ fn ms(t: u64) -> Vec<u64> {
 /// The large prime M runs only for this subset of (S, T, w) to keep the suite fast on two
 /// CPU cores: every T >= 16 appears, with odd, even and large S, both word sizes.
 fn prime_subset(s: u32, t: u32, w: u32) -> bool {
-    matches!((s, t, w), (3, 16, 4) | (5, 32, 8) | (32, 32, 4) | (33, 64, 4) | (2, 128, 8) | (19, 32, 4))
+    matches!(
+        (s, t, w),
+        (3, 16, 4) | (5, 32, 8) | (32, 32, 4) | (33, 64, 4) | (2, 128, 8) | (19, 32, 4)
+    )
 }
 
 /// AoS -> ASTA -> SoA -> ASTA -> AoS on one buffer, every step checked against the host
@@ -188,12 +261,23 @@ fn round_trip(cl: &Cl, shape: Shape, t: u32, offset: usize) {
     for to in [asta, Layout::Soa, asta, Layout::Aos] {
         let c = convert(cl, &b, offset, shape, from, to);
         permute_host(&mut cur, shape, from, to);
-        check(cl, &b, offset, &cur, &format!("{shape:?} T={t} {from:?} -> {to:?} (offset {offset})"));
+        check(
+            cl,
+            &b,
+            offset,
+            &cur,
+            &format!("{shape:?} T={t} {from:?} -> {to:?} (offset {offset})"),
+        );
         // One done bit per T-word super-element plus at most one tile of tail words (T = 1 is
         // AoS, whose AoS <-> SoA steps go through the device tile, 32 on PoCL).
         let te = if t <= 1 { 32 } else { t as u64 };
-        let bound = (shape.m / te * shape.s as u64).div_ceil(32) * 4 + te.max(32) * shape.s as u64 * shape.w as u64;
-        assert!(c.scratch_bytes <= bound, "scratch {} > {bound}", c.scratch_bytes);
+        let bound = (shape.m / te * shape.s as u64).div_ceil(32) * 4
+            + te.max(32) * shape.s as u64 * shape.w as u64;
+        assert!(
+            c.scratch_bytes <= bound,
+            "scratch {} > {bound}",
+            c.scratch_bytes
+        );
         from = to;
     }
     assert_eq!(cur, start);
@@ -236,7 +320,14 @@ fn grid_w8() {
 #[test]
 fn other_pairs_and_offsets() {
     let Some(cl) = cl() else { return };
-    for &(m, s, w) in &[(1u64, 3u32, 4u32), (31, 5, 4), (32, 2, 8), (100, 19, 4), (1000, 33, 8), (777, 4, 4)] {
+    for &(m, s, w) in &[
+        (1u64, 3u32, 4u32),
+        (31, 5, 4),
+        (32, 2, 8),
+        (100, 19, 4),
+        (1000, 33, 8),
+        (777, 4, 4),
+    ] {
         let sh = Shape::new(m, s, w);
         for (from, to) in [
             (Layout::Aos, Layout::Soa),

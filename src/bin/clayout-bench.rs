@@ -5,7 +5,7 @@
 //!   --platform NAME  first platform whose name contains NAME (default: the first one)
 //!   --quick          small buffers and fewer shapes (PoCL-friendly, < 2 minutes)
 //!   --json FILE      also write the records as a JSON list
-//!   --sweep          also time tuning variants of the kernels (env knobs of clayout::marshal)
+//!   --sweep          also time tuning variants of the kernels (clayout::marshal::Tuning)
 //!
 //! GB/s count bytes read plus bytes written: 2 x buffer bytes per conversion, copy or
 //! transpose. Times are device times from event profiling (median of several runs after a
@@ -15,7 +15,7 @@
 //! words compared with the layout formulas; a mismatch prints FAIL.
 
 use clayout::layout::{Layout, Shape};
-use clayout::marshal::{describe, enqueue_conversion};
+use clayout::marshal::{describe, enqueue_conversion, set_tuning, P100Kernel, Tuning};
 use clayout::real::api;
 use opencl_sys::*;
 use serde::Serialize;
@@ -84,36 +84,71 @@ fn check(e: cl_int, what: &str) {
 
 unsafe fn platform_name(p: cl_platform_id) -> String {
     let mut b = vec![0u8; 512];
-    api().clGetPlatformInfo(p, CL_PLATFORM_NAME, b.len(), b.as_mut_ptr() as *mut c_void, ptr::null_mut());
-    String::from_utf8_lossy(&b).trim_end_matches('\0').to_string()
+    api().clGetPlatformInfo(
+        p,
+        CL_PLATFORM_NAME,
+        b.len(),
+        b.as_mut_ptr() as *mut c_void,
+        ptr::null_mut(),
+    );
+    String::from_utf8_lossy(&b)
+        .trim_end_matches('\0')
+        .to_string()
 }
 
 unsafe fn dev_str(d: cl_device_id, what: cl_device_info) -> String {
     let mut b = vec![0u8; 512];
-    api().clGetDeviceInfo(d, what, b.len(), b.as_mut_ptr() as *mut c_void, ptr::null_mut());
-    String::from_utf8_lossy(&b).trim_end_matches('\0').trim().to_string()
+    api().clGetDeviceInfo(
+        d,
+        what,
+        b.len(),
+        b.as_mut_ptr() as *mut c_void,
+        ptr::null_mut(),
+    );
+    String::from_utf8_lossy(&b)
+        .trim_end_matches('\0')
+        .trim()
+        .to_string()
 }
 
 unsafe fn dev_u64(d: cl_device_id, what: cl_device_info) -> u64 {
     let mut v: u64 = 0;
-    api().clGetDeviceInfo(d, what, 8, &mut v as *mut u64 as *mut c_void, ptr::null_mut());
+    api().clGetDeviceInfo(
+        d,
+        what,
+        8,
+        &mut v as *mut u64 as *mut c_void,
+        ptr::null_mut(),
+    );
     v
 }
 
 unsafe fn setup(platform: Option<&str>) -> Ctx {
     let mut n: cl_uint = 0;
-    check(api().clGetPlatformIDs(0, ptr::null_mut(), &mut n), "clGetPlatformIDs");
+    check(
+        api().clGetPlatformIDs(0, ptr::null_mut(), &mut n),
+        "clGetPlatformIDs",
+    );
     let mut ps = vec![ptr::null_mut(); n as usize];
     api().clGetPlatformIDs(n, ps.as_mut_ptr(), ptr::null_mut());
     let p = match platform {
-        Some(name) => *ps.iter().find(|&&p| platform_name(p).contains(name)).unwrap_or_else(|| {
-            eprintln!("no platform named like `{name}`; have: {:?}", ps.iter().map(|&p| platform_name(p)).collect::<Vec<_>>());
-            std::process::exit(2)
-        }),
+        Some(name) => *ps
+            .iter()
+            .find(|&&p| platform_name(p).contains(name))
+            .unwrap_or_else(|| {
+                eprintln!(
+                    "no platform named like `{name}`; have: {:?}",
+                    ps.iter().map(|&p| platform_name(p)).collect::<Vec<_>>()
+                );
+                std::process::exit(2)
+            }),
         None => ps[0],
     };
     let mut dev: cl_device_id = ptr::null_mut();
-    check(api().clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut dev, ptr::null_mut()), "clGetDeviceIDs");
+    check(
+        api().clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut dev, ptr::null_mut()),
+        "clGetDeviceIDs",
+    );
     let mut err = 0;
     let ctx = api().clCreateContext(ptr::null(), 1, &dev, None, ptr::null_mut(), &mut err);
     check(err, "clCreateContext");
@@ -125,7 +160,13 @@ unsafe fn setup(platform: Option<&str>) -> Ctx {
 
 unsafe fn prof(ev: cl_event, what: cl_profiling_info) -> Option<u64> {
     let mut v: u64 = 0;
-    let e = api().clGetEventProfilingInfo(ev, what, 8, &mut v as *mut u64 as *mut c_void, ptr::null_mut());
+    let e = api().clGetEventProfilingInfo(
+        ev,
+        what,
+        8,
+        &mut v as *mut u64 as *mut c_void,
+        ptr::null_mut(),
+    );
     (e == CL_SUCCESS && v != 0).then_some(v)
 }
 
@@ -134,21 +175,41 @@ unsafe fn prof(ev: cl_event, what: cl_profiling_info) -> Option<u64> {
 /// back to back; time = end of the last event - end of the empty kernel (falls back to
 /// wall time). Kernel timestamps are used because marker timestamps are not reliable on
 /// every implementation.
-unsafe fn timed(c: &Ctx, nop: cl_kernel, f: &mut dyn FnMut(&[cl_event]) -> Option<cl_event>) -> Option<f64> {
+unsafe fn timed(
+    c: &Ctx,
+    nop: cl_kernel,
+    f: &mut dyn FnMut(&[cl_event]) -> Option<cl_event>,
+) -> Option<f64> {
     api().clFinish(c.q);
     let mut err = 0;
     let gate = api().clCreateUserEvent(c.ctx, &mut err);
     check(err, "clCreateUserEvent");
     let mut mk: cl_event = ptr::null_mut();
     let one = [1usize];
-    check(api().clEnqueueNDRangeKernel(c.q, nop, 1, ptr::null(), one.as_ptr(), one.as_ptr(), 1, &gate, &mut mk), "nop");
+    check(
+        api().clEnqueueNDRangeKernel(
+            c.q,
+            nop,
+            1,
+            ptr::null(),
+            one.as_ptr(),
+            one.as_ptr(),
+            1,
+            &gate,
+            &mut mk,
+        ),
+        "nop",
+    );
     let ev = f(&[mk]);
     let t0 = Instant::now();
     api().clSetUserEventStatus(gate, CL_COMPLETE as cl_int);
     let ev = ev?;
     check(api().clWaitForEvents(1, &ev), "clWaitForEvents");
     let wall = t0.elapsed().as_secs_f64();
-    let r = match (prof(mk, CL_PROFILING_COMMAND_END), prof(ev, CL_PROFILING_COMMAND_END)) {
+    let r = match (
+        prof(mk, CL_PROFILING_COMMAND_END),
+        prof(ev, CL_PROFILING_COMMAND_END),
+    ) {
         (Some(a), Some(b)) if b > a => (b - a) as f64 * 1e-9,
         _ => wall,
     };
@@ -165,7 +226,10 @@ unsafe fn timed_single(c: &Ctx, f: &mut dyn FnMut() -> cl_event) -> f64 {
     let ev = f();
     check(api().clWaitForEvents(1, &ev), "clWaitForEvents");
     let wall = t0.elapsed().as_secs_f64();
-    let r = match (prof(ev, CL_PROFILING_COMMAND_START), prof(ev, CL_PROFILING_COMMAND_END)) {
+    let r = match (
+        prof(ev, CL_PROFILING_COMMAND_START),
+        prof(ev, CL_PROFILING_COMMAND_END),
+    ) {
         (Some(a), Some(b)) if b > a => (b - a) as f64 * 1e-9,
         _ => wall,
     };
@@ -186,10 +250,19 @@ unsafe fn build_oop(c: &Ctx, w: u32) -> (cl_kernel, cl_kernel) {
     let mut strs = [src.as_ptr()];
     let lens = [OOP_SRC.len()];
     let mut err = 0;
-    let prog = api().clCreateProgramWithSource(c.ctx, 1, strs.as_mut_ptr(), lens.as_ptr(), &mut err);
+    let prog =
+        api().clCreateProgramWithSource(c.ctx, 1, strs.as_mut_ptr(), lens.as_ptr(), &mut err);
     check(err, "oop program");
-    let opts = CString::new(if w == 8 { "-DWORD=ulong" } else { "-DWORD=uint" }).unwrap();
-    check(api().clBuildProgram(prog, 1, &c.dev, opts.as_ptr(), None, ptr::null_mut()), "oop build");
+    let opts = CString::new(if w == 8 {
+        "-DWORD=ulong"
+    } else {
+        "-DWORD=uint"
+    })
+    .unwrap();
+    check(
+        api().clBuildProgram(prog, 1, &c.dev, opts.as_ptr(), None, ptr::null_mut()),
+        "oop build",
+    );
     let name = CString::new("oop_transpose").unwrap();
     let k = api().clCreateKernel(prog, name.as_ptr(), &mut err);
     check(err, "oop kernel");
@@ -233,22 +306,53 @@ fn verify(buf: &[u8], shape: Shape, l: Layout) -> bool {
                         }
                     }
                 }
-                eprintln!("  {bad} of {n} words wrong; first: word {:?} (aos index, position, found)", first);
+                eprintln!(
+                    "  {bad} of {n} words wrong; first: word {:?} (aos index, position, found)",
+                    first
+                );
             }
             return false;
         }
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         k += 1 + if step > 1 { (x >> 33) % (2 * step) } else { 0 };
     }
     true
 }
 
 unsafe fn write_all(c: &Ctx, mem: cl_mem, data: &[u8]) {
-    check(api().clEnqueueWriteBuffer(c.q, mem, CL_TRUE, 0, data.len(), data.as_ptr() as *const c_void, 0, ptr::null(), ptr::null_mut()), "write");
+    check(
+        api().clEnqueueWriteBuffer(
+            c.q,
+            mem,
+            CL_TRUE,
+            0,
+            data.len(),
+            data.as_ptr() as *const c_void,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        ),
+        "write",
+    );
 }
 
 unsafe fn read_all(c: &Ctx, mem: cl_mem, data: &mut [u8]) {
-    check(api().clEnqueueReadBuffer(c.q, mem, CL_TRUE, 0, data.len(), data.as_mut_ptr() as *mut c_void, 0, ptr::null(), ptr::null_mut()), "read");
+    check(
+        api().clEnqueueReadBuffer(
+            c.q,
+            mem,
+            CL_TRUE,
+            0,
+            data.len(),
+            data.as_mut_ptr() as *mut c_void,
+            0,
+            ptr::null(),
+            ptr::null_mut(),
+        ),
+        "read",
+    );
 }
 
 struct Bufs {
@@ -258,7 +362,18 @@ struct Bufs {
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn bench_shape(c: &Ctx, bufs: &Bufs, (oop, nop): (cl_kernel, cl_kernel), bytes_target: u64, s: u32, t: u32, w: u32, reps: usize, variant: &str, out: &mut Vec<Record>) {
+unsafe fn bench_shape(
+    c: &Ctx,
+    bufs: &Bufs,
+    (oop, nop): (cl_kernel, cl_kernel),
+    bytes_target: u64,
+    s: u32,
+    t: u32,
+    w: u32,
+    reps: usize,
+    variant: &str,
+    out: &mut Vec<Record>,
+) {
     let per = s as u64 * w as u64;
     let m = bytes_target / per / t as u64 * t as u64;
     if m == 0 {
@@ -310,7 +425,9 @@ unsafe fn bench_shape(c: &Ctx, bufs: &Bufs, (oop, nop): (cl_kernel, cl_kernel), 
     let mut times: Vec<Vec<f64>> = vec![vec![]; 4];
     for _ in 0..reps {
         for (d, &(_, from, to)) in cycle.iter().enumerate() {
-            let r = timed(c, nop, &mut |wait| match enqueue_conversion(c.q, bufs.a, 0, shape, from, to, wait) {
+            let r = timed(c, nop, &mut |wait| match enqueue_conversion(
+                c.q, bufs.a, 0, shape, from, to, wait,
+            ) {
                 Ok(cv) => Some(cv.event),
                 Err(e) => {
                     eprintln!("FAIL enqueue: {e}");
@@ -326,7 +443,10 @@ unsafe fn bench_shape(c: &Ctx, bufs: &Bufs, (oop, nop): (cl_kernel, cl_kernel), 
     read_all(c, bufs.a, &mut host);
     let final_ok = verify(&host, shape, Layout::Aos);
     if verbose {
-        eprintln!("after the timed cycles: {}", if final_ok { "ok" } else { "WRONG" });
+        eprintln!(
+            "after the timed cycles: {}",
+            if final_ok { "ok" } else { "WRONG" }
+        );
     }
     // Copy of the same bytes, and the out-of-place transpose (same permutation as AoS->ASTA).
     let mut ct = vec![];
@@ -334,7 +454,20 @@ unsafe fn bench_shape(c: &Ctx, bufs: &Bufs, (oop, nop): (cl_kernel, cl_kernel), 
     for r in 0..reps + 1 {
         let tc = timed_single(c, &mut || {
             let mut ev = ptr::null_mut();
-            check(api().clEnqueueCopyBuffer(c.q, bufs.a, bufs.b, 0, 0, bytes as usize, 0, ptr::null(), &mut ev), "copy");
+            check(
+                api().clEnqueueCopyBuffer(
+                    c.q,
+                    bufs.a,
+                    bufs.b,
+                    0,
+                    0,
+                    bytes as usize,
+                    0,
+                    ptr::null(),
+                    &mut ev,
+                ),
+                "copy",
+            );
             ev
         });
         let to = timed_single(c, &mut || {
@@ -349,10 +482,27 @@ unsafe fn bench_shape(c: &Ctx, bufs: &Bufs, (oop, nop): (cl_kernel, cl_kernel), 
             for (i, (sz, p)) in args.iter().enumerate() {
                 check(api().clSetKernelArg(oop, i as u32, *sz, *p), "oop arg");
             }
-            let gs = [(cc as usize).div_ceil(32) * 32, (rr as usize).div_ceil(32) * 8, (m / t as u64) as usize];
+            let gs = [
+                (cc as usize).div_ceil(32) * 32,
+                (rr as usize).div_ceil(32) * 8,
+                (m / t as u64) as usize,
+            ];
             let ls = [32usize, 8, 1];
             let mut ev = ptr::null_mut();
-            check(api().clEnqueueNDRangeKernel(c.q, oop, 3, ptr::null(), gs.as_ptr(), ls.as_ptr(), 0, ptr::null(), &mut ev), "oop");
+            check(
+                api().clEnqueueNDRangeKernel(
+                    c.q,
+                    oop,
+                    3,
+                    ptr::null(),
+                    gs.as_ptr(),
+                    ls.as_ptr(),
+                    0,
+                    ptr::null(),
+                    &mut ev,
+                ),
+                "oop",
+            );
             ev
         });
         if r > 0 {
@@ -438,7 +588,11 @@ fn main() {
         let max_alloc = dev_u64(c.dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
         let global = dev_u64(c.dev, CL_DEVICE_GLOBAL_MEM_SIZE);
         let mib = 1u64 << 20;
-        let mut sizes: Vec<u64> = if quick { vec![16 * mib] } else { vec![64 * mib, 256 * mib, 1024 * mib] };
+        let mut sizes: Vec<u64> = if quick {
+            vec![16 * mib]
+        } else {
+            vec![64 * mib, 256 * mib, 1024 * mib]
+        };
         if let Some(x) = only_mib {
             sizes = vec![x * mib];
         }
@@ -446,7 +600,11 @@ fn main() {
         if sizes.is_empty() {
             sizes.push((max_alloc.min(global / 3) / mib).max(1) * mib);
         }
-        let mut ss: Vec<u32> = if quick { vec![2, 5, 8, 32] } else { vec![2, 4, 5, 8, 19, 32] };
+        let mut ss: Vec<u32> = if quick {
+            vec![2, 5, 8, 32]
+        } else {
+            vec![2, 4, 5, 8, 19, 32]
+        };
         let mut ts: Vec<u32> = if quick { vec![32] } else { vec![16, 32, 64] };
         if let Some(x) = only_s {
             ss = vec![x];
@@ -465,7 +623,10 @@ fn main() {
         let oop4 = build_oop(&c, 4);
         let oop8 = build_oop(&c, 8);
         for k in [oop4.1, oop8.1] {
-            check(api().clSetKernelArg(k, 0, 8, &bufs.a as *const cl_mem as *const c_void), "nop arg");
+            check(
+                api().clSetKernelArg(k, 0, 8, &bufs.a as *const cl_mem as *const c_void),
+                "nop arg",
+            );
         }
         println!("# device: {}", c.name);
         println!("# GB/s = (bytes read + bytes written) / device time = 2 x buffer bytes / time; median of {reps} after a warm-up");
@@ -475,30 +636,44 @@ fn main() {
         let mut recs = vec![];
         if sweep {
             // Tuning variants at T = 32, one size, w = 4.
-            let size = *sizes.iter().filter(|&&b| b <= 256 * mib).max().unwrap_or(&sizes[0]);
-            let variants: &[(&str, &[(&str, &str)])] = &[
-                ("bs8k_l256", &[("CLAYOUT_BS_BYTES", "8192"), ("CLAYOUT_BS_L", "256")]),
-                ("bs16k_l256", &[("CLAYOUT_BS_BYTES", "16384"), ("CLAYOUT_BS_L", "256")]),
-                ("bs32k_l256", &[("CLAYOUT_BS_BYTES", "32768"), ("CLAYOUT_BS_L", "256")]),
-                ("bs16k_l128", &[("CLAYOUT_BS_BYTES", "16384"), ("CLAYOUT_BS_L", "128")]),
-                ("bs8k_l128", &[("CLAYOUT_BS_BYTES", "8192"), ("CLAYOUT_BS_L", "128")]),
-                ("bs4k_l128", &[("CLAYOUT_BS_BYTES", "4096"), ("CLAYOUT_BS_L", "128")]),
-                ("wi64", &[("CLAYOUT_P100", "wi"), ("CLAYOUT_P100_L", "64")]),
-                ("wi256", &[("CLAYOUT_P100", "wi"), ("CLAYOUT_P100_L", "256")]),
-                ("wg", &[("CLAYOUT_P100", "wg")]),
-                ("wiv", &[("CLAYOUT_P100", "wiv")]),
+            let size = *sizes
+                .iter()
+                .filter(|&&b| b <= 256 * mib)
+                .max()
+                .unwrap_or(&sizes[0]);
+            let base = Tuning::default();
+            let bs = |bytes: u64, l: u32| Tuning { bs_bytes: bytes, bs_l: l, ..base };
+            let p100 = |k: P100Kernel, l: u32| Tuning { p100: k, p100_l: l, ..base };
+            let variants: &[(&str, Tuning)] = &[
+                ("bs8k_l256", bs(8192, 256)),
+                ("bs16k_l256", bs(16384, 256)),
+                ("bs32k_l256", bs(32768, 256)),
+                ("bs16k_l128", bs(16384, 128)),
+                ("bs8k_l128", bs(8192, 128)),
+                ("bs4k_l128", bs(4096, 128)),
+                ("wi64", p100(P100Kernel::WorkItem, 64)),
+                ("wi256", p100(P100Kernel::WorkItem, 256)),
+                ("wg", p100(P100Kernel::WorkGroup, base.p100_l)),
+                ("wiv", p100(P100Kernel::WorkItemVolatile, base.p100_l)),
             ];
-            for (vname, envs) in variants {
-                for (k, v) in envs.iter() {
-                    std::env::set_var(k, v);
-                }
+            for (vname, tuning) in variants {
+                set_tuning(*tuning);
                 for &s in &[2u32, 5, 8, 19, 32] {
-                    bench_shape(&c, &bufs, oop4, size, s, 32, 4, 3, &format!("sweep:{vname}"), &mut recs);
-                }
-                for (k, _) in envs.iter() {
-                    std::env::remove_var(k);
+                    bench_shape(
+                        &c,
+                        &bufs,
+                        oop4,
+                        size,
+                        s,
+                        32,
+                        4,
+                        3,
+                        &format!("sweep:{vname}"),
+                        &mut recs,
+                    );
                 }
             }
+            set_tuning(base);
         }
         for &size in &sizes {
             for &t in &ts {
@@ -513,9 +688,15 @@ fn main() {
             bench_shape(&c, &bufs, oop8, size, s, 32, 8, reps, "default", &mut recs);
         }
         let fails = recs.iter().filter(|r| !r.ok).count();
-        println!("# {} records, {} FAIL, {:.1} s", recs.len(), fails, t0.elapsed().as_secs_f64());
+        println!(
+            "# {} records, {} FAIL, {:.1} s",
+            recs.len(),
+            fails,
+            t0.elapsed().as_secs_f64()
+        );
         if let Some(path) = json {
-            std::fs::write(&path, serde_json::to_string_pretty(&recs).unwrap()).expect("writing the JSON file");
+            std::fs::write(&path, serde_json::to_string_pretty(&recs).unwrap())
+                .expect("writing the JSON file");
         }
         if fails > 0 {
             std::process::exit(1);

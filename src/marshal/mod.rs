@@ -39,11 +39,9 @@
 //! context are serialized on this scratch through events. [`Converted::scratch_bytes`] is
 //! what a conversion needed. No buffer of the data's size is ever allocated.
 //!
-//! # Tuning knobs (environment, read at every call; for benchmarking)
-//! `CLAYOUT_BS_BYTES` (bytes of data per BS work-group, default 16384), `CLAYOUT_BS_L`
-//! (BS work-group size, default 256), `CLAYOUT_P100` (`wi` or `wg`: the PTTWAC 100 variant;
-//! default `wi` when a super-element is at most 256 bytes), `CLAYOUT_P100_L` (`p100_wi`
-//! work-group size, default 128).
+//! # Tuning
+//! Work-group shapes come from device queries; the few free choices are in [`Tuning`], which
+//! only the benchmark changes ([`set_tuning`]): clayout reads no environment variable for them.
 
 use crate::layout::{Layout, Shape};
 use crate::real::api;
@@ -114,15 +112,26 @@ unsafe fn dev_string(d: cl_device_id, what: cl_device_info) -> String {
         return String::new();
     }
     let mut buf = vec![0u8; n];
-    if api().clGetDeviceInfo(d, what, n, buf.as_mut_ptr() as *mut c_void, ptr::null_mut()) != CL_SUCCESS {
+    if api().clGetDeviceInfo(d, what, n, buf.as_mut_ptr() as *mut c_void, ptr::null_mut())
+        != CL_SUCCESS
+    {
         return String::new();
     }
-    String::from_utf8_lossy(&buf).trim_end_matches('\0').trim().to_string()
+    String::from_utf8_lossy(&buf)
+        .trim_end_matches('\0')
+        .trim()
+        .to_string()
 }
 
 unsafe fn dev_scalar<T: Copy + Default>(d: cl_device_id, what: cl_device_info) -> T {
     let mut v = T::default();
-    let _ = api().clGetDeviceInfo(d, what, std::mem::size_of::<T>(), &mut v as *mut T as *mut c_void, ptr::null_mut());
+    let _ = api().clGetDeviceInfo(
+        d,
+        what,
+        std::mem::size_of::<T>(),
+        &mut v as *mut T as *mut c_void,
+        ptr::null_mut(),
+    );
     v
 }
 
@@ -143,7 +152,12 @@ fn dev_info(d: cl_device_id) -> DevInfo {
         } else {
             32
         };
-        DevInfo { vendor, local_mem: local_mem.max(1024), max_wg: max_wg.max(1), simd }
+        DevInfo {
+            vendor,
+            local_mem: local_mem.max(1024),
+            max_wg: max_wg.max(1),
+            simd,
+        }
     };
     DEVINFO.lock().insert(d as usize, info.clone());
     info
@@ -178,7 +192,11 @@ type ProgSlot = Arc<OnceCell<Result<Prog, String>>>;
 static PROGRAMS: Lazy<Mutex<HashMap<ProgKey, ProgSlot>>> = Lazy::new(|| Mutex::new(HashMap::new()));
 
 fn program(ctx: cl_context, dev: cl_device_id, t: u32, opts: &str) -> Res<cl_program> {
-    let key = ProgKey { ctx: ctx as usize, dev: dev as usize, opts: opts.to_string() };
+    let key = ProgKey {
+        ctx: ctx as usize,
+        dev: dev as usize,
+        opts: opts.to_string(),
+    };
     let slot = PROGRAMS.lock().entry(key).or_default().clone();
     // The map lock is released here: a build only blocks callers of the same key.
     let r = slot.get_or_init(|| unsafe { build(ctx, dev, t, opts) });
@@ -194,20 +212,37 @@ unsafe fn build(ctx: cl_context, dev: cl_device_id, t: u32, opts: &str) -> Resul
     let mut strings = [csrc.as_ptr()];
     let lens = [csrc.as_bytes().len()];
     let mut err: cl_int = 0;
-    let prog = api().clCreateProgramWithSource(ctx, 1, strings.as_mut_ptr(), lens.as_ptr(), &mut err);
+    let prog =
+        api().clCreateProgramWithSource(ctx, 1, strings.as_mut_ptr(), lens.as_ptr(), &mut err);
     if prog.is_null() || err != CL_SUCCESS {
         return Err(format!("clCreateProgramWithSource: {err}"));
     }
     let copts = CString::new(opts).map_err(|e| e.to_string())?;
     let devs = [dev];
-    let e = api().clBuildProgram(prog, 1, devs.as_ptr(), copts.as_ptr(), None, ptr::null_mut());
+    let e = api().clBuildProgram(
+        prog,
+        1,
+        devs.as_ptr(),
+        copts.as_ptr(),
+        None,
+        ptr::null_mut(),
+    );
     if e != CL_SUCCESS {
         let mut n: size_t = 0;
         api().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, ptr::null_mut(), &mut n);
         let mut log = vec![0u8; n.max(1)];
-        api().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, n, log.as_mut_ptr() as *mut c_void, ptr::null_mut());
+        api().clGetProgramBuildInfo(
+            prog,
+            dev,
+            CL_PROGRAM_BUILD_LOG,
+            n,
+            log.as_mut_ptr() as *mut c_void,
+            ptr::null_mut(),
+        );
         api().clReleaseProgram(prog);
-        let log = String::from_utf8_lossy(&log).trim_end_matches('\0').to_string();
+        let log = String::from_utf8_lossy(&log)
+            .trim_end_matches('\0')
+            .to_string();
         return Err(format!("clBuildProgram {e} with `{opts}`: {log}"));
     }
     Ok(Prog(prog))
@@ -229,16 +264,27 @@ fn kernel(prog: cl_program, name: &str, dev: cl_device_id, need_wg: usize) -> Re
     // SAFETY: valid program handle; the name is NUL-terminated.
     let k = unsafe { api().clCreateKernel(prog, cname.as_ptr(), &mut err) };
     if k.is_null() || err != CL_SUCCESS {
-        return Err(MarshalError::Build(format!("clCreateKernel({name}): {err}")));
+        return Err(MarshalError::Build(format!(
+            "clCreateKernel({name}): {err}"
+        )));
     }
     let k = Kernel(k);
     let mut wg: size_t = 0;
     // SAFETY: plain query.
     unsafe {
-        api().clGetKernelWorkGroupInfo(k.0, dev, CL_KERNEL_WORK_GROUP_SIZE, std::mem::size_of::<size_t>(), &mut wg as *mut size_t as *mut c_void, ptr::null_mut());
+        api().clGetKernelWorkGroupInfo(
+            k.0,
+            dev,
+            CL_KERNEL_WORK_GROUP_SIZE,
+            std::mem::size_of::<size_t>(),
+            &mut wg as *mut size_t as *mut c_void,
+            ptr::null_mut(),
+        );
     }
     if wg != 0 && wg < need_wg {
-        return Err(MarshalError::Resources(format!("{name}: work-group of {need_wg} wanted, {wg} possible")));
+        return Err(MarshalError::Resources(format!(
+            "{name}: work-group of {need_wg} wanted, {wg} possible"
+        )));
     }
     Ok(k)
 }
@@ -266,9 +312,17 @@ unsafe fn grow(ctx: cl_context, mem: &mut cl_mem, have: &mut u64, need: u64) -> 
     }
     let size = need.max(256).next_power_of_two();
     let mut err: cl_int = 0;
-    let m = api().clCreateBuffer(ctx, CL_MEM_READ_WRITE, size as size_t, ptr::null_mut(), &mut err);
+    let m = api().clCreateBuffer(
+        ctx,
+        CL_MEM_READ_WRITE,
+        size as size_t,
+        ptr::null_mut(),
+        &mut err,
+    );
     if m.is_null() || err != CL_SUCCESS {
-        return Err(MarshalError::Resources(format!("scratch buffer of {size} bytes: {err}")));
+        return Err(MarshalError::Resources(format!(
+            "scratch buffer of {size} bytes: {err}"
+        )));
     }
     if !mem.is_null() {
         // Commands already enqueued keep the old buffer alive until they complete.
@@ -284,7 +338,11 @@ unsafe fn grow(ctx: cl_context, mem: &mut cl_mem, have: &mut u64, need: u64) -> 
 pub fn release_context(ctx: cl_context) {
     let progs: Vec<ProgSlot> = {
         let mut map = PROGRAMS.lock();
-        let keys: Vec<ProgKey> = map.keys().filter(|k| k.ctx == ctx as usize).cloned().collect();
+        let keys: Vec<ProgKey> = map
+            .keys()
+            .filter(|k| k.ctx == ctx as usize)
+            .cloned()
+            .collect();
         keys.into_iter().filter_map(|k| map.remove(&k)).collect()
     };
     for slot in progs {
@@ -351,7 +409,9 @@ fn steps(shape: Shape, from: Layout, to: Layout, dflt: u32) -> Vec<Step> {
                 vec![Step::SoaToAsta(via), Step::AstaToAos(via)]
             }
         }
-        (Layout::Asta { t: a }, Layout::Asta { t: b }) => vec![Step::AstaToAos(a), Step::AosToAsta(b)],
+        (Layout::Asta { t: a }, Layout::Asta { t: b }) => {
+            vec![Step::AstaToAos(a), Step::AosToAsta(b)]
+        }
         _ => vec![],
     }
 }
@@ -372,17 +432,64 @@ struct Plan {
     p010_fw: u32,
     p100_pv: u32,
     p100_wi: bool,
-    /// The volatile-access twin of p100_wi (CLAYOUT_P100=wiv).
+    /// The volatile-access twin of p100_wi.
     p100_volatile: bool,
     p100_wi_l: u32,
-    /// p100_wi reads the next super-element before its claim succeeds (CLAYOUT_P100_SPEC=1).
+    /// p100_wi reads the next super-element while claiming it (see [`Tuning::p100_spec`]).
     p100_spec: bool,
     p100_wg_l: u32,
     helper_l: u32,
 }
 
-fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+/// Which PTTWAC 100 kernel SoA <-> ASTA uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum P100Kernel {
+    /// One work-item per cycle start when a super-element is at most 256 bytes, else one
+    /// work-group per super-element.
+    Auto,
+    WorkItem,
+    /// The volatile-access twin of the work-item kernel.
+    WorkItemVolatile,
+    WorkGroup,
+}
+
+/// The free choices of the conversion kernels; the defaults are what measured best on an H100
+/// (docs/performance.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tuning {
+    /// Bytes of data per work-group of the barrier-synchronized AoS <-> ASTA kernel.
+    pub bs_bytes: u64,
+    /// Its work-group size.
+    pub bs_l: u32,
+    pub p100: P100Kernel,
+    /// Work-group size of the work-item PTTWAC 100 kernel.
+    pub p100_l: u32,
+    /// Read the next super-element while claiming it (else claim first: no wasted read, but
+    /// two serialized latencies per hop, ~10% of copy on an H100).
+    pub p100_spec: bool,
+    /// Use 16-byte vector accesses where alignment allows.
+    pub vectors: bool,
+}
+
+impl Tuning {
+    const DEFAULT: Tuning = Tuning { bs_bytes: 16384, bs_l: 256, p100: P100Kernel::Auto, p100_l: 128, p100_spec: true, vectors: true };
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning::DEFAULT
+    }
+}
+
+static TUNING: parking_lot::RwLock<Tuning> = parking_lot::RwLock::new(Tuning::DEFAULT);
+
+/// Changes the tuning for conversions enqueued from now on (the benchmark's sweep).
+pub fn set_tuning(t: Tuning) {
+    *TUNING.write() = t;
+}
+
+pub fn tuning() -> Tuning {
+    *TUNING.read()
 }
 
 fn pad_words(j: u64, w: u32) -> u64 {
@@ -397,22 +504,28 @@ fn plan(di: &DevInfo, s: u32, t: u32, w: u32, aligned16: bool) -> Res<Plan> {
     }
     let maxwg = di.max_wg.min(1024) as u32;
     let budget = di.local_mem.min(48 * 1024).saturating_sub(512);
-    // CLAYOUT_MARSHAL_SCALAR=1 disables the 16-byte vector accesses (diagnostics).
-    let aligned16 = aligned16 && std::env::var("CLAYOUT_MARSHAL_SCALAR").is_err();
+    let tune = tuning();
+    let aligned16 = aligned16 && tune.vectors;
     let per16 = 16 / w;
-    let vec = if aligned16 && ts % per16 as u64 == 0 { per16 } else if aligned16 && w == 4 && ts % 2 == 0 { 2 } else { 1 };
+    let vec = if aligned16 && ts % per16 as u64 == 0 {
+        per16
+    } else if aligned16 && w == 4 && ts % 2 == 0 {
+        2
+    } else {
+        1
+    };
     let tile_local = (pad_words(ts, w) + 1) * w as u64;
     let use_bs = tile_local <= budget;
     let (mut bs_k, mut bs_l) = (1u32, di.simd.min(maxwg as usize) as u32);
     if use_bs {
-        let target = env_u64("CLAYOUT_BS_BYTES").unwrap_or(16384).max(1);
+        let target = tune.bs_bytes.max(1);
         let mut k = (target / (ts * w as u64)).max(1);
         while k > 1 && (pad_words(k * ts, w) + 1) * w as u64 > budget {
             k -= 1;
         }
         bs_k = k as u32;
         let nv = (k * ts / vec as u64) as u32;
-        let want = env_u64("CLAYOUT_BS_L").unwrap_or(256) as u32;
+        let want = tune.bs_l;
         let simd = di.simd as u32;
         let l = want.min(nv.div_ceil(simd) * simd).min(maxwg).max(1);
         bs_l = l;
@@ -433,13 +546,19 @@ fn plan(di: &DevInfo, s: u32, t: u32, w: u32, aligned16: bool) -> Res<Plan> {
     let fwords = ts.div_ceil(bpw as u64);
     let p010_fw = fwords + fwords / 32 + 1;
     if !use_bs && p010_fw > budget / 4 {
-        return Err(MarshalError::Unsupported(format!("tile of {ts} words: PTTWAC 010 flags exceed local memory")));
+        return Err(MarshalError::Unsupported(format!(
+            "tile of {ts} words: PTTWAC 010 flags exceed local memory"
+        )));
     }
-    let p100_pv = if aligned16 && t % per16 == 0 { per16 } else { 1 };
-    let p100_wi = match std::env::var("CLAYOUT_P100").ok().as_deref() {
-        Some("wg") => false,
-        Some("wi") | Some("wiv") => true,
-        _ => t as u64 * w as u64 <= 256,
+    let p100_pv = if aligned16 && t % per16 == 0 {
+        per16
+    } else {
+        1
+    };
+    let p100_wi = match tune.p100 {
+        P100Kernel::WorkGroup => false,
+        P100Kernel::WorkItem | P100Kernel::WorkItemVolatile => true,
+        P100Kernel::Auto => t as u64 * w as u64 <= 256,
     };
     Ok(Plan {
         s,
@@ -454,9 +573,9 @@ fn plan(di: &DevInfo, s: u32, t: u32, w: u32, aligned16: bool) -> Res<Plan> {
         p010_fw: p010_fw as u32,
         p100_pv,
         p100_wi,
-        p100_volatile: std::env::var("CLAYOUT_P100").ok().as_deref() == Some("wiv"),
-        p100_wi_l: (env_u64("CLAYOUT_P100_L").unwrap_or(128) as u32).min(maxwg).max(1),
-        p100_spec: env_u64("CLAYOUT_P100_SPEC") == Some(1),
+        p100_volatile: tune.p100 == P100Kernel::WorkItemVolatile,
+        p100_wi_l: tune.p100_l.min(maxwg).max(1),
+        p100_spec: tune.p100_spec,
         p100_wg_l: (t.min(di.simd as u32)).min(maxwg).max(1),
         helper_l: 256.min(maxwg),
     })
@@ -464,7 +583,11 @@ fn plan(di: &DevInfo, s: u32, t: u32, w: u32, aligned16: bool) -> Res<Plan> {
 
 impl Plan {
     fn options(&self) -> String {
-        let word = if self.w == 8 { "ulong -DWORD_IS_ULONG" } else { "uint" };
+        let word = if self.w == 8 {
+            "ulong -DWORD_IS_ULONG"
+        } else {
+            "uint"
+        };
         format!(
             "-DWORD={word} -DS_={}u -DVEC={} -DBS_ENABLED={} -DBS_K={}u -DBS_L={}u -DPADW={}u -DP010_L={}u -DP010_BPW={}u -DP010_FW={}u -DP100_PV={} -DP100_L={}u -DP100_SPEC={}",
             self.s,
@@ -527,13 +650,25 @@ impl Chain {
             // SAFETY: arguments match the kernel signature (sizes by construction).
             let e = unsafe {
                 match a {
-                    Arg::Mem(m) => api().clSetKernelArg(k.0, i as cl_uint, std::mem::size_of::<cl_mem>(), m as *const cl_mem as *const c_void),
-                    Arg::U64(v) => api().clSetKernelArg(k.0, i as cl_uint, 8, v as *const u64 as *const c_void),
-                    Arg::U32(v) => api().clSetKernelArg(k.0, i as cl_uint, 4, v as *const u32 as *const c_void),
+                    Arg::Mem(m) => api().clSetKernelArg(
+                        k.0,
+                        i as cl_uint,
+                        std::mem::size_of::<cl_mem>(),
+                        m as *const cl_mem as *const c_void,
+                    ),
+                    Arg::U64(v) => {
+                        api().clSetKernelArg(k.0, i as cl_uint, 8, v as *const u64 as *const c_void)
+                    }
+                    Arg::U32(v) => {
+                        api().clSetKernelArg(k.0, i as cl_uint, 4, v as *const u32 as *const c_void)
+                    }
                 }
             };
             if e != CL_SUCCESS {
-                return Err(MarshalError::Enqueue(e, format!("clSetKernelArg({name}, {i})")));
+                return Err(MarshalError::Enqueue(
+                    e,
+                    format!("clSetKernelArg({name}, {i})"),
+                ));
             }
         }
         let l = local as u64;
@@ -544,10 +679,27 @@ impl Chain {
         let mut ev: cl_event = ptr::null_mut();
         // SAFETY: valid queue and kernel, wait list alive for the call.
         let e = unsafe {
-            api().clEnqueueNDRangeKernel(self.queue, k.0, 1, ptr::null(), gs.as_ptr(), ls.as_ptr(), w.len() as cl_uint, if w.is_empty() { ptr::null() } else { w.as_ptr() }, &mut ev)
+            api().clEnqueueNDRangeKernel(
+                self.queue,
+                k.0,
+                1,
+                ptr::null(),
+                gs.as_ptr(),
+                ls.as_ptr(),
+                w.len() as cl_uint,
+                if w.is_empty() {
+                    ptr::null()
+                } else {
+                    w.as_ptr()
+                },
+                &mut ev,
+            )
         };
         if e != CL_SUCCESS {
-            return Err(MarshalError::Enqueue(e, format!("clEnqueueNDRangeKernel({name}, global {g}, local {local})")));
+            return Err(MarshalError::Enqueue(
+                e,
+                format!("clEnqueueNDRangeKernel({name}, global {g}, local {local})"),
+            ));
         }
         self.advance(ev);
         Ok(())
@@ -560,10 +712,27 @@ impl Chain {
         let size = bytes.div_ceil(4) * 4;
         // SAFETY: valid queue and buffer, size within the buffer.
         let e = unsafe {
-            api().clEnqueueFillBuffer(self.queue, mem, &pat as *const u32 as *const c_void, 4, 0, size as size_t, w.len() as cl_uint, if w.is_empty() { ptr::null() } else { w.as_ptr() }, &mut ev)
+            api().clEnqueueFillBuffer(
+                self.queue,
+                mem,
+                &pat as *const u32 as *const c_void,
+                4,
+                0,
+                size as size_t,
+                w.len() as cl_uint,
+                if w.is_empty() {
+                    ptr::null()
+                } else {
+                    w.as_ptr()
+                },
+                &mut ev,
+            )
         };
         if e != CL_SUCCESS {
-            return Err(MarshalError::Enqueue(e, "clEnqueueFillBuffer(flags)".into()));
+            return Err(MarshalError::Enqueue(
+                e,
+                "clEnqueueFillBuffer(flags)".into(),
+            ));
         }
         self.bytes += size;
         self.advance(ev);
@@ -574,9 +743,23 @@ impl Chain {
         let w = self.waits();
         let mut ev: cl_event = ptr::null_mut();
         // SAFETY: valid queue.
-        let e = unsafe { api().clEnqueueMarkerWithWaitList(self.queue, w.len() as cl_uint, if w.is_empty() { ptr::null() } else { w.as_ptr() }, &mut ev) };
+        let e = unsafe {
+            api().clEnqueueMarkerWithWaitList(
+                self.queue,
+                w.len() as cl_uint,
+                if w.is_empty() {
+                    ptr::null()
+                } else {
+                    w.as_ptr()
+                },
+                &mut ev,
+            )
+        };
         if e != CL_SUCCESS {
-            return Err(MarshalError::Enqueue(e, "clEnqueueMarkerWithWaitList".into()));
+            return Err(MarshalError::Enqueue(
+                e,
+                "clEnqueueMarkerWithWaitList".into(),
+            ));
         }
         self.advance(ev);
         Ok(())
@@ -600,14 +783,43 @@ struct Kernels {
     reverse: Kernel,
 }
 
-fn kernels(ctx: cl_context, dev: cl_device_id, di: &DevInfo, s: u32, t: u32, w: u32, aligned16: bool) -> Res<Kernels> {
+fn kernels(
+    ctx: cl_context,
+    dev: cl_device_id,
+    di: &DevInfo,
+    s: u32,
+    t: u32,
+    w: u32,
+    aligned16: bool,
+) -> Res<Kernels> {
     let plan = plan(di, s, t, w, aligned16)?;
     let prog = program(ctx, dev, t, &plan.options())?;
     let p = &plan;
     Ok(Kernels {
-        to_asta: if p.use_bs { kernel(prog, "bs_aos_to_asta", dev, p.bs_l as usize)? } else { kernel(prog, "p010_aos_to_asta", dev, p.p010_l as usize)? },
-        to_aos: if p.use_bs { kernel(prog, "bs_asta_to_aos", dev, p.bs_l as usize)? } else { kernel(prog, "p010_asta_to_aos", dev, p.p010_l as usize)? },
-        p100: if p.p100_wi { kernel(prog, if p.p100_volatile { "p100_wiv" } else { "p100_wi" }, dev, p.p100_wi_l as usize)? } else { kernel(prog, "p100_wg", dev, p.p100_wg_l as usize)? },
+        to_asta: if p.use_bs {
+            kernel(prog, "bs_aos_to_asta", dev, p.bs_l as usize)?
+        } else {
+            kernel(prog, "p010_aos_to_asta", dev, p.p010_l as usize)?
+        },
+        to_aos: if p.use_bs {
+            kernel(prog, "bs_asta_to_aos", dev, p.bs_l as usize)?
+        } else {
+            kernel(prog, "p010_asta_to_aos", dev, p.p010_l as usize)?
+        },
+        p100: if p.p100_wi {
+            kernel(
+                prog,
+                if p.p100_volatile {
+                    "p100_wiv"
+                } else {
+                    "p100_wi"
+                },
+                dev,
+                p.p100_wi_l as usize,
+            )?
+        } else {
+            kernel(prog, "p100_wg", dev, p.p100_wg_l as usize)?
+        },
         copy_rows: kernel(prog, "copy_rows", dev, p.helper_l as usize)?,
         copy_transpose: kernel(prog, "copy_transpose", dev, p.helper_l as usize)?,
         reverse: kernel(prog, "reverse_range", dev, p.helper_l as usize)?,
@@ -623,27 +835,68 @@ fn kernels(ctx: cl_context, dev: cl_device_id, di: &DevInfo, s: u32, t: u32, w: 
 ///
 /// AoS <-> SoA (and ASTA with one tile <-> ASTA with another) run as two steps through
 /// ASTA with [`default_tile`] (or through AoS).
-pub fn enqueue_conversion(queue: cl_command_queue, buffer: cl_mem, offset: u64, shape: Shape, from: Layout, to: Layout, wait: &[cl_event]) -> Result<Converted, MarshalError> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| enqueue_inner(queue, buffer, offset, shape, from, to, wait))) {
+pub fn enqueue_conversion(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    offset: u64,
+    shape: Shape,
+    from: Layout,
+    to: Layout,
+    wait: &[cl_event],
+) -> Result<Converted, MarshalError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        enqueue_inner(queue, buffer, offset, shape, from, to, wait)
+    })) {
         Ok(r) => r,
-        Err(_) => Err(MarshalError::Unsupported("internal error (panic) in clayout's marshaling".into())),
+        Err(_) => Err(MarshalError::Unsupported(
+            "internal error (panic) in clayout's marshaling".into(),
+        )),
     }
 }
 
-fn enqueue_inner(queue: cl_command_queue, buffer: cl_mem, offset: u64, shape: Shape, from: Layout, to: Layout, wait: &[cl_event]) -> Res<Converted> {
+fn enqueue_inner(
+    queue: cl_command_queue,
+    buffer: cl_mem,
+    offset: u64,
+    shape: Shape,
+    from: Layout,
+    to: Layout,
+    wait: &[cl_event],
+) -> Res<Converted> {
     if shape.w != 4 && shape.w != 8 {
-        return Err(MarshalError::Unsupported(format!("word size {} (4 or 8 only)", shape.w)));
+        return Err(MarshalError::Unsupported(format!(
+            "word size {} (4 or 8 only)",
+            shape.w
+        )));
     }
     if offset % shape.w as u64 != 0 {
-        return Err(MarshalError::Unsupported(format!("offset {offset} is not a multiple of the word size {}", shape.w)));
+        return Err(MarshalError::Unsupported(format!(
+            "offset {offset} is not a multiple of the word size {}",
+            shape.w
+        )));
     }
     let (mut ctx, mut dev): (cl_context, cl_device_id) = (ptr::null_mut(), ptr::null_mut());
     // SAFETY: plain queries on the caller's queue.
     unsafe {
-        let e1 = api().clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, std::mem::size_of::<cl_context>(), &mut ctx as *mut cl_context as *mut c_void, ptr::null_mut());
-        let e2 = api().clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, std::mem::size_of::<cl_device_id>(), &mut dev as *mut cl_device_id as *mut c_void, ptr::null_mut());
+        let e1 = api().clGetCommandQueueInfo(
+            queue,
+            CL_QUEUE_CONTEXT,
+            std::mem::size_of::<cl_context>(),
+            &mut ctx as *mut cl_context as *mut c_void,
+            ptr::null_mut(),
+        );
+        let e2 = api().clGetCommandQueueInfo(
+            queue,
+            CL_QUEUE_DEVICE,
+            std::mem::size_of::<cl_device_id>(),
+            &mut dev as *mut cl_device_id as *mut c_void,
+            ptr::null_mut(),
+        );
         if e1 != CL_SUCCESS || e2 != CL_SUCCESS {
-            return Err(MarshalError::Enqueue(if e1 != CL_SUCCESS { e1 } else { e2 }, "clGetCommandQueueInfo".into()));
+            return Err(MarshalError::Enqueue(
+                if e1 != CL_SUCCESS { e1 } else { e2 },
+                "clGetCommandQueueInfo".into(),
+            ));
         }
     }
     let di = dev_info(dev);
@@ -659,7 +912,9 @@ fn enqueue_inner(queue: cl_command_queue, buffer: cl_mem, offset: u64, shape: Sh
         };
         let (q, r) = (shape.m / t as u64, shape.m % t as u64);
         if q * shape.s as u64 > u32::MAX as u64 || q > u32::MAX as u64 {
-            return Err(MarshalError::Unsupported("more than 2^32 super-elements".into()));
+            return Err(MarshalError::Unsupported(
+                "more than 2^32 super-elements".into(),
+            ));
         }
         if matches!(st, Step::SoaToAsta(_) | Step::AstaToSoa(_)) {
             flags_need = flags_need.max((q * shape.s as u64).div_ceil(32) * 4);
@@ -668,7 +923,13 @@ fn enqueue_inner(queue: cl_command_queue, buffer: cl_mem, offset: u64, shape: Sh
         ks.push(kernels(ctx, dev, &di, shape.s, t, shape.w, aligned16)?);
     }
     let mut map = SCRATCH.lock();
-    let sc = map.entry(ctx as usize).or_insert(Scratch { flags: ptr::null_mut(), flags_bytes: 0, tail: ptr::null_mut(), tail_bytes: 0, last: ptr::null_mut() });
+    let sc = map.entry(ctx as usize).or_insert(Scratch {
+        flags: ptr::null_mut(),
+        flags_bytes: 0,
+        tail: ptr::null_mut(),
+        tail_bytes: 0,
+        last: ptr::null_mut(),
+    });
     // SAFETY: context handle from the queue.
     unsafe {
         grow(ctx, &mut sc.flags, &mut sc.flags_bytes, flags_need.max(4))?;
@@ -678,10 +939,26 @@ fn enqueue_inner(queue: cl_command_queue, buffer: cl_mem, offset: u64, shape: Sh
     if !sc.last.is_null() {
         first_wait.push(sc.last);
     }
-    let mut chain = Chain { queue, prev: ptr::null_mut(), first_wait, started: false, bytes: 0 };
+    let mut chain = Chain {
+        queue,
+        prev: ptr::null_mut(),
+        first_wait,
+        started: false,
+        bytes: 0,
+    };
     let mut result = Ok(());
     for (st, k) in steps.iter().zip(ks.iter()) {
-        result = enqueue_step(&mut chain, k, *st, buffer, offset / shape.w as u64, shape, sc.flags, sc.tail, flags_need);
+        result = enqueue_step(
+            &mut chain,
+            k,
+            *st,
+            buffer,
+            offset / shape.w as u64,
+            shape,
+            sc.flags,
+            sc.tail,
+            flags_need,
+        );
         if result.is_err() {
             break;
         }
@@ -706,7 +983,11 @@ fn enqueue_inner(queue: cl_command_queue, buffer: cl_mem, offset: u64, shape: Sh
         api().clFlush(queue);
     }
     match result {
-        Ok(()) => Ok(Converted { event: chain.prev, bytes_moved: chain.bytes, scratch_bytes: flags_need + tail_need }),
+        Ok(()) => Ok(Converted {
+            event: chain.prev,
+            bytes_moved: chain.bytes,
+            scratch_bytes: flags_need + tail_need,
+        }),
         Err(e) => {
             if chain.started {
                 // SAFETY: releasing our own reference of the last link.
@@ -720,7 +1001,17 @@ fn enqueue_inner(queue: cl_command_queue, buffer: cl_mem, offset: u64, shape: Sh
 }
 
 #[allow(clippy::too_many_arguments)]
-fn enqueue_step(ch: &mut Chain, k: &Kernels, st: Step, buf: cl_mem, base: u64, shape: Shape, flags: cl_mem, tail: cl_mem, flags_bytes: u64) -> Res<()> {
+fn enqueue_step(
+    ch: &mut Chain,
+    k: &Kernels,
+    st: Step,
+    buf: cl_mem,
+    base: u64,
+    shape: Shape,
+    flags: cl_mem,
+    tail: cl_mem,
+    flags_bytes: u64,
+) -> Res<()> {
     let p = &k.plan;
     let (m, s, w) = (shape.m, shape.s as u64, shape.w as u64);
     let t = p.t as u64;
@@ -734,19 +1025,59 @@ fn enqueue_step(ch: &mut Chain, k: &Kernels, st: Step, buf: cl_mem, base: u64, s
                 if p.use_bs {
                     let groups = q.div_ceil(p.bs_k as u64);
                     let kk = if to { &k.to_asta } else { &k.to_aos };
-                    ch.launch(kk, &[Arg::Mem(buf), Arg::U64(base), Arg::U32(q as u32)], groups * p.bs_l as u64, p.bs_l, "bs")?;
+                    ch.launch(
+                        kk,
+                        &[Arg::Mem(buf), Arg::U64(base), Arg::U32(q as u32)],
+                        groups * p.bs_l as u64,
+                        p.bs_l,
+                        "bs",
+                    )?;
                 } else {
                     let kk = if to { &k.to_asta } else { &k.to_aos };
-                    ch.launch(kk, &[Arg::Mem(buf), Arg::U64(base), Arg::U32(0)], q * p.p010_l as u64, p.p010_l, "p010")?;
+                    ch.launch(
+                        kk,
+                        &[Arg::Mem(buf), Arg::U64(base), Arg::U32(0)],
+                        q * p.p010_l as u64,
+                        p.p010_l,
+                        "p010",
+                    )?;
                 }
                 ch.bytes += 2 * full * w;
             }
             if r > 0 {
                 let n = r * s;
                 // tail -> scratch (straight), then back transposed: AoS r x S <-> mini SoA S x r
-                ch.launch(&k.copy_rows, &[Arg::Mem(tail), Arg::U64(0), Arg::Mem(buf), Arg::U64(base + full), Arg::U64(1), Arg::U64(n), Arg::U64(0), Arg::U64(0)], n, hl, "copy_rows")?;
+                ch.launch(
+                    &k.copy_rows,
+                    &[
+                        Arg::Mem(tail),
+                        Arg::U64(0),
+                        Arg::Mem(buf),
+                        Arg::U64(base + full),
+                        Arg::U64(1),
+                        Arg::U64(n),
+                        Arg::U64(0),
+                        Arg::U64(0),
+                    ],
+                    n,
+                    hl,
+                    "copy_rows",
+                )?;
                 let (rr, cc) = if to { (r, s) } else { (s, r) };
-                ch.launch(&k.copy_transpose, &[Arg::Mem(buf), Arg::U64(base + full), Arg::Mem(tail), Arg::U64(0), Arg::U64(rr), Arg::U64(cc)], n, hl, "copy_transpose")?;
+                ch.launch(
+                    &k.copy_transpose,
+                    &[
+                        Arg::Mem(buf),
+                        Arg::U64(base + full),
+                        Arg::Mem(tail),
+                        Arg::U64(0),
+                        Arg::U64(rr),
+                        Arg::U64(cc),
+                    ],
+                    n,
+                    hl,
+                    "copy_transpose",
+                )?;
                 ch.bytes += 4 * n * w;
             }
         }
@@ -754,7 +1085,22 @@ fn enqueue_step(ch: &mut Chain, k: &Kernels, st: Step, buf: cl_mem, base: u64, s
             let qt = q * t;
             if r > 0 {
                 // (1) gather the row tails: scratch[s*r + j] = data[s*M + QT + j]
-                ch.launch(&k.copy_rows, &[Arg::Mem(tail), Arg::U64(0), Arg::Mem(buf), Arg::U64(base + qt), Arg::U64(s), Arg::U64(r), Arg::U64(r), Arg::U64(m)], s * r, hl, "copy_rows")?;
+                ch.launch(
+                    &k.copy_rows,
+                    &[
+                        Arg::Mem(tail),
+                        Arg::U64(0),
+                        Arg::Mem(buf),
+                        Arg::U64(base + qt),
+                        Arg::U64(s),
+                        Arg::U64(r),
+                        Arg::U64(r),
+                        Arg::U64(m),
+                    ],
+                    s * r,
+                    hl,
+                    "copy_rows",
+                )?;
                 ch.bytes += 2 * s * r * w;
                 if q > 0 {
                     // (2) compaction, rows in increasing order
@@ -772,14 +1118,44 @@ fn enqueue_step(ch: &mut Chain, k: &Kernels, st: Step, buf: cl_mem, base: u64, s
             }
             if r > 0 {
                 // (4) the tail, already in mini-SoA order, after the full tiles
-                ch.launch(&k.copy_rows, &[Arg::Mem(buf), Arg::U64(base + full), Arg::Mem(tail), Arg::U64(0), Arg::U64(1), Arg::U64(s * r), Arg::U64(0), Arg::U64(0)], s * r, hl, "copy_rows")?;
+                ch.launch(
+                    &k.copy_rows,
+                    &[
+                        Arg::Mem(buf),
+                        Arg::U64(base + full),
+                        Arg::Mem(tail),
+                        Arg::U64(0),
+                        Arg::U64(1),
+                        Arg::U64(s * r),
+                        Arg::U64(0),
+                        Arg::U64(0),
+                    ],
+                    s * r,
+                    hl,
+                    "copy_rows",
+                )?;
                 ch.bytes += 2 * s * r * w;
             }
         }
         Step::AstaToSoa(_) => {
             let qt = q * t;
             if r > 0 {
-                ch.launch(&k.copy_rows, &[Arg::Mem(tail), Arg::U64(0), Arg::Mem(buf), Arg::U64(base + full), Arg::U64(1), Arg::U64(s * r), Arg::U64(0), Arg::U64(0)], s * r, hl, "copy_rows")?;
+                ch.launch(
+                    &k.copy_rows,
+                    &[
+                        Arg::Mem(tail),
+                        Arg::U64(0),
+                        Arg::Mem(buf),
+                        Arg::U64(base + full),
+                        Arg::U64(1),
+                        Arg::U64(s * r),
+                        Arg::U64(0),
+                        Arg::U64(0),
+                    ],
+                    s * r,
+                    hl,
+                    "copy_rows",
+                )?;
                 ch.bytes += 2 * s * r * w;
             }
             if q > 1 && s > 1 {
@@ -796,7 +1172,22 @@ fn enqueue_step(ch: &mut Chain, k: &Kernels, st: Step, buf: cl_mem, base: u64, s
                     }
                 }
                 // scatter: data[s*M + QT + j] = scratch[s*r + j]
-                ch.launch(&k.copy_rows, &[Arg::Mem(buf), Arg::U64(base + qt), Arg::Mem(tail), Arg::U64(0), Arg::U64(s), Arg::U64(r), Arg::U64(m), Arg::U64(r)], s * r, hl, "copy_rows")?;
+                ch.launch(
+                    &k.copy_rows,
+                    &[
+                        Arg::Mem(buf),
+                        Arg::U64(base + qt),
+                        Arg::Mem(tail),
+                        Arg::U64(0),
+                        Arg::U64(s),
+                        Arg::U64(r),
+                        Arg::U64(m),
+                        Arg::U64(r),
+                    ],
+                    s * r,
+                    hl,
+                    "copy_rows",
+                )?;
                 ch.bytes += 2 * s * r * w;
             }
         }
@@ -808,29 +1199,63 @@ fn reverse(ch: &mut Chain, k: &Kernels, buf: cl_mem, start: u64, len: u64, hl: u
     if len < 2 {
         return Ok(());
     }
-    ch.launch(&k.reverse, &[Arg::Mem(buf), Arg::U64(start), Arg::U64(len)], len / 2, hl, "reverse_range")?;
+    ch.launch(
+        &k.reverse,
+        &[Arg::Mem(buf), Arg::U64(start), Arg::U64(len)],
+        len / 2,
+        hl,
+        "reverse_range",
+    )?;
     ch.bytes += 2 * len * k.plan.w as u64;
     Ok(())
 }
 
 /// PTTWAC 100: the A x B array of T-word super-elements at word `base` becomes B x A.
 #[allow(clippy::too_many_arguments)]
-fn p100(ch: &mut Chain, k: &Kernels, buf: cl_mem, base: u64, flags: cl_mem, flags_bytes: u64, a: u32, b: u32) -> Res<()> {
+fn p100(
+    ch: &mut Chain,
+    k: &Kernels,
+    buf: cl_mem,
+    base: u64,
+    flags: cl_mem,
+    flags_bytes: u64,
+    a: u32,
+    b: u32,
+) -> Res<()> {
     let p = &k.plan;
     let n = a as u64 * b as u64;
     ch.fill_zero(flags, flags_bytes.min(n.div_ceil(32) * 4))?;
     // The last argument is the `zero` of the FOLD address dependency (kernels/marshal.cl).
-    let args = [Arg::Mem(buf), Arg::U64(base), Arg::Mem(flags), Arg::U32(a), Arg::U32(b), Arg::U32(0)];
+    let args = [
+        Arg::Mem(buf),
+        Arg::U64(base),
+        Arg::Mem(flags),
+        Arg::U32(a),
+        Arg::U32(b),
+        Arg::U32(0),
+    ];
     if p.p100_wi {
         ch.launch(&k.p100, &args, n, p.p100_wi_l, "p100_wi")
     } else {
-        ch.launch(&k.p100, &args, n * p.p100_wg_l as u64, p.p100_wg_l, "p100_wg")
+        ch.launch(
+            &k.p100,
+            &args,
+            n * p.p100_wg_l as u64,
+            p.p100_wg_l,
+            "p100_wg",
+        )
     }
 }
 
 /// Names the kernels a conversion of this shape would use on this device (for the logs and
 /// the benchmark).
-pub fn describe(device: cl_device_id, shape: Shape, from: Layout, to: Layout, offset: u64) -> String {
+pub fn describe(
+    device: cl_device_id,
+    shape: Shape,
+    from: Layout,
+    to: Layout,
+    offset: u64,
+) -> String {
     let di = dev_info(device);
     let mut out = Vec::new();
     for st in steps(shape, from, to, default_tile(device)) {
@@ -849,7 +1274,12 @@ pub fn describe(device: cl_device_id, shape: Shape, from: Layout, to: Layout, of
                     }
                     _ => {
                         if p.p100_wi {
-                            format!("p100_wi{}(L={},pv={})", if p.p100_volatile { "v" } else { "" }, p.p100_wi_l, p.p100_pv)
+                            format!(
+                                "p100_wi{}(L={},pv={})",
+                                if p.p100_volatile { "v" } else { "" },
+                                p.p100_wi_l,
+                                p.p100_pv
+                            )
                         } else {
                             format!("p100_wg(L={})", p.p100_wg_l)
                         }
@@ -863,4 +1293,3 @@ pub fn describe(device: cl_device_id, shape: Shape, from: Layout, to: Layout, of
     let _ = di.vendor;
     out.join(" + ")
 }
-
