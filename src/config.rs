@@ -146,7 +146,7 @@ config_table! {
     profile: bool = "CLAYOUT_PROFILE", default "0",
         "1 turns on profiling for the application's queues so that the statistics include the device time of conversions.";
     fault: Option<String> = "CLAYOUT_FAULT", default "",
-        "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail (conversion, probe, all).";
+        "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail: build, scratch, enqueue (conversion kernels), conversion (the whole conversion), probe, all.";
     opencl_library: Option<String> = "CLAYOUT_OPENCL_LIBRARY", default "",
         "Path of the real OpenCL library to forward to, when the loader the application uses cannot be found by itself.";
 }

@@ -74,6 +74,16 @@ pub enum MarshalError {
     Resources(String),
     Enqueue(cl_int, String),
     Unsupported(String),
+    /// A later step of a multi-step conversion failed after earlier steps were enqueued: the
+    /// buffer's bytes are in neither layout.
+    Partial(Box<MarshalError>),
+}
+
+impl MarshalError {
+    /// Whether the buffer was left untouched (nothing was enqueued).
+    pub fn untouched(&self) -> bool {
+        !matches!(self, MarshalError::Partial(_))
+    }
 }
 
 impl fmt::Display for MarshalError {
@@ -83,6 +93,7 @@ impl fmt::Display for MarshalError {
             MarshalError::Resources(m) => write!(f, "not enough device resources: {m}"),
             MarshalError::Enqueue(e, m) => write!(f, "enqueue failed ({e}): {m}"),
             MarshalError::Unsupported(m) => write!(f, "unsupported conversion: {m}"),
+            MarshalError::Partial(e) => write!(f, "{e}, after part of the conversion was enqueued"),
         }
     }
 }
@@ -207,6 +218,9 @@ fn program(ctx: cl_context, dev: cl_device_id, t: u32, opts: &str) -> Res<cl_pro
 }
 
 unsafe fn build(ctx: cl_context, dev: cl_device_id, t: u32, opts: &str) -> Result<Prog, String> {
+    if crate::fault::inject("build") {
+        return Err("injected failure of a conversion kernel build".into());
+    }
     let src = format!("{}\n{}", crate::layout::asta_macros(Some(t)), SOURCE);
     let csrc = CString::new(src).map_err(|e| e.to_string())?;
     let mut strings = [csrc.as_ptr()];
@@ -309,6 +323,9 @@ static SCRATCH: Lazy<Mutex<HashMap<usize, Scratch>>> = Lazy::new(|| Mutex::new(H
 unsafe fn grow(ctx: cl_context, mem: &mut cl_mem, have: &mut u64, need: u64) -> Res<()> {
     if need <= *have && !mem.is_null() {
         return Ok(());
+    }
+    if crate::fault::inject("scratch") {
+        return Err(MarshalError::Resources("injected failure of a scratch buffer".into()));
     }
     let size = need.max(256).next_power_of_two();
     let mut err: cl_int = 0;
@@ -994,6 +1011,7 @@ fn enqueue_inner(
                 unsafe {
                     api().clReleaseEvent(chain.prev);
                 }
+                return Err(MarshalError::Partial(Box::new(e)));
             }
             Err(e)
         }
@@ -1012,6 +1030,9 @@ fn enqueue_step(
     tail: cl_mem,
     flags_bytes: u64,
 ) -> Res<()> {
+    if !ch.started && crate::fault::inject("enqueue") {
+        return Err(MarshalError::Enqueue(CL_OUT_OF_RESOURCES, "injected failure of a conversion enqueue".into()));
+    }
     let p = &k.plan;
     let (m, s, w) = (shape.m, shape.s as u64, shape.w as u64);
     let t = p.t as u64;

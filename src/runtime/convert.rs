@@ -110,7 +110,12 @@ pub fn ensure(queue: cl_command_queue, buffer: Handle, info: &BufferInfo, need: 
     for step in steps {
         let ev = match run_step(queue, buffer, step, &wait) {
             Ok(ev) => ev,
-            Err(reason) => {
+            Err(StepError { untouched: false, reason }) => {
+                // The bytes are in neither layout: no safe path is left for this buffer.
+                st.pinned = Some(format!("a conversion failed halfway: {reason}"));
+                return Err(Failed { reason: format!("{reason}; the buffer's contents are lost") });
+            }
+            Err(StepError { reason, .. }) => {
                 if step.to_host || must {
                     // The bytes are in a device layout the application cannot read: put them
                     // back on the host side, or fail the command rather than expose them.
@@ -162,11 +167,17 @@ fn out_of_order_barrier(queue: cl_command_queue) -> Option<OwnedEvent> {
     (r == CL_SUCCESS).then_some(OwnedEvent(ev))
 }
 
-fn run_step(queue: cl_command_queue, buffer: Handle, step: Step, wait: &[cl_event]) -> Result<OwnedEvent, String> {
+/// Why a step failed, and whether the buffer's bytes are still as they were before it.
+struct StepError {
+    untouched: bool,
+    reason: String,
+}
+
+fn run_step(queue: cl_command_queue, buffer: Handle, step: Step, wait: &[cl_event]) -> Result<OwnedEvent, StepError> {
     if crate::fault::inject("conversion") {
-        return Err("injected failure of a conversion".into());
+        return Err(StepError { untouched: true, reason: "injected failure of a conversion".into() });
     }
-    let done = crate::marshal::enqueue_conversion(queue, buffer as cl_mem, 0, step.shape, step.from, step.to, wait).map_err(|e| e.to_string())?;
+    let done = crate::marshal::enqueue_conversion(queue, buffer as cl_mem, 0, step.shape, step.from, step.to, wait).map_err(|e| StepError { untouched: e.untouched(), reason: e.to_string() })?;
     let dir = if step.to_host { Direction::ToHost } else { Direction::ToDevice };
     stats::marshal(dir, done.bytes_moved, 0);
     super::timing::time_event(queue, done.event);

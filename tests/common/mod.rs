@@ -370,3 +370,28 @@ pub fn build_c_in(dir: &str, name: &str) -> PathBuf {
     bin
 }
 
+
+/// libclayout.so built with the `fault-injection` feature, in its own target directory under
+/// the test's (so the ordinary build stays as it is).
+pub fn fault_lib() -> &'static PathBuf {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let target = paths().profile_dir.parent().unwrap().join("fault-injection");
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let out = Command::new(cargo)
+            .args(["build", "--lib", "--quiet", "--features", "fault-injection", "--manifest-path"])
+            .arg(paths().root.join("Cargo.toml"))
+            .env("CARGO_TARGET_DIR", &target)
+            .output()
+            .expect("cannot run cargo");
+        assert!(out.status.success(), "building the fault-injection library failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        target.join("debug").join("libclayout.so")
+    })
+}
+
+impl Cmd {
+    /// The same command with a given build of the shim preloaded.
+    pub fn shimmed_with(&self, lib: &Path) -> Cmd {
+        self.clone().env("LD_PRELOAD", lib.as_os_str())
+    }
+}

@@ -1,0 +1,57 @@
+//! Injected faults (the `fault-injection` build, `CLAYOUT_FAULT=site`): each OpenCL call clayout
+//! makes on its own behalf fails in turn. The application must get the results it gets without
+//! clayout, its own calls the same return codes; where no correct path is left (a kernel
+//! written for ASTA whose structure cannot be probed), its launch fails with
+//! CL_OUT_OF_RESOURCES instead of running on the wrong layout.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+fn dl_seq() -> &'static PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| build_c_in("tests/dl", "dl_seq"))
+}
+
+fn cmd(kernels: &str, mode: &str) -> Cmd {
+    Cmd::new([dl_seq().as_os_str(), paths().root.join("tests/dl").join(kernels).as_os_str(), mode.as_ref()])
+}
+
+fn faulty(mode: &str, site: &str) -> (Output, Value) {
+    let dir = scratch(site);
+    let json = dir.join("stats.json");
+    let out = run(&cmd("particles_asta.cl", mode).shimmed_with(fault_lib()).env("CLAYOUT_FAULT", site).env("CLAYOUT_STATS", json.as_os_str()), TIMEOUT);
+    let stats = read_stats(&json, &out);
+    (out, stats)
+}
+
+/// Device conversions that fail fall back to the host permutation: same results, and the
+/// fallback is in the statistics.
+#[test]
+fn failed_device_conversions_fall_back_to_the_host() {
+    for mode in ["launches", "map", "soa", "multi"] {
+        let base = run(&cmd("particles_aos.cl", mode), TIMEOUT);
+        assert_ok(&base);
+        for site in ["build", "scratch", "enqueue", "conversion"] {
+            let (out, stats) = faulty(mode, site);
+            assert_same(&base, &out);
+            let fallbacks = stats["fallbacks"].as_array().unwrap();
+            // The scratch buffer is only needed by SoA conversions (done flags).
+            if site != "scratch" || mode == "soa" {
+                assert!(!fallbacks.is_empty(), "{mode} with {site}: no fallback recorded\n{stats:#}");
+            }
+        }
+    }
+}
+
+/// Without its structure's size, a kernel written for ASTA cannot be served: its launch fails
+/// with CL_OUT_OF_RESOURCES (-5), nothing is converted, and other calls are unaffected.
+#[test]
+fn failed_probe_fails_the_asta_launch() {
+    let (out, stats) = faulty("launches", "probe");
+    assert!(out.stdout.contains("clEnqueueNDRangeKernel") && out.stdout.contains("-5"), "{}", out.show("with faults"));
+    assert_eq!(stats["marshal"]["to_device_layout"].as_u64(), Some(0));
+}
