@@ -16,6 +16,7 @@
  *                          (wall time / calls per thread): shows contention in the shim */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
+#include "../tests/include/pick_platform.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -71,7 +72,7 @@ int main(int argc, char **argv) {
     cl_int err;
     cl_platform_id plat;
     cl_device_id dev;
-    CHECK("clGetPlatformIDs", clGetPlatformIDs(1, &plat, NULL));
+    plat = pick_platform();
     CHECK("clGetDeviceIDs", clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
     cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
     CHECK("clCreateContext", err);

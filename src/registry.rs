@@ -25,38 +25,57 @@ struct Entry<T> {
     info: Arc<T>,
 }
 
+/// Shards per table: threads working on different objects take different locks, so that
+/// `clSetKernelArg` from several threads does not bounce one lock's cache line between cores.
+const SHARDS: usize = 16;
+
 /// One kind of object: handle -> (application reference count, facts).
 pub struct Table<T> {
-    map: RwLock<HashMap<Handle, Entry<T>>>,
+    shards: [RwLock<HashMap<Handle, Entry<T>>>; SHARDS],
 }
 
 impl<T> Default for Table<T> {
     fn default() -> Self {
-        Table { map: RwLock::new(HashMap::new()) }
+        Table { shards: std::array::from_fn(|_| RwLock::new(HashMap::new())) }
     }
 }
 
 impl<T> Table<T> {
+    #[inline]
+    fn shard(&self, h: Handle) -> &RwLock<HashMap<Handle, Entry<T>>> {
+        // Handles are heap pointers: the low bits are alignment, the next ones vary.
+        &self.shards[(h >> 4) % SHARDS]
+    }
+
     /// A newly created object (count 1). A handle the driver reuses replaces the old record.
     pub fn insert(&self, h: Handle, info: T) -> Arc<T> {
         let info = Arc::new(info);
-        self.map.write().insert(h, Entry { refs: 1, info: info.clone() });
+        self.shard(h).write().insert(h, Entry { refs: 1, info: info.clone() });
         info
     }
 
     pub fn get(&self, h: Handle) -> Option<Arc<T>> {
-        self.map.read().get(&h).map(|e| e.info.clone())
+        self.shard(h).read().get(&h).map(|e| e.info.clone())
+    }
+
+    /// Runs `f` on the facts of `h` without taking a reference to them.
+    pub fn with<R>(&self, h: Handle, f: impl FnOnce(&T) -> R) -> Option<R> {
+        self.shard(h).read().get(&h).map(|e| f(&e.info))
+    }
+
+    pub fn contains(&self, h: Handle) -> bool {
+        self.shard(h).read().contains_key(&h)
     }
 
     pub fn retain(&self, h: Handle) {
-        if let Some(e) = self.map.write().get_mut(&h) {
+        if let Some(e) = self.shard(h).write().get_mut(&h) {
             e.refs += 1;
         }
     }
 
     /// One release by the application; returns the facts when that was the last reference.
     pub fn release(&self, h: Handle) -> Option<Arc<T>> {
-        let mut map = self.map.write();
+        let mut map = self.shard(h).write();
         let e = map.get_mut(&h)?;
         e.refs = e.refs.saturating_sub(1);
         if e.refs == 0 {
@@ -67,11 +86,11 @@ impl<T> Table<T> {
     }
 
     pub fn refs(&self, h: Handle) -> Option<u32> {
-        self.map.read().get(&h).map(|e| e.refs)
+        self.shard(h).read().get(&h).map(|e| e.refs)
     }
 
     pub fn len(&self) -> usize {
-        self.map.read().len()
+        self.shards.iter().map(|s| s.read().len()).sum()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -80,7 +99,7 @@ impl<T> Table<T> {
 
     /// Every live record, for reports and checks.
     pub fn snapshot(&self) -> Vec<(Handle, Arc<T>)> {
-        self.map.read().iter().map(|(h, e)| (*h, e.info.clone())).collect()
+        self.shards.iter().flat_map(|s| s.read().iter().map(|(h, e)| (*h, e.info.clone())).collect::<Vec<_>>()).collect()
     }
 }
 
@@ -181,7 +200,7 @@ pub unsafe fn arg_value(reg: &Registry, size: usize, value: *const c_void) -> Ar
     }
     if size == std::mem::size_of::<cl_mem>() {
         let h = *(value as *const Handle);
-        if h == 0 || reg.buffers.get(h).is_some() {
+        if h == 0 || reg.buffers.contains(h) {
             return ArgValue::Mem(h);
         }
     }

@@ -417,15 +417,15 @@ pub unsafe fn clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: si
     if r == CL_SUCCESS {
         guard("clSetKernelArg", || {
             let reg = reg();
-            if let Some(info) = reg.kernels.get(key(kernel)) {
-                let v = registry::arg_value(reg, arg_size, arg_value);
+            let v = registry::arg_value(reg, arg_size, arg_value);
+            reg.kernels.with(key(kernel), |info| {
                 let mut args = info.args.lock();
                 let i = arg_index as usize;
                 if args.len() <= i {
                     args.resize(i + 1, None);
                 }
                 args[i] = Some(v);
-            }
+            });
         });
     }
     r

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../include/pick_platform.h"
 
 #define CHECK(x)                                                                      \
     do {                                                                              \
@@ -111,7 +112,7 @@ int main(int argc, char **argv)
     const char *mode = argv[2];
     n = argc > 3 ? (cl_uint)atoi(argv[3]) : 1000;
     cl_platform_id plat;
-    CHECK(clGetPlatformIDs(1, &plat, NULL));
+    plat = pick_platform();
     CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
     cl_int err;
     ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);

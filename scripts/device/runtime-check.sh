@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# On the GPU machine (the device tool), with a release libclayout.so, the OpenCL headers and a
+# link-time libOpenCL.so carried in $CARRY: every DL runtime call sequence on the platform named
+# $CL_PLATFORM_NAME, plain (AoS kernels) against clayout (ASTA kernels), the threads test and
+# the interposition overhead. Writes logs under $OUT.
+set -uo pipefail
+CARRY=${CARRY:-.devcarry/rt}
+OUT=${OUT:-/tmp/out}
+export CL_PLATFORM_NAME=${CL_PLATFORM_NAME:-NVIDIA}
+cc="gcc -O2 -pthread -I$CARRY/include -DCL_TARGET_OPENCL_VERSION=300"
+b=/tmp/clayout-dev; mkdir -p $b
+$cc -o $b/dl_seq tests/dl/dl_seq.c -L$CARRY/lib -lOpenCL || exit 1
+$cc -o $b/dl_threads tests/dl/dl_threads.c -L$CARRY/lib -lOpenCL || exit 1
+$cc -o $b/overhead bench/overhead.c -L$CARRY/lib -lOpenCL || exit 1
+lib=$(readlink -f $CARRY/libclayout.so)
+fail=0
+for m in launches map partial copy fill mixed twoqueues ooo subbuf hostptr soa multi; do
+    for n in 1000 1000000; do
+        a=$($b/dl_seq tests/dl/particles_aos.cl $m $n 2>&1)
+        s=$(CLAYOUT_PROFILE=1 CLAYOUT_STATS=$OUT/stats-$m-$n.json LD_PRELOAD=$lib $b/dl_seq tests/dl/particles_asta.cl $m $n 2>&1)
+        if [ "$a" = "$s" ]; then r=SAME; else r=DIFFERENT; fail=1; fi
+        conv=$(python3 -c "import json;d=json.load(open('$OUT/stats-$m-$n.json'));m=d['marshal'];print(m['to_device_layout'],m['to_host_layout'],m['bytes'],m['device_ns'],len(d['fallbacks']))" 2>&1)
+        echo "$m n=$n $r conversions(dev host bytes ns fallbacks)=$conv"
+        [ $r = SAME ] || { echo "$a"; echo "--- under clayout:"; echo "$s"; }
+    done
+done
+a=$($b/dl_threads tests/dl/particles_aos.cl 8 200 2>&1)
+s=$(LD_PRELOAD=$lib CLAYOUT_STATS=$OUT/stats-threads.json $b/dl_threads tests/dl/particles_asta.cl 8 200 2>&1)
+[ "$a" = "$s" ] && echo "threads SAME" || { echo "threads DIFFERENT"; fail=1; }
+echo "== overhead ($CL_PLATFORM_NAME)"
+CLAYOUT_LOG=off $b/overhead > $OUT/overhead-without.txt 2>&1
+CLAYOUT_LOG=off LD_PRELOAD=$lib $b/overhead > $OUT/overhead-with.txt 2>&1
+paste $OUT/overhead-without.txt $OUT/overhead-with.txt
+exit $fail
