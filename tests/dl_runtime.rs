@@ -225,3 +225,19 @@ fn threads_share_a_converted_buffer() {
         assert_eq!(conversions(&stats), (61, 61), "round {round}: {stats:#}");
     }
 }
+
+/// Programs built for OpenCL C 2.0 and 3.0: the structure probe and the tile macro go through
+/// the application's own options, results stay identical.
+#[test]
+fn programs_built_with_newer_opencl_c() {
+    for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+        let base = run(&Cmd::new([dl_seq().as_os_str(), kernels("particles_aos.cl").as_os_str(), "launches".as_ref()]).env("DL_BUILD_OPTIONS", std), TIMEOUT);
+        if base.code != Some(0) {
+            eprintln!("SKIPPED {std}: the platform does not build it\n{}", base.show("plain"));
+            continue;
+        }
+        let (out, stats) = shimmed("launches", &kernels("particles_asta.cl"), &[("DL_BUILD_OPTIONS", std)]);
+        assert_same(&base, &out);
+        assert_eq!(conversions(&stats), (1, 1), "{std}");
+    }
+}

@@ -218,6 +218,10 @@ fn record_program(p: cl_program, ctx: cl_context, origin: ProgramOrigin, sources
         let dl = if origin == ProgramOrigin::Source {
             crate::runtime::program::discover(&sources.concat())
         } else {
+            crate::log::info(&format!(
+                "program {:#x} created from {origin:?}: no source to read annotations from, its kernels run as they are",
+                key(p)
+            ));
             None
         };
         reg().programs.insert(key(p), ProgramInfo { context: key(ctx), origin, sources, build_options: Mutex::new(None), dl });

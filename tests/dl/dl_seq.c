@@ -123,7 +123,8 @@ int main(int argc, char **argv)
     char *src = read_file(argv[1]);
     prog = clCreateProgramWithSource(ctx, 1, (const char **)&src, NULL, &err);
     CHECK(err);
-    err = clBuildProgram(prog, 1, &dev, "", NULL, NULL);
+    const char *opts = getenv("DL_BUILD_OPTIONS");
+    err = clBuildProgram(prog, 1, &dev, opts ? opts : "", NULL, NULL);
     if (err != CL_SUCCESS) {
         char log[8192] = "";
         clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
