@@ -344,6 +344,14 @@ fn pyopencl_same_output_and_counts() {
 }
 
 /// Keeps `paths().profile_dir` used (the shim's own directory is where the library is).
+/// exit() from a worker thread while the main thread blocks: the statistics are still written,
+/// with every call the program made.
+#[test]
+fn stats_written_when_another_thread_exits() {
+    let p = c_program("exit_thread");
+    run_with_stats("exit-thread", &p.cmd, &p.base, true);
+}
+
 #[test]
 fn shim_library_is_a_shared_object() {
     let p = paths();
