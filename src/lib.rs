@@ -11,6 +11,7 @@ pub mod log;
 pub mod marshal;
 pub mod real;
 pub mod registry;
+pub mod rewrite;
 pub mod runtime;
 pub mod stats;
 pub mod structdef;

@@ -10,9 +10,9 @@ use crate::annotation::lex::{lex, Token, TokenKind};
 /// The word size of the members of structure type `type_name` (as written in a kernel
 /// parameter: `option_t`, `struct cell`, `Cell`), or the reason it is not supported.
 pub fn word_size(src: &str, type_name: &str) -> Result<u32, String> {
-    let toks: Vec<Token> = lex(src).into_iter().filter(|t| !t.is_comment() && t.kind != TokenKind::Directive).collect();
-    let body = find_body(src, &toks, type_name.trim(), 0)?;
-    member_word_size(src, body)
+    let toks = code_tokens(src);
+    let def = find_definition(src, &toks, type_name)?;
+    member_word_size(src, def.body)
 }
 
 /// Element size of a member type name, for the types clayout can move as words.
@@ -29,7 +29,26 @@ pub fn element_size(ty: &str) -> Option<u32> {
     }
 }
 
-fn find_body<'t>(src: &str, toks: &'t [Token], name: &str, depth: u32) -> Result<&'t [Token], String> {
+/// The source's tokens with comments and directives removed, as the finders below expect them.
+pub(crate) fn code_tokens(src: &str) -> Vec<Token> {
+    lex(src).into_iter().filter(|t| !t.is_comment() && t.kind != TokenKind::Directive).collect()
+}
+
+/// A structure definition found in the source.
+pub(crate) struct Definition<'t> {
+    /// The tokens between the braces.
+    pub body: &'t [Token],
+    /// The tokens after the closing brace up to the `;` (declarator names, attributes).
+    pub trailer: &'t [Token],
+}
+
+/// The definition of structure type `name` (`Cell`, `struct cell`), following one level of
+/// `typedef struct tag Name;` at a time.
+pub(crate) fn find_definition<'t>(src: &str, toks: &'t [Token], name: &str) -> Result<Definition<'t>, String> {
+    find_body(src, toks, name.trim(), 0)
+}
+
+fn find_body<'t>(src: &str, toks: &'t [Token], name: &str, depth: u32) -> Result<Definition<'t>, String> {
     if depth > 8 {
         return Err(format!("typedef chain for `{name}` is too deep"));
     }
@@ -48,21 +67,23 @@ fn find_body<'t>(src: &str, toks: &'t [Token], name: &str, depth: u32) -> Result
             continue;
         }
         let close = matching_brace(src, toks, open).ok_or_else(|| format!("unbalanced braces in the definition of `{name}`"))?;
-        let body = &toks[open + 1..close];
-        let typedef = i > 0 && text(i - 1) == "typedef";
+        let end = (close + 1..toks.len()).find(|&k| text(k) == ";").unwrap_or(toks.len());
+        let def = Definition { body: &toks[open + 1..close], trailer: &toks[close + 1..end] };
         let defines = if is_tag {
             tag == Some(ident)
         } else {
-            // typedef struct [tag] { ... } Name [attributes];
-            typedef && typedef_names(src, toks, close + 1).iter().any(|n| *n == ident)
+            // typedef struct [tag] { ... } Name;  (the typedef may not be the declaration's
+            // first word: `typedef struct __attribute__((...)) {`, so look back a little)
+            let typedef = (i.saturating_sub(2)..i).any(|k| text(k) == "typedef");
+            typedef && typedef_names(src, def.trailer).contains(&ident)
         };
         if defines {
-            return Ok(body);
+            return Ok(def);
         }
     }
     if !is_tag {
         // typedef struct tag Name;
-        for i in 0..toks.len().saturating_sub(3) {
+        for i in 0..toks.len().saturating_sub(4) {
             if text(i) == "typedef" && text(i + 1) == "struct" && text(i + 3) == ident && text(i + 4) == ";" {
                 return find_body(src, toks, &format!("struct {}", text(i + 2)), depth + 1);
             }
@@ -71,20 +92,14 @@ fn find_body<'t>(src: &str, toks: &'t [Token], name: &str, depth: u32) -> Result
     Err(format!("no definition of structure `{name}` found in the program source"))
 }
 
-/// Names declared by `typedef struct {...} A, B;` starting right after the closing brace.
-fn typedef_names<'s>(src: &'s str, toks: &[Token], mut i: usize) -> Vec<&'s str> {
-    let mut names = Vec::new();
-    while let Some(t) = toks.get(i) {
-        let s = t.text(src);
-        if s == ";" {
-            break;
-        }
-        if t.kind == TokenKind::Ident && !s.starts_with("__") && s != "aligned" && s != "packed" {
-            names.push(s);
-        }
-        i += 1;
-    }
-    names
+/// Names declared by `typedef struct {...} A, B;`, from the tokens after the closing brace.
+fn typedef_names<'s>(src: &'s str, trailer: &[Token]) -> Vec<&'s str> {
+    trailer
+        .iter()
+        .filter(|t| t.kind == TokenKind::Ident)
+        .map(|t| t.text(src))
+        .filter(|s| !s.starts_with("__") && *s != "aligned" && *s != "packed")
+        .collect()
 }
 
 fn matching_brace(src: &str, toks: &[Token], open: usize) -> Option<usize> {

@@ -1,5 +1,6 @@
 // Black-Scholes pricing of European options, one option per work-item, options kept as an
 // array of structures exactly as the host program stores them.
+#pragma OPENCL FP_CONTRACT OFF
 typedef struct {
     float spot;    // S: current price of the underlying
     float strike;  // X

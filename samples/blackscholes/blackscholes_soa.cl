@@ -1,5 +1,6 @@
 // The hand-written discrete-array peer of blackscholes_aos.cl: the same arithmetic, one array
 // per field, as a programmer rewriting the host code for coalescing would write it.
+#pragma OPENCL FP_CONTRACT OFF
 static float cnd(float d)
 {
     const float a1 = 0.31938153f, a2 = -0.356563782f, a3 = 1.781477937f;

@@ -117,4 +117,54 @@ static float sample_uniform(uint64_t *state, float lo, float hi)
 {
     return lo + (hi - lo) * (sample_rand(state) & 0xffffff) / (float)0x1000000;
 }
+/* The kernel file of a variant: DIR/BASE_VARIANT.cl, DIR from --kernels or else the directory of
+ * the program (the Makefile copies the .cl files beside it). */
+static inline void sample_kernel_path(char *path, size_t size, const char *argv0, const char *dir,
+                               const char *base, const char *variant)
+{
+    char d[4096];
+    if (dir)
+        snprintf(d, sizeof d, "%s", dir);
+    else {
+        snprintf(d, sizeof d, "%s", argv0);
+        char *slash = strrchr(d, '/');
+        if (slash) *slash = 0; else strcpy(d, ".");
+    }
+    snprintf(path, size, "%s/%s_%s.cl", d, base, variant);
+}
+
+static inline cl_mem sample_buffer(sample_cl *s, size_t bytes)
+{
+    cl_int err;
+    cl_mem m = clCreateBuffer(s->context, CL_MEM_READ_WRITE, bytes ? bytes : 4, NULL, &err);
+    CHECK(err);
+    return m;
+}
+
+static inline cl_kernel sample_kernel(cl_program p, const char *name)
+{
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, name, &err);
+    if (err != CL_SUCCESS) {
+        fprintf(stderr, "clCreateKernel(%s) failed: %d\n", name, err);
+        exit(1);
+    }
+    return k;
+}
+
+#define ARG(k, i, v) CHECK(clSetKernelArg((k), (i), sizeof(v), &(v)))
+
+/* 1-D launch of n work-items rounded up to groups of `local`. */
+static inline void sample_launch(sample_cl *s, cl_kernel k, size_t n, size_t local)
+{
+    size_t global = (n + local - 1) / local * local;
+    if (!global) global = local;
+    CHECK(clEnqueueNDRangeKernel(s->queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+}
+
+static inline void sample_release(sample_cl *s)
+{
+    clReleaseCommandQueue(s->queue);
+    clReleaseContext(s->context);
+}
 #endif

@@ -1,0 +1,201 @@
+//! The OpenCL C text the rewriter generates besides the spliced accesses: the ASTA index
+//! functions, vector and whole-structure load/store functions, and rewritten parameters.
+//! Every generated definition is guarded by `#ifndef CLAYOUT_HAVE_<name>` so that rewriting
+//! several kernels of one program, one after the other, defines each function once.
+
+use super::layout::{MemberLayout, StructLayout};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Word index functions, in `ulong` arithmetic. Functions rather than macros so that each
+/// argument (which may have side effects, `p[i++].x`) is evaluated exactly once.
+const INDEX_FUNCTIONS: &str = "\
+#ifndef CLAYOUT_HAVE_INDEX
+#define CLAYOUT_HAVE_INDEX
+#ifndef CLAYOUT_TILE
+#error \"clayout: a rewritten kernel needs -D CLAYOUT_TILE=<tile>\"
+#endif
+/* ASTA word index of word s of structure i (S words per structure, M structures). */
+ulong clayout_asta(ulong i, ulong s, ulong S, ulong M) {
+  const ulong T = (ulong)(CLAYOUT_TILE);
+  const ulong full = M - M % T;
+  return i < full ? (i / T * S + s) * T + i % T : full * S + s * (M - full) + (i - full);
+}
+/* A flat AoS subscript k (word k % S of structure k / S). */
+ulong clayout_aos_flat(ulong k, ulong S, ulong M) {
+  return clayout_asta(k / S, k % S, S, M);
+}
+/* A flat SoA subscript k (word k / M of structure k % M). */
+ulong clayout_soa_flat(ulong k, ulong S, ulong M) {
+  return clayout_asta(k % M, k / M, S, M);
+}
+/* A flat SoA subscript written s*M + i: direct when i lies in [0, M), exact otherwise. */
+ulong clayout_soa_at(ulong i, ulong s, ulong S, ulong M) {
+  return i < M ? clayout_asta(i, s, S, M) : clayout_soa_flat(s * M + i, S, M);
+}
+#endif
+";
+
+/// The generated functions one rewrite needs, emitted in dependency order.
+#[derive(Default)]
+pub(crate) struct Needs {
+    vectors: BTreeSet<(String, u32)>,
+    structs: BTreeMap<String, String>,
+}
+
+impl Needs {
+    pub fn vector(&mut self, scalar: &str, lanes: u32) -> (String, String) {
+        self.vectors.insert((scalar.to_string(), lanes));
+        (
+            format!("clayout_ld_{scalar}{lanes}"),
+            format!("clayout_st_{scalar}{lanes}"),
+        )
+    }
+
+    /// Names of the load and store functions of whole structures of `layout`, whose buffer is
+    /// addressed as `base` words.
+    pub fn structure(&mut self, layout: &StructLayout, base: &str) -> (String, String) {
+        let tn = sanitize(&layout.type_name);
+        let (ld, st) = (format!("clayout_ld_{tn}"), format!("clayout_st_{tn}"));
+        if !self.structs.contains_key(&tn) {
+            for m in layout.members.iter().filter(|m| m.lanes > 1) {
+                self.vector(&m.scalar, m.lanes);
+            }
+            let text = struct_functions(layout, base, &ld, &st);
+            self.structs.insert(tn, text);
+        }
+        (ld, st)
+    }
+
+    pub fn text(&self) -> String {
+        let mut s = String::from(INDEX_FUNCTIONS);
+        for (scalar, lanes) in &self.vectors {
+            s.push_str(&vector_functions(scalar, *lanes));
+        }
+        for text in self.structs.values() {
+            s.push_str(text);
+        }
+        s
+    }
+}
+
+/// `struct cell` -> `struct_cell`: a type name as part of an identifier.
+pub(crate) fn sanitize(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join("_")
+}
+
+pub(crate) fn guarded(name: &str, body: &str) -> String {
+    format!("#ifndef CLAYOUT_HAVE_{name}\n#define CLAYOUT_HAVE_{name}\n{body}#endif\n")
+}
+
+/// The buffer pointer `p` as a pointer to `scalar` words (it is declared as `base` words).
+pub(crate) fn words_of(p: &str, base: &str, scalar: &str, is_const: bool) -> String {
+    if scalar == base {
+        p.to_string()
+    } else {
+        let c = if is_const { "const " } else { "" };
+        format!("(({c}__global {scalar} *){p})")
+    }
+}
+
+/// Word `s` of structure `i` of buffer `p` (already a pointer to the right scalar): an lvalue.
+pub(crate) fn word(p: &str, i: &str, s: &str, words: u32, m: &str) -> String {
+    format!("{p}[clayout_asta({i}, {s}, {words}, {m})]")
+}
+
+const LANES: [&str; 16] = [
+    "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "sa", "sb", "sc", "sd", "se", "sf",
+];
+
+fn vector_functions(scalar: &str, lanes: u32) -> String {
+    let ty = format!("{scalar}{lanes}");
+    let ld = format!("clayout_ld_{ty}");
+    let st = format!("clayout_st_{ty}");
+    let words: Vec<String> = (0..lanes)
+        .map(|k| format!("p[clayout_asta(i, s + {k}, S, M)]"))
+        .collect();
+    let mut body = format!(
+        "{ty} {ld}(const __global {scalar} *p, ulong i, ulong s, ulong S, ulong M) {{\n  return ({ty})({});\n}}\n",
+        words.join(", ")
+    );
+    body.push_str(&format!(
+        "{ty} {st}(__global {scalar} *p, ulong i, ulong s, ulong S, ulong M, {ty} v) {{\n"
+    ));
+    for (k, w) in words.iter().enumerate() {
+        body.push_str(&format!("  {w} = v.{};\n", LANES[k]));
+    }
+    body.push_str("  return v;\n}\n");
+    guarded(&ty, &body)
+}
+
+fn struct_functions(layout: &StructLayout, base: &str, ld: &str, st: &str) -> String {
+    let t = &layout.type_name;
+    let s = layout.words;
+    let mut load = format!("{t} {ld}(const __global {base} *p, ulong i, ulong M) {{\n  {t} v;\n");
+    let mut store = format!("{t} {st}(__global {base} *p, ulong i, ulong M, {t} v) {{\n");
+    for m in &layout.members {
+        for (field, off) in elements(m) {
+            let (lp, sp) = (
+                words_of("p", base, &m.scalar, true),
+                words_of("p", base, &m.scalar, false),
+            );
+            if m.lanes == 1 {
+                load.push_str(&format!(
+                    "  v.{field} = {};\n",
+                    word(&lp, "i", &off.to_string(), s, "M")
+                ));
+                store.push_str(&format!(
+                    "  {} = v.{field};\n",
+                    word(&sp, "i", &off.to_string(), s, "M")
+                ));
+            } else {
+                let ty = m.elem_type();
+                load.push_str(&format!(
+                    "  v.{field} = clayout_ld_{ty}({lp}, i, {off}, {s}, M);\n"
+                ));
+                store.push_str(&format!(
+                    "  clayout_st_{ty}({sp}, i, {off}, {s}, M, v.{field});\n"
+                ));
+            }
+        }
+    }
+    load.push_str("  return v;\n}\n");
+    store.push_str("  return v;\n}\n");
+    guarded(&sanitize(t), &(load + &store))
+}
+
+/// Each element of a member with its word offset: `a` or `a[0]`, `a[1]`...
+fn elements(m: &MemberLayout) -> Vec<(String, u32)> {
+    if m.count == 1 {
+        vec![(m.name.clone(), m.word_offset)]
+    } else {
+        (0..m.count)
+            .map(|k| (format!("{}[{k}]", m.name), m.word_offset + k * m.stride()))
+            .collect()
+    }
+}
+
+/// The lane a single-component selector names (`x`, `s3`, `sA`), if it is one.
+pub(crate) fn component(sel: &str) -> Option<u32> {
+    match sel {
+        "x" => return Some(0),
+        "y" => return Some(1),
+        "z" => return Some(2),
+        "w" => return Some(3),
+        _ => {}
+    }
+    let rest = sel.strip_prefix('s').or_else(|| sel.strip_prefix('S'))?;
+    if rest.len() != 1 {
+        return None;
+    }
+    rest.chars().next()?.to_digit(16)
+}
+
+/// Stable FNV-1a hash, for names of rewritten helper copies that must agree across rewrites.
+pub(crate) fn fnv(s: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in s.bytes() {
+        h ^= b as u32;
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
