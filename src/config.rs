@@ -141,12 +141,16 @@ config_table! {
         "Tile size T of the ASTA layout; empty picks the device's coalescing width (32 on NVIDIA, 64 on AMD, 32 elsewhere).";
     annotations: Option<String> = "CLAYOUT_ANNOTATIONS", default "",
         "Side file of //DL: annotations, one per line starting with the kernel name, for kernels whose source cannot be edited.";
+    rewrite: bool = "CLAYOUT_REWRITE", default "1",
+        "0 turns the transparent mode off: kernels annotated without a device layout (//DL: AoS: p[n]) then run as written, on host-layout buffers.";
+    dump_dir: Option<String> = "CLAYOUT_DUMP_DIR", default "",
+        "Directory where the transparent mode writes every rewritten program source (one .cl file per program) for inspection.";
     strict: bool = "CLAYOUT_STRICT", default "0",
         "1 turns every fallback into a hard failure (the call returns CL_OUT_OF_RESOURCES), for testing.";
     profile: bool = "CLAYOUT_PROFILE", default "0",
         "1 turns on profiling for the application's queues so that the statistics include the device time of conversions.";
     fault: Option<String> = "CLAYOUT_FAULT", default "",
-        "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail: build, scratch, enqueue (conversion kernels), conversion (the whole conversion), probe, all.";
+        "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail: build (conversion kernels and the transparent mode's private program), scratch, enqueue (conversion kernels), conversion (the whole conversion), probe (structure probes), kernel (the rewritten kernel's creation, arguments and launch), all.";
     opencl_library: Option<String> = "CLAYOUT_OPENCL_LIBRARY", default "",
         "Path of the real OpenCL library to forward to, when the loader the application uses cannot be found by itself.";
 }

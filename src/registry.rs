@@ -162,6 +162,8 @@ pub struct KernelInfo {
     pub args: Mutex<Vec<Option<ArgValue>>>,
     /// What the kernel's annotation asks at launch, worked out at the first launch.
     pub plan: once_cell::sync::OnceCell<crate::runtime::program::PlanResult>,
+    /// The transparent mode's copy of this kernel object, created at its first launch.
+    pub private: once_cell::sync::OnceCell<Result<crate::runtime::transparent::PrivateKernel, String>>,
 }
 
 #[derive(Debug)]

@@ -16,6 +16,9 @@ static TO_HOST: AtomicU64 = AtomicU64::new(0);
 static MARSHAL_BYTES: AtomicU64 = AtomicU64::new(0);
 static MARSHAL_NS: AtomicU64 = AtomicU64::new(0);
 static REWRITTEN: AtomicU64 = AtomicU64::new(0);
+static REFUSED: AtomicU64 = AtomicU64::new(0);
+static LAUNCH_REWRITTEN: AtomicU64 = AtomicU64::new(0);
+static LAUNCH_ORIGINAL: AtomicU64 = AtomicU64::new(0);
 static FALLBACKS: Mutex<Vec<Fallback>> = Mutex::new(Vec::new());
 /// Fallbacks kept in full; past this only the count grows, so a loop cannot eat memory.
 const FALLBACKS_KEPT: usize = 1000;
@@ -53,6 +56,17 @@ pub fn rewritten_kernel() {
     REWRITTEN.fetch_add(1, Relaxed);
 }
 
+/// A kernel the rewriter left as written (the reason goes to the fallback list too).
+pub fn rewrite_refused() {
+    REFUSED.fetch_add(1, Relaxed);
+}
+
+/// A launch of a rewritten kernel: its copy (`true`), or the kernel as written because a
+/// buffer could not or should not be converted (`false`).
+pub fn transparent_launch(rewritten: bool) {
+    if rewritten { &LAUNCH_REWRITTEN } else { &LAUNCH_ORIGINAL }.fetch_add(1, Relaxed);
+}
+
 /// Something clayout could not do with certainty, and the safe path it took instead.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct Fallback {
@@ -88,6 +102,10 @@ pub struct Report {
     pub fallbacks: Vec<Fallback>,
     pub fallbacks_not_listed: u64,
     pub rewritten_kernels: u64,
+    pub rewrite_refusals: u64,
+    /// Launches of rewritten kernels that ran the ASTA copy / the kernel as written.
+    pub launches_rewritten: u64,
+    pub launches_as_written: u64,
 }
 
 /// A snapshot of every counter. Never blocks for long: at exit another thread may hold the
@@ -114,6 +132,9 @@ pub fn report() -> Report {
         fallbacks,
         fallbacks_not_listed: FALLBACKS_DROPPED.load(Relaxed),
         rewritten_kernels: REWRITTEN.load(Relaxed),
+        rewrite_refusals: REFUSED.load(Relaxed),
+        launches_rewritten: LAUNCH_REWRITTEN.load(Relaxed),
+        launches_as_written: LAUNCH_ORIGINAL.load(Relaxed),
     }
 }
 
@@ -140,7 +161,10 @@ pub fn summary(r: &Report) -> String {
         m.bytes as f64 / (1 << 20) as f64,
         m.device_ns as f64 / 1e6
     );
-    let _ = writeln!(s, "  kernels rewritten: {}", r.rewritten_kernels);
+    let _ = writeln!(s, "  kernels rewritten: {}, refused: {}", r.rewritten_kernels, r.rewrite_refusals);
+    if r.launches_rewritten + r.launches_as_written > 0 {
+        let _ = writeln!(s, "  launches of rewritten kernels: {} in ASTA, {} as written", r.launches_rewritten, r.launches_as_written);
+    }
     let _ = writeln!(s, "  fallbacks: {}", r.fallbacks.len() as u64 + r.fallbacks_not_listed);
     for f in &r.fallbacks {
         let _ = writeln!(s, "    {}: {}", f.object, f.reason);

@@ -55,3 +55,32 @@ fn failed_probe_fails_the_asta_launch() {
     assert!(out.stdout.contains("clEnqueueNDRangeKernel") && out.stdout.contains("-5"), "{}", out.show("with faults"));
     assert_eq!(stats["marshal"]["to_device_layout"].as_u64(), Some(0));
 }
+
+/// The transparent mode's own calls failing in turn (its private program's build, the layout
+/// probe, the copy's creation, arguments and launch, the conversions): the unmodified AoS kernels
+/// run as written, or their copies on correctly converted buffers, with the plain run's results.
+#[test]
+fn transparent_mode_faults_leave_results_unchanged() {
+    let side = paths().root.join("tests/dl/particles.dl");
+    for mode in ["launches", "multi", "soa"] {
+        let base = run(&cmd("particles_aos.cl", mode), TIMEOUT);
+        assert_ok(&base);
+        for site in ["build", "probe", "kernel", "conversion", "all"] {
+            let json = scratch(site).join("stats.json");
+            let out = run(
+                &cmd("particles_aos.cl", mode)
+                    .shimmed_with(fault_lib())
+                    .env("CLAYOUT_FAULT", site)
+                    .env("CLAYOUT_ANNOTATIONS", side.as_os_str())
+                    .env("CLAYOUT_STATS", json.as_os_str()),
+                TIMEOUT,
+            );
+            assert_same(&base, &out);
+            let stats = read_stats(&json, &out);
+            if site != "conversion" {
+                assert_eq!(stats["launches_rewritten"].as_u64(), Some(0), "{mode} with {site}: {stats:#}");
+                assert!(stats["launches_as_written"].as_u64().unwrap() >= 1 || site != "kernel", "{mode} with {site}: {stats:#}");
+            }
+        }
+    }
+}

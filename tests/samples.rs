@@ -1,7 +1,8 @@
 //! The sample applications (samples/) at a tiny size, 2 iterations: the plain AoS program, its
 //! hand-written SoA peer and its hand-written ASTA kernel under clayout must print the same
 //! checksum (identical bits), and clayout must have converted to ASTA for the ASTA run
-//! (`marshal.to_device_layout >= 1` in its statistics). The sizes are not multiples of the tile,
+//! (`marshal.to_device_layout >= 1` in its statistics). The unmodified AoS program under clayout
+//! with the sample's side file (the transparent mode) must print the same checksum too. The sizes are not multiples of the tile,
 //! so the ASTA layout's partial last tile is exercised too.
 //!
 //! The samples are built with `make -C samples OUT=<target>/samples`; the shim is
@@ -49,8 +50,13 @@ fn checksum(out: &Output) -> Option<&str> {
         .and_then(|l| l.split_whitespace().next())
 }
 
-/// Runs one variant; `clayout` runs it under the shim with statistics, returned as JSON.
+/// Runs one variant; `clayout` runs it under the shim with statistics, returned as JSON;
+/// `transparent` also gives the shim the sample's side file of annotations.
 fn run_variant(sample: &str, args: &[&str], extra: &[&str], clayout: bool) -> (Output, Option<serde_json::Value>) {
+    run_variant_with(sample, args, extra, clayout, false)
+}
+
+fn run_variant_with(sample: &str, args: &[&str], extra: &[&str], clayout: bool, transparent: bool) -> (Output, Option<serde_json::Value>) {
     let bin = samples_dir().join(sample).join(sample);
     let mut argv: Vec<std::ffi::OsString> = vec![bin.into()];
     argv.extend(args.iter().chain(extra).map(|a| a.into()));
@@ -63,6 +69,9 @@ fn run_variant(sample: &str, args: &[&str], extra: &[&str], clayout: bool) -> (O
     if clayout {
         cmd = cmd.shimmed().env("CLAYOUT_STATS", json.as_os_str());
     }
+    if transparent {
+        cmd = cmd.env("CLAYOUT_ANNOTATIONS", paths().root.join("samples").join(sample).join(format!("{sample}.dl")).as_os_str());
+    }
     let out = run(&cmd, RUN_TIMEOUT);
     assert!(
         out.code == Some(0) && !out.timed_out && checksum(&out).is_some(),
@@ -72,6 +81,20 @@ fn run_variant(sample: &str, args: &[&str], extra: &[&str], clayout: bool) -> (O
     );
     let stats = clayout.then(|| read_stats(&json, &out));
     (out, stats)
+}
+
+/// The unmodified AoS program (or with `extra`) under clayout with its side file: the
+/// transparent mode rewrites its kernels, converts, and must compute the same bits.
+fn check_transparent(sample: &str, args: &[&str], extra: &[&str]) {
+    let (plain, _) = run_variant(sample, args, extra, false);
+    let (out, stats) = run_variant_with(sample, args, extra, true, true);
+    let stats = stats.unwrap();
+    assert_eq!(checksum(&out), checksum(&plain), "{sample} {extra:?}: the transparent mode changed the results\n{}{}stats: {stats}", plain.show("plain"), out.show("transparent"));
+    for key in ["rewritten_kernels", "launches_rewritten"] {
+        assert!(stats[key].as_u64().unwrap_or(0) >= 1, "{sample} {extra:?}: {key} is 0\nstats: {stats}\n{}", out.show("transparent"));
+    }
+    assert_eq!(stats["launches_as_written"].as_u64(), Some(0), "{sample} {extra:?}: stats: {stats}");
+    assert_eq!(stats["fallbacks"].as_array().map(|a| a.len()), Some(0), "{sample} {extra:?}: clayout fell back\nstats: {stats}");
 }
 
 fn check_sample(sample: &str, args: &[&str], asta_variants: &[&[&str]]) {
@@ -109,20 +132,25 @@ fn check_sample(sample: &str, args: &[&str], asta_variants: &[&[&str]]) {
 #[test]
 fn blackscholes_variants_agree() {
     check_sample("blackscholes", &["-n", "1000"], &[&["--asta"]]);
+    check_transparent("blackscholes", &["-n", "1000"], &[]);
 }
 
 #[test]
 fn lbm_variants_agree() {
     check_sample("lbm", &["-x", "13", "-y", "10", "-z", "7"], &[&["--asta"]]);
+    check_transparent("lbm", &["-x", "13", "-y", "10", "-z", "7"], &[]);
 }
 
 #[test]
 fn particles_variants_agree() {
     check_sample("particles", &["-n", "1000"], &[&["--asta"]]);
+    check_transparent("particles", &["-n", "1000"], &[]);
 }
 
 #[test]
 fn spmv_ell_variants_agree() {
     // Row-major host layout (AoS(32) -> ASTA) and column-major (SoA(32) -> ASTA).
     check_sample("spmv-ell", &["-n", "1000", "-k", "32"], &[&["--asta"], &["--asta", "--soa"]]);
+    check_transparent("spmv-ell", &["-n", "1000", "-k", "32"], &[]);
+    check_transparent("spmv-ell", &["-n", "1000", "-k", "32"], &["--soa"]);
 }

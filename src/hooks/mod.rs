@@ -318,7 +318,20 @@ pub unsafe fn clBuildProgram(
 ) -> cl_int {
     let ours = build_options(program, options, (num_devices, device_list));
     let options = ours.as_ref().map(|o| o.as_ptr()).unwrap_or(options);
-    api().clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data)
+    let r = api().clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
+    if r == CL_SUCCESS && pfn_notify.is_none() {
+        // Build the transparent mode's copies now, with the application's build, rather than
+        // inside its first timed launch. (With a callback the build may still be running: they
+        // are then built at the first launch.)
+        guard("rewritten program", || {
+            if let Some(info) = reg().programs.get(key(program)) {
+                if let Some(rw) = info.dl.as_ref().and_then(|d| d.rewrites.as_ref()) {
+                    let _ = rw.private(&info);
+                }
+            }
+        });
+    }
+    r
 }
 
 pub unsafe fn clCompileProgram(
@@ -371,7 +384,7 @@ pub unsafe fn clLinkProgram(
 fn record_kernel(k: cl_kernel, program: cl_program, name: String, args: Vec<Option<ArgValue>>) {
     guard("kernel", || {
         let program_info = reg().programs.get(key(program));
-        reg().kernels.insert(key(k), KernelInfo { name, program: key(program), program_info, args: Mutex::new(args), plan: Default::default() });
+        reg().kernels.insert(key(k), KernelInfo { name, program: key(program), program_info, args: Mutex::new(args), plan: Default::default(), private: Default::default() });
     });
 }
 

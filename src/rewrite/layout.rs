@@ -147,14 +147,16 @@ pub fn struct_layout(src: &str, type_name: &str) -> Result<StructLayout, String>
 }
 
 /// C expressions whose values the device compiler must agree with before the layout is used:
-/// the structure's size and every member's offset, in bytes.
-pub fn probe_expressions(layout: &StructLayout) -> Vec<(String, u64)> {
+/// the structure's size and every member's offset, in bytes, the offsets measured on a private
+/// variable `var` of the structure's type (plain C that every OpenCL compiler takes, where
+/// `offsetof` builtins differ).
+pub fn probe_expressions(layout: &StructLayout, var: &str) -> Vec<(String, u64)> {
     let t = &layout.type_name;
     let w = layout.word_bytes as u64;
     let mut v = vec![(format!("sizeof({t})"), layout.words as u64 * w)];
     for m in &layout.members {
         v.push((
-            format!("__builtin_offsetof({t}, {})", m.name),
+            format!("(ulong)((__private char *)&{var}.{} - (__private char *)&{var})", m.name),
             m.word_offset as u64 * w,
         ));
     }

@@ -63,12 +63,12 @@ fn refusals() {
 }
 
 #[test]
-fn probes_use_builtin_offsetof() {
+fn probes_measure_offsets_on_a_variable() {
     let l = struct_layout("typedef struct { float4 p; float m; } B;", "B").unwrap();
-    let p = probe_expressions(&l);
+    let p = probe_expressions(&l, "v");
     assert_eq!(p[0], ("sizeof(B)".to_string(), 32));
-    assert_eq!(p[1], ("__builtin_offsetof(B, p)".to_string(), 0));
-    assert_eq!(p[2], ("__builtin_offsetof(B, m)".to_string(), 16));
+    assert_eq!(p[1], ("(ulong)((__private char *)&v.p - (__private char *)&v)".to_string(), 0));
+    assert_eq!(p[2], ("(ulong)((__private char *)&v.m - (__private char *)&v)".to_string(), 16));
 }
 
 #[test]

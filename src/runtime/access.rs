@@ -52,6 +52,22 @@ pub struct BufferNeed {
 /// Brings every buffer of `needs` to what it needs before a command on `queue`; returns the
 /// complete wait list for that command, or the OpenCL error the command must fail with.
 pub fn prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_event]) -> Result<WaitList, cl_int> {
+    try_prepare(queue, needs, user).map_err(|f| {
+        crate::log::error(&format!("{}: cannot bring it into the layout the command needs ({}); the command fails with CL_OUT_OF_RESOURCES", f.object, f.reason));
+        crate::stats::fallback(&f.object, &f.reason);
+        CL_OUT_OF_RESOURCES
+    })
+}
+
+/// Why `prepare` could not meet a need.
+pub struct NotMet {
+    pub object: String,
+    pub reason: String,
+}
+
+/// `prepare` without the verdict: the caller decides whether a need not met fails the command
+/// (it does for the application's kernel) or only changes which kernel runs (a rewritten copy).
+pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_event]) -> Result<WaitList, NotMet> {
     let mut owned = Vec::new();
     for &BufferNeed { mem, need, must } in needs {
         let Some(mut info) = registry::get().buffers.get(key(mem)) else { continue };
@@ -63,17 +79,29 @@ pub fn prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_event])
         }
         match ensure(queue, key(mem), &info, need, must, user) {
             Ok(ev) => owned.extend(ev),
-            Err(f) => {
-                let what = format!("buffer {:#x}", key(mem));
-                crate::log::error(&format!("{what}: cannot bring it into the layout the command needs ({}); the command fails with CL_OUT_OF_RESOURCES", f.reason));
-                crate::stats::fallback(&what, &f.reason);
-                return Err(CL_OUT_OF_RESOURCES);
-            }
+            Err(f) => return Err(NotMet { object: format!("buffer {:#x}", key(mem)), reason: f.reason }),
         }
     }
     let mut events = user.to_vec();
     events.extend(owned.iter().map(|e| e.0));
     Ok(WaitList { events, _owned: owned })
+}
+
+/// Why `needs` cannot all hold at once, if they cannot: one buffer passed for two arguments
+/// that want it in different layouts.
+pub fn conflicting(needs: &[BufferNeed]) -> Option<String> {
+    let layout = |n: &Need| match n {
+        Need::Device(d) => Some(*d),
+        _ => None,
+    };
+    // A sub-buffer stands for its parent, which must then be in host layout.
+    let whose = |m: cl_mem| registry::get().buffers.get(key(m)).and_then(|b| b.parent.map(|p| p.0)).unwrap_or(key(m));
+    for (i, a) in needs.iter().enumerate() {
+        if needs[i + 1..].iter().any(|b| whose(b.mem) == whose(a.mem) && layout(&a.need) != layout(&b.need)) {
+            return Some(format!("buffer {:#x} is passed for two arguments that need it in different layouts", whose(a.mem)));
+        }
+    }
+    None
 }
 
 /// Runs `call` with the wait list `prepare` gives for `needs`; when no buffer anywhere is in a

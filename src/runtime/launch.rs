@@ -2,7 +2,7 @@
 //! asks for (its device layout), or to its host layout when the kernel has no annotation for
 //! it; the launch then waits for those conversions.
 
-use super::access::{prepare, user_wait, BufferNeed};
+use super::access::{conflicting, prepare, user_wait, BufferNeed};
 use super::convert;
 use super::program::KernelPlan;
 use super::state::{DeviceLayout, Need};
@@ -40,7 +40,7 @@ pub unsafe fn launch(
     dims: Dims,
     n: cl_uint,
     list: *const cl_event,
-    enqueue: impl FnOnce(cl_kernel, cl_uint, *const cl_event) -> cl_int,
+    enqueue: impl Fn(cl_kernel, cl_uint, *const cl_event) -> cl_int,
 ) -> cl_int {
     let Some(info) = registry::get().kernels.get(key(kernel)) else { return enqueue(kernel, n, list) };
     let plan = match crate::guard("kernel plan", || info.plan()) {
@@ -57,6 +57,14 @@ pub unsafe fn launch(
         Some(Err(why)) => return cannot_run(&info, &why),
         None => return cannot_run(&info, "internal error while planning its conversions"),
     };
+    if let Some(t) = plan.as_ref().and_then(|p| p.transparent.as_ref()) {
+        return super::transparent::launch(queue, kernel, &info, t, &needs, user, enqueue);
+    }
+    if let Some(why) = conflicting(&needs) {
+        if needs.iter().any(|n| n.must) {
+            return cannot_run(&info, &why);
+        }
+    }
     match crate::guard("launch conversions", || prepare(queue, &needs, user)) {
         Some(Ok(w)) => enqueue(kernel, w.len(), w.ptr()),
         Some(Err(e)) => e,

@@ -5,14 +5,18 @@
 //! - `convert`: carrying out a plan on a queue, with the host fallback;
 //! - `access`: host-visible accesses; `launch`: kernel launches;
 //! - `program`: annotations found at program creation, build options, structure probing;
+//! - `probe`: clayout's own small programs (structure probes);
+//! - `transparent`: rewritten kernels, their private program, and which kernel each launch runs;
 //! - `timing`: device time of conversions on profiling queues.
 
 pub mod access;
 pub mod convert;
 pub mod launch;
+pub mod probe;
 pub mod program;
 pub mod state;
 pub mod timing;
+pub mod transparent;
 
 use crate::registry::BufferInfo;
 

@@ -4,9 +4,7 @@
 
 use crate::annotation::{annotate_program, parse_side_file, DeviceLayout, Extent, HostLayout, KernelLayout, ScalarArg, SideEntry, TILE_MACRO};
 use crate::layout::Layout;
-use crate::real::api;
 use crate::registry::{self, KernelInfo, ProgramInfo};
-use libc::c_void;
 use once_cell::sync::OnceCell;
 use opencl_sys::*;
 use parking_lot::Mutex;
@@ -25,6 +23,8 @@ pub struct ProgramDl {
     pub options: Mutex<String>,
     /// Structure sizes the device compiler reported, by type name.
     sizes: Mutex<HashMap<String, u64>>,
+    /// The transparent mode's copies of the kernels annotated without a device layout.
+    pub rewrites: Option<super::transparent::Rewrites>,
 }
 
 impl ProgramDl {
@@ -80,7 +80,8 @@ pub fn discover(source: &str) -> Option<Arc<ProgramDl>> {
             kernels.insert(k, outcome);
         }
     }
-    Some(Arc::new(ProgramDl { kernels, tile: Mutex::new(None), options: Mutex::new(String::new()), sizes: Mutex::new(HashMap::new()) }))
+    let rewrites = super::transparent::rewrite_program(source, &kernels);
+    Some(Arc::new(ProgramDl { kernels, tile: Mutex::new(None), options: Mutex::new(String::new()), sizes: Mutex::new(HashMap::new()), rewrites }))
 }
 
 /// The build options to pass instead of the application's, when the program has kernels that
@@ -90,20 +91,25 @@ pub fn build_options(info: &ProgramInfo, options: Option<&str>, device: Option<c
     if !dl.marshals() {
         return None;
     }
-    let user = options.unwrap_or("");
-    let (tile, opts) = match user_tile(user) {
-        Some(t) => (t, user.to_string()),
+    let (tile, opts) = with_tile(options.unwrap_or(""), device);
+    *dl.tile.lock() = Some(tile);
+    *dl.options.lock() = opts.clone();
+    CString::new(opts).ok()
+}
+
+/// The tile a program built with the application's `options` uses, and the options that
+/// define it: the application's own `-D CLAYOUT_TILE=T`, else CLAYOUT_TILE, else the device's.
+pub fn with_tile(options: &str, device: Option<cl_device_id>) -> (u32, String) {
+    match user_tile(options) {
+        Some(t) => (t, options.to_string()),
         None => {
             let t = match crate::config::get().tile.0 {
                 Some(t) => t,
                 None => device.map(crate::marshal::default_tile).unwrap_or(32),
             };
-            (t, format!("{user} -D {TILE_MACRO}={t}"))
+            (t, format!("{options} -D {TILE_MACRO}={t}"))
         }
-    };
-    *dl.tile.lock() = Some(tile);
-    *dl.options.lock() = opts.clone();
-    CString::new(opts).ok()
+    }
 }
 
 fn user_tile(options: &str) -> Option<u32> {
@@ -131,6 +137,8 @@ pub struct ParamPlan {
 pub struct KernelPlan {
     pub params: Vec<ParamPlan>,
     pub scalars: Vec<ScalarArg>,
+    /// A rewritten kernel: which copy to run when its buffers are in ASTA.
+    pub transparent: Option<super::transparent::TransparentPlan>,
 }
 
 /// `Ok(None)`: the kernel needs nothing converted. `Err`: it is written for a device layout but
@@ -153,8 +161,17 @@ fn make_plan(k: &KernelInfo) -> PlanResult {
         _ => return Ok(None),
     };
     if !layout.marshals() {
-        // Written for the host layout: runs as is until the transparent mode rewrites it.
-        return Ok(None);
+        // Written for the host layout: its rewritten copy, if the transparent mode made one,
+        // else the kernel as written.
+        let Some((rewrites, rewritten)) = dl.rewrites.as_ref().and_then(|r| Some((r, r.kernels.get(&k.name)?))) else { return Ok(None) };
+        return match super::transparent::plan(program, rewrites, rewritten, layout) {
+            Ok(p) => Ok(Some(Arc::new(p))),
+            Err(why) => {
+                crate::log::warn(&format!("kernel {}: its rewritten copy cannot be used ({why}); it runs as written", k.name));
+                crate::stats::fallback(&format!("kernel {}", k.name), &why);
+                Ok(None)
+            }
+        };
     }
     let plan = plan_layout(program, dl, layout).map_err(|why| format!("cannot prepare its annotated buffers: {why}"));
     match &plan {
@@ -210,7 +227,7 @@ fn plan_layout(program: &ProgramInfo, dl: &ProgramDl, layout: &KernelLayout) -> 
             must: true,
         });
     }
-    Ok(KernelPlan { params, scalars: layout.scalar_args.clone() })
+    Ok(KernelPlan { params, scalars: layout.scalar_args.clone(), transparent: None })
 }
 
 /// `sizeof(type_name)` as the device compiler sees it, from a probe kernel built with the
@@ -224,76 +241,16 @@ fn struct_size(program: &ProgramInfo, dl: &ProgramDl, type_name: &str) -> Result
     Ok(size)
 }
 
-/// Releases OpenCL objects in reverse order of creation, whatever path leaves the probe.
-struct Cleanup(Vec<Box<dyn FnOnce()>>);
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        while let Some(f) = self.0.pop() {
-            f();
-        }
-    }
+fn probe_size(program: &ProgramInfo, options: &str, type_name: &str) -> Result<u64, String> {
+    let ctx = program.context as cl_context;
+    let device = first_device(program)?;
+    let src = format!("{}\n__kernel void clayout_probe_sizeof(__global ulong *out) {{ out[0] = sizeof({type_name}); }}\n", program.source());
+    let built = super::probe::build(ctx, device, &src, options, "probe").map_err(|e| format!("probe of sizeof({type_name}): {e}"))?;
+    let v = super::probe::run(ctx, device, built.0, "clayout_probe_sizeof", 1)?;
+    Ok(v[0])
 }
 
-fn probe_size(program: &ProgramInfo, options: &str, type_name: &str) -> Result<u64, String> {
-    if crate::fault::inject("probe") {
-        return Err("injected failure of the structure probe".into());
-    }
-    let ctx = program.context as cl_context;
-    let device = *registry::get().contexts.get(program.context).and_then(|c| c.devices.first().copied()).as_ref().ok_or("the program's context is unknown")?;
-    let device = device as cl_device_id;
-    let src = format!(
-        "{}\n__kernel void clayout_probe_sizeof(__global ulong *out) {{ out[0] = sizeof({type_name}); }}\n",
-        program.source()
-    );
-    let csrc = CString::new(src).map_err(|_| "the source holds a NUL byte")?;
-    let copts = CString::new(options).map_err(|_| "the options hold a NUL byte")?;
-    let mut clean = Cleanup(Vec::new());
-    let mut err = CL_SUCCESS;
-    unsafe {
-        let ptr = csrc.as_ptr();
-        let p = api().clCreateProgramWithSource(ctx, 1, &ptr as *const _ as *mut _, std::ptr::null(), &mut err);
-        if p.is_null() {
-            return Err(format!("probe program not created ({err})"));
-        }
-        clean.0.push(Box::new(move || {
-            api().clReleaseProgram(p);
-        }));
-        let r = api().clBuildProgram(p, 1, &device, copts.as_ptr(), None, std::ptr::null_mut());
-        if r != CL_SUCCESS {
-            return Err(format!("probe of sizeof({type_name}) did not build ({r})"));
-        }
-        let k = api().clCreateKernel(p, c"clayout_probe_sizeof".as_ptr(), &mut err);
-        if k.is_null() {
-            return Err(format!("probe kernel not created ({err})"));
-        }
-        clean.0.push(Box::new(move || {
-            api().clReleaseKernel(k);
-        }));
-        let buf = api().clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, 8, std::ptr::null_mut(), &mut err);
-        if buf.is_null() {
-            return Err(format!("probe buffer not created ({err})"));
-        }
-        clean.0.push(Box::new(move || {
-            api().clReleaseMemObject(buf);
-        }));
-        let q = api().clCreateCommandQueue(ctx, device, 0, &mut err);
-        if q.is_null() {
-            return Err(format!("probe queue not created ({err})"));
-        }
-        clean.0.push(Box::new(move || {
-            api().clReleaseCommandQueue(q);
-        }));
-        api().clSetKernelArg(k, 0, std::mem::size_of::<cl_mem>(), &buf as *const cl_mem as *const c_void);
-        let one: usize = 1;
-        let r = api().clEnqueueNDRangeKernel(q, k, 1, std::ptr::null(), &one, &one, 0, std::ptr::null(), std::ptr::null_mut());
-        if r != CL_SUCCESS {
-            return Err(format!("probe kernel did not run ({r})"));
-        }
-        let mut size: u64 = 0;
-        let r = api().clEnqueueReadBuffer(q, buf, CL_TRUE, 0, 8, &mut size as *mut u64 as *mut c_void, 0, std::ptr::null(), std::ptr::null_mut());
-        if r != CL_SUCCESS {
-            return Err(format!("probe result not read ({r})"));
-        }
-        Ok(size)
-    }
+/// The first device of the program's context: where clayout's probes run.
+pub fn first_device(program: &ProgramInfo) -> Result<cl_device_id, String> {
+    registry::get().contexts.get(program.context).and_then(|c| c.devices.first().map(|d| *d as cl_device_id)).ok_or_else(|| "the program's context is unknown".to_string())
 }

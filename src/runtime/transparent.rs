@@ -1,0 +1,389 @@
+//! The transparent mode at run time (docs/annotations.md, "Transparent mode"). Kernels annotated
+//! without a device layout (`//DL: AoS: p[n]`) get an ASTA copy from the rewriter when their
+//! program is created. The copies are built in a private program; each launch then runs either
+//! the copy, on buffers converted to ASTA, or the application's kernel, on buffers in host layout.
+//!
+//! Why a private program rather than the application's own: a program's source is fixed when
+//! it is created, so if clayout fed the rewritten source to the application's program and that
+//! failed to build, the application's `clBuildProgram` would fail where the real library would
+//! not have. With a program of its own the application's program, source, binaries, kernel
+//! list and build log stay exactly as it made them, and a copy that does not build or whose
+//! structure layout the compiler contradicts costs one log line. The price is a second compile
+//! of the program, paid right after the application's build.
+
+use super::access::{self, BufferNeed, WaitList};
+use super::probe::{self, OwnedProgram};
+use super::program::{first_device, with_tile, KernelPlan, ParamPlan};
+use super::state::Need;
+use crate::annotation::{ExtentKind, HostLayout, KernelLayout, TypeClass};
+use crate::config::LogLevel;
+use crate::layout::Layout;
+use crate::real::api;
+use crate::registry::{self, ArgValue, KernelInfo, ProgramInfo};
+use crate::rewrite::{self, ExtraArg, HostKind, ParamRewrite, RewriteRequest, StructLayout};
+use libc::c_void;
+use opencl_sys::*;
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::CString;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// What the rewriter made of one program when it was created.
+#[derive(Debug)]
+pub struct Rewrites {
+    /// The application's source with the copy of every rewritten kernel inserted.
+    source: String,
+    pub kernels: HashMap<String, Arc<RewrittenKernel>>,
+    /// The private program and the application's build options it was built with: a program
+    /// rebuilt with other options (other macros) needs its copies rebuilt too.
+    private: Mutex<Option<(String, Result<Arc<PrivateProgram>, String>)>>,
+}
+
+#[derive(Debug)]
+pub struct RewrittenKernel {
+    pub private_name: String,
+    /// The trailing `ulong` arguments of the copy: M of each rewritten buffer.
+    pub extra_args: Vec<ExtraArg>,
+    /// The layout the copy assumes for each rewritten parameter, by parameter name.
+    pub layouts: HashMap<String, StructLayout>,
+    /// Argument index of each rewritten parameter, by name.
+    pub indices: HashMap<String, usize>,
+}
+
+/// The program holding the copies, built with the application's options and the tile macro.
+#[derive(Debug)]
+pub struct PrivateProgram {
+    program: OwnedProgram,
+    pub tile: u32,
+    /// Structure types whose layout the device compiler contradicted, and how.
+    wrong_layouts: HashMap<String, String>,
+}
+
+/// The copy of one application kernel object, with the arguments last given to it.
+#[derive(Debug)]
+pub struct PrivateKernel {
+    handle: usize,
+    _program: Arc<PrivateProgram>,
+    args: Mutex<Vec<Option<ArgValue>>>,
+}
+
+impl Drop for PrivateKernel {
+    fn drop(&mut self) {
+        unsafe { api().clReleaseKernel(self.handle as cl_kernel) };
+    }
+}
+
+/// Per-kernel part of a launch plan in the transparent mode.
+#[derive(Debug)]
+pub struct TransparentPlan {
+    pub program: Arc<PrivateProgram>,
+    pub kernel: Arc<RewrittenKernel>,
+}
+
+/// Rewrites every kernel of `source` annotated without a device layout, one after the other
+/// into one source. None when the mode is off or nothing could be rewritten. Each refusal is
+/// logged once with its construct and line, and counted.
+pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayout, String>>) -> Option<Rewrites> {
+    if !crate::config::get().rewrite {
+        return None;
+    }
+    let wanted: BTreeMap<&String, &KernelLayout> = kernels.iter().filter_map(|(k, l)| Some((k, l.as_ref().ok()?))).filter(|(_, l)| !l.marshals() && !l.params.is_empty()).collect();
+    let mut current = source.to_string();
+    let mut done = HashMap::new();
+    for (name, layout) in wanted {
+        let outcome = request(source, layout).and_then(|(req, layouts)| match rewrite::rewrite_kernel(&current, &req) {
+            Ok(out) => Ok((out, req, layouts)),
+            Err(refusal) => Err(refusal.to_string()),
+        });
+        match outcome {
+            Ok((out, req, layouts)) => {
+                current = out.source;
+                crate::stats::rewritten_kernel();
+                crate::log::info(&format!("kernel {name}: rewritten to ASTA addressing as {}", req.private_name));
+                let indices = req.params.iter().map(|p| (p.name.clone(), p.index)).collect();
+                done.insert(name.clone(), Arc::new(RewrittenKernel { private_name: req.private_name, extra_args: out.extra_args, layouts, indices }));
+            }
+            Err(why) => {
+                crate::log::warn(&format!("kernel {name}: not rewritten ({why}); it runs as written, on host-layout buffers"));
+                crate::stats::rewrite_refused();
+                crate::stats::fallback(&format!("kernel {name}"), &format!("not rewritten: {why}"));
+            }
+        }
+    }
+    if done.is_empty() {
+        return None;
+    }
+    dump(&current, done.keys());
+    Some(Rewrites { source: current, kernels: done, private: Mutex::new(None) })
+}
+
+/// The rewriter's request for one kernel, and the layout of each buffer.
+fn request(source: &str, layout: &KernelLayout) -> Result<(RewriteRequest, HashMap<String, StructLayout>), String> {
+    let mut params = Vec::new();
+    let mut layouts = HashMap::new();
+    for p in &layout.params {
+        let l = match p.elem_class {
+            TypeClass::Scalar(_) => {
+                let s = p.s.ok_or_else(|| format!("{}: the annotation does not say how many words make an element", p.name))?;
+                StructLayout::flat(&p.elem_type, s)?
+            }
+            _ => rewrite::struct_layout(source, &p.elem_type).map_err(|e| format!("{}: {e}", p.name))?,
+        };
+        if p.s.is_some_and(|s| s != l.words) || p.word.is_some_and(|w| w != l.word_bytes) {
+            return Err(format!("{}: the annotation's ({:?}, {:?}) words do not match `{}` ({} words of {} bytes)", p.name, p.s, p.word, p.elem_type, l.words, l.word_bytes));
+        }
+        let host = match p.host {
+            HostLayout::AoS { .. } => HostKind::Aos,
+            HostLayout::SoA { .. } => HostKind::Soa { extent: spelling(&p.extent.kind) },
+        };
+        layouts.insert(p.name.clone(), l.clone());
+        params.push(ParamRewrite { index: p.arg_index as usize, name: p.name.clone(), layout: l, host });
+    }
+    Ok((RewriteRequest { kernel: layout.kernel.clone(), private_name: format!("{}__clayout_asta", layout.kernel), params }, layouts))
+}
+
+/// The extent as the kernel itself would write it, for the rewriter's direct SoA subscripts.
+fn spelling(e: &ExtentKind) -> String {
+    match e {
+        ExtentKind::Arg(n) => n.clone(),
+        ExtentKind::GlobalSize(d) => format!("get_global_size({d})"),
+        _ => String::new(),
+    }
+}
+
+/// CLAYOUT_DUMP_DIR: one file per rewritten program.
+fn dump<'a>(source: &str, kernels: impl Iterator<Item = &'a String>) {
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    let Some(dir) = crate::config::get().dump_dir.as_deref() else { return };
+    let mut names: Vec<&str> = kernels.map(String::as_str).collect();
+    names.sort();
+    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    let path = std::path::Path::new(dir).join(format!("{}-{n}-{}.cl", std::process::id(), names.join("+")));
+    if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&path, source)) {
+        crate::log::warn(&format!("CLAYOUT_DUMP_DIR={dir}: cannot write {} ({e})", path.display()));
+    }
+}
+
+impl Rewrites {
+    /// The private program, built the first time it is asked for after each build of the
+    /// application's program (right after that build, or at the first launch), with the
+    /// options of that build.
+    pub fn private(&self, program: &ProgramInfo) -> Result<Arc<PrivateProgram>, String> {
+        let options = program.build_options.lock().clone().unwrap_or_default();
+        let mut slot = self.private.lock();
+        if let Some((built_with, result)) = slot.as_ref() {
+            if *built_with == options {
+                return result.clone();
+            }
+        }
+        let built = build_private(&self.source, &self.kernels, program, &options).map(Arc::new);
+        if let Err(why) = &built {
+            crate::log::warn(&format!("the rewritten kernels of a program cannot be used ({why}); they run as written"));
+            crate::stats::fallback("rewritten program", why);
+        }
+        *slot = Some((options, built.clone()));
+        built
+    }
+}
+
+fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, program: &ProgramInfo, user: &str) -> Result<PrivateProgram, String> {
+    let ctx = program.context as cl_context;
+    let device = first_device(program)?;
+    let (tile, options) = with_tile(user, Some(device));
+    // One probe kernel, in the same build, checks every structure layout the copies assume.
+    let mut types: BTreeMap<&str, &StructLayout> = BTreeMap::new();
+    for k in kernels.values() {
+        for l in k.layouts.values().filter(|l| l.members.len() > 1 || l.members[0].name != "w" || l.type_name != l.members[0].scalar) {
+            types.insert(&l.type_name, l);
+        }
+    }
+    let mut probe_src = String::from("\n__kernel void clayout_probe_layout(__global ulong *out) {\n");
+    let mut expected = Vec::new();
+    for (t, l) in &types {
+        probe_src.push_str(&format!("  {{ {t} clayout_v;\n"));
+        for (expr, want) in rewrite::probe_expressions(l, "clayout_v") {
+            probe_src.push_str(&format!("    out[{}] = {expr};\n", expected.len()));
+            expected.push((t.to_string(), expr, want));
+        }
+        probe_src.push_str("  }\n");
+    }
+    probe_src.push_str("}\n");
+    let built = probe::build(ctx, device, &format!("{source}{probe_src}"), &options, "build").map_err(|e| format!("the rewritten program: {e}"))?;
+    let got = probe::run(ctx, device, built.0, "clayout_probe_layout", expected.len()).map_err(|e| format!("the structure layout probe: {e}"))?;
+    let mut wrong_layouts = HashMap::new();
+    for ((t, expr, want), got) in expected.into_iter().zip(got) {
+        if want != got && !wrong_layouts.contains_key(&t) {
+            wrong_layouts.insert(t, format!("the device compiler says {expr} = {got}, clayout computed {want}"));
+        }
+    }
+    crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
+    Ok(PrivateProgram { program: built, tile, wrong_layouts })
+}
+
+/// The launch plan of a rewritten kernel: its buffers to ASTA with the private program's tile,
+/// each one optional (`must: false`): the kernel as written can always run instead.
+pub fn plan(program: &ProgramInfo, rewrites: &Rewrites, rewritten: &Arc<RewrittenKernel>, layout: &KernelLayout) -> Result<KernelPlan, String> {
+    let private = rewrites.private(program)?;
+    let mut params = Vec::new();
+    for p in &layout.params {
+        let l = rewritten.layouts.get(&p.name).ok_or_else(|| format!("{} was not rewritten", p.name))?;
+        if let Some(why) = private.wrong_layouts.get(&l.type_name) {
+            return Err(format!("{}: {why}", p.name));
+        }
+        params.push(ParamPlan {
+            index: p.arg_index as usize,
+            name: p.name.clone(),
+            host: if p.host.is_aos() { Layout::Aos } else { Layout::Soa },
+            device: Layout::Asta { t: private.tile },
+            words: l.words,
+            word_bytes: l.word_bytes,
+            struct_bytes: l.words as u64 * l.word_bytes as u64,
+            extent: p.extent.clone(),
+            must: false,
+        });
+    }
+    Ok(KernelPlan { params, scalars: layout.scalar_args.clone(), transparent: Some(TransparentPlan { program: private, kernel: rewritten.clone() }) })
+}
+
+/// Runs one launch of a rewritten kernel: its copy when every rewritten buffer can be brought
+/// to ASTA, otherwise the application's kernel with every buffer in host layout.
+///
+/// # Safety
+/// As for the enqueue call `enqueue` wraps.
+pub unsafe fn launch(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    info: &KernelInfo,
+    plan: &TransparentPlan,
+    needs: &[BufferNeed],
+    user: &[cl_event],
+    enqueue: impl Fn(cl_kernel, cl_uint, *const cl_event) -> cl_int,
+) -> cl_int {
+    let attempt = crate::guard("transparent launch", || try_copy(queue, info, plan, needs, user, &enqueue)).unwrap_or_else(|| Err("internal error".into()));
+    match attempt {
+        Ok(r) => {
+            crate::stats::transparent_launch(true);
+            r
+        }
+        Err(why) => {
+            let what = format!("kernel {}", info.name);
+            crate::log::once(LogLevel::Info, &format!("{what}: {why}"), &format!("{what}: runs as written on host-layout buffers ({why})"));
+            crate::stats::transparent_launch(false);
+            as_written(queue, kernel, needs, user, enqueue)
+        }
+    }
+}
+
+/// The application's kernel, every buffer in host layout: the path that is always correct.
+unsafe fn as_written(queue: cl_command_queue, kernel: cl_kernel, needs: &[BufferNeed], user: &[cl_event], enqueue: impl Fn(cl_kernel, cl_uint, *const cl_event) -> cl_int) -> cl_int {
+    let host: Vec<BufferNeed> = needs.iter().map(|n| BufferNeed { mem: n.mem, need: if matches!(n.need, Need::Device(_)) { Need::Host } else { n.need }, must: false }).collect();
+    match crate::guard("launch conversions", || access::prepare(queue, &host, user)) {
+        Some(Ok(w)) => enqueue(kernel, w.len(), w.ptr()),
+        Some(Err(e)) => e,
+        None => CL_OUT_OF_RESOURCES,
+    }
+}
+
+/// Converts the buffers and enqueues the copy; Err says why the kernel as written must run
+/// instead (the buffers may then be in ASTA: `as_written` brings them back).
+unsafe fn try_copy(
+    queue: cl_command_queue,
+    info: &KernelInfo,
+    plan: &TransparentPlan,
+    needs: &[BufferNeed],
+    user: &[cl_event],
+    enqueue: &impl Fn(cl_kernel, cl_uint, *const cl_event) -> cl_int,
+) -> Result<cl_int, String> {
+    // Decide before converting anything, so that one unconvertible buffer does not cost the
+    // others a round trip.
+    for n in needs.iter().filter(|n| matches!(n.need, Need::Device(_))) {
+        let b = registry::get().buffers.get(registry::key(n.mem)).ok_or("a buffer argument is not one clayout knows")?;
+        if b.flags & CL_MEM_USE_HOST_PTR != 0 {
+            return Err("a buffer was created with CL_MEM_USE_HOST_PTR, whose host memory the application may read directly".into());
+        }
+        if b.parent.is_some() {
+            return Err("a buffer argument is a sub-buffer".into());
+        }
+        let pinned = b.state.lock().pinned.clone();
+        if let Some(why) = pinned {
+            return Err(format!("a buffer stays in host layout: {why}"));
+        }
+    }
+    if let Some(why) = super::stopped() {
+        return Err(why);
+    }
+    if let Some(why) = access::conflicting(needs) {
+        return Err(why);
+    }
+    let private = info.private.get_or_init(|| create_private(info, plan)).as_ref().map_err(|e| e.clone())?;
+    let args = info.args.lock().clone();
+    if args.iter().any(Option::is_none) {
+        return Err("not every argument is set".into());
+    }
+    let wait: WaitList = access::try_prepare(queue, needs, user).map_err(|f| f.reason)?;
+    let mut set = private.args.lock();
+    set_args(private.handle as cl_kernel, &mut set, &args, plan, needs)?;
+    if crate::fault::inject("kernel") {
+        return Err("injected failure of the rewritten kernel's launch".into());
+    }
+    let r = enqueue(private.handle as cl_kernel, wait.len(), wait.ptr());
+    if r != CL_SUCCESS {
+        return Err(format!("the rewritten copy could not be enqueued ({r})"));
+    }
+    Ok(r)
+}
+
+fn create_private(info: &KernelInfo, plan: &TransparentPlan) -> Result<PrivateKernel, String> {
+    if crate::fault::inject("kernel") {
+        return Err("injected failure of the rewritten kernel's creation".into());
+    }
+    let name = CString::new(plan.kernel.private_name.as_str()).map_err(|_| "bad kernel name")?;
+    let mut err = CL_SUCCESS;
+    let k = unsafe { api().clCreateKernel(plan.program.program.0, name.as_ptr(), &mut err) };
+    if k.is_null() {
+        return Err(format!("the rewritten copy of {} could not be created ({err})", info.name));
+    }
+    Ok(PrivateKernel { handle: k as usize, _program: plan.program.clone(), args: Mutex::new(Vec::new()) })
+}
+
+/// Gives the copy the application's arguments (only those that changed since its last launch)
+/// and M of each rewritten buffer.
+fn set_args(k: cl_kernel, set: &mut Vec<Option<ArgValue>>, args: &[Option<ArgValue>], plan: &TransparentPlan, needs: &[BufferNeed]) -> Result<(), String> {
+    let mut want: Vec<Option<ArgValue>> = args.to_vec();
+    for e in &plan.kernel.extra_args {
+        let index = want.len().max(e.index + 1);
+        want.resize(index, None);
+        let mem = match plan.kernel.indices.get(&e.param).and_then(|&i| args.get(i)) {
+            Some(Some(ArgValue::Mem(h))) => *h,
+            _ => return Err(format!("{} is not a buffer argument", e.param)),
+        };
+        let m = needs
+            .iter()
+            .find_map(|n| match n.need {
+                Need::Device(d) if registry::key(n.mem) == mem => Some(d.shape.m),
+                _ => None,
+            })
+            .ok_or_else(|| format!("no extent for {}", e.param))?;
+        want[e.index] = Some(ArgValue::Bytes(m.to_ne_bytes().to_vec()));
+    }
+    set.resize(want.len(), None);
+    for (i, v) in want.iter().enumerate() {
+        if set[i] == *v {
+            continue;
+        }
+        let Some(v) = v else { return Err(format!("argument {i} of the copy is not set")) };
+        let (size, ptr): (usize, *const c_void) = match v {
+            ArgValue::Mem(h) => (std::mem::size_of::<cl_mem>(), h as *const usize as *const c_void),
+            ArgValue::Local(n) => (*n, std::ptr::null()),
+            ArgValue::Bytes(b) => (b.len(), b.as_ptr() as *const c_void),
+        };
+        let r = unsafe { api().clSetKernelArg(k, i as cl_uint, size, ptr) };
+        if r != CL_SUCCESS {
+            set.clear();
+            return Err(format!("argument {i} of the rewritten copy was refused ({r})"));
+        }
+        set[i] = Some(v.clone());
+    }
+    Ok(())
+}

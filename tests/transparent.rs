@@ -1,0 +1,129 @@
+//! The transparent mode end to end: tests/dl/dl_seq.c runs each call sequence with the
+//! unmodified AoS kernels of tests/dl/particles_aos.cl, annotated only by the side file
+//! tests/dl/particles.dl (no device layout: the kernels are still written for AoS). Under the
+//! shim the rewritten copies run on buffers converted to ASTA; every checksum must be the plain
+//! run's, bit for bit, with the conversions the sequence calls for.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::fs;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+fn dl_seq() -> &'static PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| build_c_in("tests/dl", "dl_seq"))
+}
+
+fn dl(name: &str) -> PathBuf {
+    paths().root.join("tests/dl").join(name)
+}
+
+fn seq(mode: &str) -> Cmd {
+    Cmd::new([dl_seq().as_os_str(), dl("particles_aos.cl").as_os_str(), mode.as_ref()])
+}
+
+fn plain(mode: &str) -> Output {
+    let out = run(&seq(mode), TIMEOUT);
+    assert_ok(&out);
+    out
+}
+
+/// `mode` under the shim with the side file and the extra environment.
+fn transparent(mode: &str, env: &[(&str, &str)]) -> (Output, Value) {
+    let json = scratch(mode).join("stats.json");
+    let mut cmd = seq(mode).shimmed().env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str()).env("CLAYOUT_STATS", json.as_os_str());
+    for (k, v) in env {
+        cmd = cmd.env(k, v);
+    }
+    let out = run(&cmd, TIMEOUT);
+    let stats = read_stats(&json, &out);
+    (out, stats)
+}
+
+fn n(stats: &Value, path: &[&str]) -> u64 {
+    path.iter().fold(stats, |v, k| &v[*k]).as_u64().unwrap_or_else(|| panic!("{path:?} missing in {stats:#}"))
+}
+
+fn conversions(stats: &Value) -> (u64, u64) {
+    (n(stats, &["marshal", "to_device_layout"]), n(stats, &["marshal", "to_host_layout"]))
+}
+
+/// Every sequence: the plain run's results, the same conversions as with hand-written ASTA
+/// kernels (tests/dl_runtime.rs), and each launch of a rewritten kernel running its copy.
+#[test]
+fn every_call_sequence_with_rewritten_kernels() {
+    let table = [
+        ("launches", (1, 1)),
+        ("map", (3, 2)),
+        ("partial", (2, 2)),
+        ("copy", (2, 2)),
+        ("fill", (3, 3)),
+        ("mixed", (2, 2)),
+        ("twoqueues", (1, 1)),
+        ("ooo", (1, 1)),
+        ("subbuf", (2, 2)),
+        ("soa", (1, 1)),
+        ("multi", (2, 2)),
+    ];
+    for (mode, want) in table {
+        let base = plain(mode);
+        let (out, stats) = transparent(mode, &[]);
+        assert_same(&base, &out);
+        assert_eq!(conversions(&stats), want, "{mode}: conversions (to device, to host)\n{stats:#}");
+        // advance, exchange and step_soa are rewritten; accumulate casts its buffers and is not.
+        assert_eq!((n(&stats, &["rewritten_kernels"]), n(&stats, &["rewrite_refusals"])), (3, 1), "{mode}: {stats:#}");
+        assert!(n(&stats, &["launches_rewritten"]) >= 1, "{mode}: no launch ran a rewritten copy\n{stats:#}");
+        assert_eq!(n(&stats, &["launches_as_written"]), 0, "{mode}: {stats:#}");
+    }
+}
+
+/// The refused kernel is named with its construct and line, once, and runs as written.
+#[test]
+fn refusal_names_the_construct_and_line() {
+    let (out, stats) = transparent("launches", &[]);
+    let lines: Vec<&str> = out.shim_lines().into_iter().filter(|l| l.contains("not rewritten")).collect();
+    assert_eq!(lines.len(), 1, "{}", out.show("with shim"));
+    assert!(lines[0].contains("kernel accumulate") && lines[0].contains("line 60") && lines[0].contains("(__global float *)own"), "{}", lines[0]);
+    let fallbacks = stats["fallbacks"].as_array().unwrap();
+    assert!(fallbacks.iter().any(|f| f["object"] == "kernel accumulate"), "{stats:#}");
+}
+
+/// A buffer created with CL_MEM_USE_HOST_PTR is not converted (the application may read its
+/// host memory directly): each launch runs the kernel as written, nothing is converted.
+#[test]
+fn use_host_ptr_buffer_runs_the_kernel_as_written() {
+    let base = plain("hostptr");
+    let (out, stats) = transparent("hostptr", &[]);
+    assert_same(&base, &out);
+    assert_eq!(conversions(&stats), (0, 0), "{stats:#}");
+    assert_eq!(n(&stats, &["launches_rewritten"]), 0);
+    assert!(n(&stats, &["launches_as_written"]) >= 1, "{stats:#}");
+}
+
+/// CLAYOUT_REWRITE=0 turns the mode off: nothing rewritten, nothing converted.
+#[test]
+fn rewrite_off() {
+    let base = plain("multi");
+    let (out, stats) = transparent("multi", &[("CLAYOUT_REWRITE", "0")]);
+    assert_same(&base, &out);
+    assert_eq!(conversions(&stats), (0, 0));
+    assert_eq!(n(&stats, &["rewritten_kernels"]), 0);
+}
+
+/// CLAYOUT_DUMP_DIR receives the rewritten source: the application's kernels untouched, the
+/// copies after them.
+#[test]
+fn dump_dir_holds_the_rewritten_source() {
+    let dir = scratch("dump").join("out");
+    let (_, _) = transparent("launches", &[("CLAYOUT_DUMP_DIR", dir.to_str().unwrap())]);
+    let files: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = fs::read_to_string(&files[0]).unwrap();
+    for k in ["advance__clayout_asta", "exchange__clayout_asta", "step_soa__clayout_asta", "__kernel void advance("] {
+        assert!(text.contains(k), "{k} missing from the dump");
+    }
+    assert!(!text.contains("accumulate__clayout_asta"));
+}
