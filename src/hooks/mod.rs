@@ -320,14 +320,12 @@ pub unsafe fn clBuildProgram(
     let options = ours.as_ref().map(|o| o.as_ptr()).unwrap_or(options);
     let r = api().clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
     if r == CL_SUCCESS && pfn_notify.is_none() {
-        // Build the transparent mode's copies now, with the application's build, rather than
-        // inside its first timed launch. (With a callback the build may still be running: they
-        // are then built at the first launch.)
-        guard("rewritten program", || {
+        // clayout's own programs (rewritten copies, probes, conversion kernels) are built now,
+        // with the application's build, rather than inside its first launch. With a callback
+        // the build may still be running: they are then built at the first launch.
+        guard("after build", || {
             if let Some(info) = reg().programs.get(key(program)) {
-                if let Some(rw) = info.dl.as_ref().and_then(|d| d.rewrites.as_ref()) {
-                    let _ = rw.private(&info);
-                }
+                crate::runtime::program::prepare_after_build(&info);
             }
         });
     }

@@ -844,6 +844,16 @@ fn kernels(
     })
 }
 
+/// Builds (and caches) the conversion kernels for structures of `s` words of `w` bytes and
+/// tile `t` on `dev`, so that the first conversion does not pay for the compile. Conversions of
+/// buffers at offset 0 use exactly these kernels.
+pub fn prepare(ctx: cl_context, dev: cl_device_id, s: u32, t: u32, w: u32) -> Result<(), MarshalError> {
+    match std::panic::catch_unwind(|| kernels(ctx, dev, &dev_info(dev), s, t, w, true).map(drop)) {
+        Ok(r) => r,
+        Err(_) => Err(MarshalError::Unsupported("internal error (panic) in clayout's marshaling".into())),
+    }
+}
+
 /// Enqueues an in-place conversion of `buffer` (its first `shape.m*shape.s*shape.w` bytes,
 /// starting at byte `offset` — 0 normally) from `from` to `to` on `queue`, after `wait`.
 /// Never blocks except to build a program the first time. Never panics; every failure

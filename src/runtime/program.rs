@@ -117,6 +117,28 @@ fn user_tile(options: &str) -> Option<u32> {
     options[at..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
 }
 
+/// Right after a successful build: probes the structure sizes of the kernels written for a
+/// device layout and builds their conversion kernels, so that none of that lands inside the
+/// application's first (often timed) launch. Failures are left for the launch to report.
+pub fn prepare_after_build(program: &ProgramInfo) {
+    let Some(dl) = program.dl.as_ref() else { return };
+    if let Some(rw) = dl.rewrites.as_ref() {
+        let _ = rw.private(program);
+    }
+    if !dl.marshals() {
+        return;
+    }
+    let Ok(device) = first_device(program) else { return };
+    for layout in dl.kernels.values().filter_map(|k| k.as_ref().ok()).filter(|l| l.marshals()) {
+        let Ok(plan) = plan_layout(program, dl, layout) else { continue };
+        for p in &plan.params {
+            if let Layout::Asta { t } = p.device {
+                let _ = crate::marshal::prepare(program.context as cl_context, device, p.words, t, p.word_bytes);
+            }
+        }
+    }
+}
+
 /// One buffer argument the kernel needs in a device layout.
 #[derive(Debug, Clone)]
 pub struct ParamPlan {

@@ -217,6 +217,16 @@ fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, 
             wrong_layouts.insert(t, format!("the device compiler says {expr} = {got}, clayout computed {want}"));
         }
     }
+    // The conversion kernels these buffers will need, built now rather than in the first
+    // launch. A failure here is only logged: the conversion will retry, and fall back then.
+    let mut shapes: Vec<(u32, u32)> = kernels.values().flat_map(|k| k.layouts.values().map(|l| (l.words, l.word_bytes))).collect();
+    shapes.sort();
+    shapes.dedup();
+    for (s, w) in shapes {
+        if let Err(e) = crate::marshal::prepare(ctx, device, s, tile, w) {
+            crate::log::debug(&format!("conversion kernels for S={s} w={w} T={tile} not built ahead: {e}"));
+        }
+    }
     crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
     Ok(PrivateProgram { program: built, tile, wrong_layouts })
 }
