@@ -419,8 +419,8 @@ fn run(cl: &Cl, prog: cl_program, kernel: &str, args: &mut [Arg], extra: &[Extra
     }
 }
 
-fn check_tile(cl: &Cl, src: &str, extras: &[Vec<ExtraArg>], t: u32) {
-    let prog = build(cl, src, &format!("-D CLAYOUT_TILE={t}"));
+fn check_tile(cl: &Cl, src: &str, extras: &[Vec<ExtraArg>], t: u32, options: &str) {
+    let prog = build(cl, src, &format!("-D CLAYOUT_TILE={t} {options}"));
     for ((kernel, bufs), extra) in cases().into_iter().zip(extras) {
         let mut orig = Vec::new();
         let mut asta = Vec::new();
@@ -517,6 +517,8 @@ fn rewritten_kernels_agree_with_the_originals_on_pocl() {
     };
     // M = 100: with T = 32 three full tiles and a tail of 4; with T = 128 only the tail.
     for t in [32, 128] {
-        check_tile(&cl, &src, &extras, t);
+        check_tile(&cl, &src, &extras, t, "");
     }
+    // The 64-bit index path, which buffers of 2^32 words or more take.
+    check_tile(&cl, &src, &extras, 32, "-D CLAYOUT_INDEX64");
 }

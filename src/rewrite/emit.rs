@@ -14,8 +14,19 @@ const INDEX_FUNCTIONS: &str = "\
 #ifndef CLAYOUT_TILE
 #error \"clayout: a rewritten kernel needs -D CLAYOUT_TILE=<tile>\"
 #endif
-/* ASTA word index of word s of structure i (S words per structure, M structures). */
+/* ASTA word index of word s of structure i (S words per structure, M structures). When the
+   buffer has fewer than 2^32 words (uniform across the launch) the index is computed in 32-bit
+   arithmetic, which GPUs do in one instruction where 64-bit takes several; -D
+   CLAYOUT_INDEX64 forces the 64-bit path (tests). */
 ulong clayout_asta(ulong i, ulong s, ulong S, ulong M) {
+#ifndef CLAYOUT_INDEX64
+  if (M * S <= 0xffffffffUL && i < M) {
+    const uint T32 = (uint)(CLAYOUT_TILE);
+    const uint i32 = (uint)i, s32 = (uint)s, S32 = (uint)S, M32 = (uint)M;
+    const uint full32 = M32 - M32 % T32;
+    return i32 < full32 ? (i32 / T32 * S32 + s32) * T32 + i32 % T32 : full32 * S32 + s32 * (M32 - full32) + (i32 - full32);
+  }
+#endif
   const ulong T = (ulong)(CLAYOUT_TILE);
   const ulong full = M - M % T;
   return i < full ? (i / T * S + s) * T + i % T : full * S + s * (M - full) + (i - full);
