@@ -6,41 +6,39 @@
 use super::layout::{MemberLayout, StructLayout};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Word index functions, in `ulong` arithmetic. Functions rather than macros so that each
-/// argument (which may have side effects, `p[i++].x`) is evaluated exactly once.
+/// Word index functions. Functions rather than macros so that each argument (which may have
+/// side effects, `p[i++].x`) is evaluated exactly once. The index type is `ulong` unless the
+/// program is built with `-D CLAYOUT_INDEX32`, which the runtime does for every launch whose
+/// buffers hold fewer than 2^32 words: GPUs do 32-bit integer arithmetic in one instruction
+/// where 64-bit takes several. Subscripts that go negative on the way (`p[s*n + i - 1]`) stay
+/// exact in either width, since the arithmetic is modular and the final index is in range.
 const INDEX_FUNCTIONS: &str = "\
 #ifndef CLAYOUT_HAVE_INDEX
 #define CLAYOUT_HAVE_INDEX
 #ifndef CLAYOUT_TILE
 #error \"clayout: a rewritten kernel needs -D CLAYOUT_TILE=<tile>\"
 #endif
-/* ASTA word index of word s of structure i (S words per structure, M structures). When the
-   buffer has fewer than 2^32 words (uniform across the launch) the index is computed in 32-bit
-   arithmetic, which GPUs do in one instruction where 64-bit takes several; -D
-   CLAYOUT_INDEX64 forces the 64-bit path (tests). */
-ulong clayout_asta(ulong i, ulong s, ulong S, ulong M) {
-#ifndef CLAYOUT_INDEX64
-  if (M * S <= 0xffffffffUL && i < M) {
-    const uint T32 = (uint)(CLAYOUT_TILE);
-    const uint i32 = (uint)i, s32 = (uint)s, S32 = (uint)S, M32 = (uint)M;
-    const uint full32 = M32 - M32 % T32;
-    return i32 < full32 ? (i32 / T32 * S32 + s32) * T32 + i32 % T32 : full32 * S32 + s32 * (M32 - full32) + (i32 - full32);
-  }
+#ifdef CLAYOUT_INDEX32
+typedef uint clayout_idx;
+#else
+typedef ulong clayout_idx;
 #endif
-  const ulong T = (ulong)(CLAYOUT_TILE);
-  const ulong full = M - M % T;
+/* ASTA word index of word s of structure i (S words per structure, M structures). */
+clayout_idx clayout_asta(clayout_idx i, clayout_idx s, clayout_idx S, clayout_idx M) {
+  const clayout_idx T = (clayout_idx)(CLAYOUT_TILE);
+  const clayout_idx full = M - M % T;
   return i < full ? (i / T * S + s) * T + i % T : full * S + s * (M - full) + (i - full);
 }
 /* A flat AoS subscript k (word k % S of structure k / S). */
-ulong clayout_aos_flat(ulong k, ulong S, ulong M) {
+clayout_idx clayout_aos_flat(clayout_idx k, clayout_idx S, clayout_idx M) {
   return clayout_asta(k / S, k % S, S, M);
 }
 /* A flat SoA subscript k (word k / M of structure k % M). */
-ulong clayout_soa_flat(ulong k, ulong S, ulong M) {
+clayout_idx clayout_soa_flat(clayout_idx k, clayout_idx S, clayout_idx M) {
   return clayout_asta(k % M, k / M, S, M);
 }
 /* A flat SoA subscript written s*M + i: direct when i lies in [0, M), exact otherwise. */
-ulong clayout_soa_at(ulong i, ulong s, ulong S, ulong M) {
+clayout_idx clayout_soa_at(clayout_idx i, clayout_idx s, clayout_idx S, clayout_idx M) {
   return i < M ? clayout_asta(i, s, S, M) : clayout_soa_flat(s * M + i, S, M);
 }
 #endif
@@ -125,11 +123,11 @@ fn vector_functions(scalar: &str, lanes: u32) -> String {
         .map(|k| format!("p[clayout_asta(i, s + {k}, S, M)]"))
         .collect();
     let mut body = format!(
-        "{ty} {ld}(const __global {scalar} *p, ulong i, ulong s, ulong S, ulong M) {{\n  return ({ty})({});\n}}\n",
+        "{ty} {ld}(const __global {scalar} *p, clayout_idx i, clayout_idx s, clayout_idx S, clayout_idx M) {{\n  return ({ty})({});\n}}\n",
         words.join(", ")
     );
     body.push_str(&format!(
-        "{ty} {st}(__global {scalar} *p, ulong i, ulong s, ulong S, ulong M, {ty} v) {{\n"
+        "{ty} {st}(__global {scalar} *p, clayout_idx i, clayout_idx s, clayout_idx S, clayout_idx M, {ty} v) {{\n"
     ));
     for (k, w) in words.iter().enumerate() {
         body.push_str(&format!("  {w} = v.{};\n", LANES[k]));
@@ -141,8 +139,8 @@ fn vector_functions(scalar: &str, lanes: u32) -> String {
 fn struct_functions(layout: &StructLayout, base: &str, ld: &str, st: &str) -> String {
     let t = &layout.type_name;
     let s = layout.words;
-    let mut load = format!("{t} {ld}(const __global {base} *p, ulong i, ulong M) {{\n  {t} v;\n");
-    let mut store = format!("{t} {st}(__global {base} *p, ulong i, ulong M, {t} v) {{\n");
+    let mut load = format!("{t} {ld}(const __global {base} *p, clayout_idx i, clayout_idx M) {{\n  {t} v;\n");
+    let mut store = format!("{t} {st}(__global {base} *p, clayout_idx i, clayout_idx M, {t} v) {{\n");
     for m in &layout.members {
         for (field, off) in elements(m) {
             let (lp, sp) = (

@@ -109,7 +109,7 @@ fn whole_vectors_load_and_store_through_functions() {
         format!("  clayout_st_float4(p, (i), 4, 12, {W}, (float4)({ld} * 2.0f));\n  clayout_st_float4(p, (i), 4, 12, {W}, (float4){ld} + (1.0f));\n  float2 h = {ld}.lo;")
     );
     assert!(r.source.contains(
-        "float4 clayout_ld_float4(const __global float *p, ulong i, ulong s, ulong S, ulong M)"
+        "float4 clayout_ld_float4(const __global float *p, clayout_idx i, clayout_idx s, clayout_idx S, clayout_idx M)"
     ));
     assert!(r.source.contains("p[clayout_asta(i, s + 3, S, M)] = v.s3;"));
 }
@@ -122,7 +122,7 @@ fn whole_structures_expand_member_by_member() {
         format!("  Body q = clayout_ld_Body(p, (i), {W});\n  q.x += 1.0f;\n  clayout_st_Body(p, (i + 1), {W}, (q));")
     );
     for piece in [
-        "Body clayout_ld_Body(const __global float *p, ulong i, ulong M) {",
+        "Body clayout_ld_Body(const __global float *p, clayout_idx i, clayout_idx M) {",
         "  v.id = ((const __global int *)p)[clayout_asta(i, 3, 12, M)];",
         "  v.v = clayout_ld_float4(p, i, 4, 12, M);",
         "  v.a[1] = p[clayout_asta(i, 9, 12, M)];",

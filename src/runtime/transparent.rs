@@ -191,6 +191,8 @@ fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, 
     let ctx = program.context as cl_context;
     let device = first_device(program)?;
     let (tile, options) = with_tile(user, Some(device));
+    // 32-bit index arithmetic in the copies; launches on bigger buffers run as written.
+    let options = format!("{options} -D {INDEX32_MACRO}");
     // One probe kernel, in the same build, checks every structure layout the copies assume.
     let mut types: BTreeMap<&str, &StructLayout> = BTreeMap::new();
     for k in kernels.values() {
@@ -230,6 +232,9 @@ fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, 
     crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
     Ok(PrivateProgram { program: built, tile, wrong_layouts })
 }
+
+/// Selects the copies' 32-bit index arithmetic (see the rewriter's generated index functions).
+const INDEX32_MACRO: &str = "CLAYOUT_INDEX32";
 
 /// The launch plan of a rewritten kernel: its buffers to ASTA with the private program's tile,
 /// each one optional (`must: false`): the kernel as written can always run instead.
@@ -314,6 +319,11 @@ unsafe fn try_copy(
         }
         if b.parent.is_some() {
             return Err("a buffer argument is a sub-buffer".into());
+        }
+        if let Need::Device(d) = n.need {
+            if d.shape.m.saturating_mul(d.shape.s as u64) > u32::MAX as u64 {
+                return Err(format!("a buffer holds {} structures of {} words, past the copy's 32-bit index arithmetic", d.shape.m, d.shape.s));
+            }
         }
         let pinned = b.state.lock().pinned.clone();
         if let Some(why) = pinned {
