@@ -85,6 +85,38 @@ impl<T> Table<T> {
         }
     }
 
+    /// One release by the application, with the real release `f` run under the table's write
+    /// lock, so that [`Table::retain_where`] never retains an object `f` has just destroyed.
+    /// `f` says whether it succeeded; only then is the reference dropped.
+    pub fn release_with(&self, h: Handle, f: impl FnOnce() -> bool) -> bool {
+        let mut map = self.shard(h).write();
+        if !f() {
+            return false;
+        }
+        if let Some(e) = map.get_mut(&h) {
+            e.refs = e.refs.saturating_sub(1);
+            if e.refs == 0 {
+                map.remove(&h);
+            }
+        }
+        true
+    }
+
+    /// Calls `retain` on every live record `pred` accepts, under the table's read lock (see
+    /// [`Table::release_with`]), and returns their handles.
+    pub fn retain_where(&self, pred: impl Fn(&T) -> bool, retain: impl Fn(Handle)) -> Vec<Handle> {
+        let mut out = Vec::new();
+        for shard in &self.shards {
+            for (h, e) in shard.read().iter() {
+                if pred(&e.info) {
+                    retain(*h);
+                    out.push(*h);
+                }
+            }
+        }
+        out
+    }
+
     pub fn refs(&self, h: Handle) -> Option<u32> {
         self.shard(h).read().get(&h).map(|e| e.refs)
     }
@@ -175,7 +207,9 @@ pub struct BufferInfo {
     /// Parent buffer and (origin, size) for a sub-buffer.
     pub parent: Option<(Handle, usize, usize)>,
     /// Current layout of the bytes; see runtime::state for the transitions.
-    pub state: Mutex<crate::runtime::state::BufferState>,
+    /// In an `Arc` so that a command can hold it locked from its conversions until its own
+    /// enqueue returns (runtime::access), without borrowing the registry.
+    pub state: Arc<Mutex<crate::runtime::state::BufferState>>,
 }
 
 #[derive(Default)]

@@ -364,3 +364,27 @@ fn shim_library_is_a_shared_object() {
         p.lib.display()
     );
 }
+
+/// A machine whose loader finds no platform (an empty vendor directory): the program gets the
+/// loader's own answer, the same exit and output as without clayout.
+#[test]
+fn no_platform_same_answer() {
+    let empty = scratch("no-platform").join("vendors");
+    fs::create_dir_all(&empty).unwrap();
+    let cmd = basic().cmd.clone().env("OCL_ICD_VENDORS", empty.as_os_str()).env("OCL_ICD_FILENAMES", "");
+    let base = run(&cmd, TIMEOUT);
+    assert!(base.code != Some(0) || base.stdout.contains("platforms>=1: no"), "{}", base.show("plain"));
+    let out = run(&cmd.shimmed().env("CLAYOUT_STATS", "1"), TIMEOUT);
+    assert_same(&base, &out);
+}
+
+/// Programs that never call OpenCL (a shell, coreutils) run under the shim exactly as without
+/// it: nothing is resolved or opened until the first OpenCL call.
+#[test]
+fn programs_without_opencl_run_unchanged() {
+    let cmd = Cmd::new(["/bin/sh", "-c", "echo one; ls / >/dev/null && echo two; exit 3"]);
+    let base = run(&cmd, TIMEOUT);
+    assert_eq!(base.code, Some(3));
+    let out = run(&cmd.shimmed().env("CLAYOUT_STATS", "1").env("CLAYOUT_LOG", "debug"), TIMEOUT);
+    assert_same(&base, &out);
+}

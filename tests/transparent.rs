@@ -74,7 +74,7 @@ fn every_call_sequence_with_rewritten_kernels() {
         assert_same(&base, &out);
         assert_eq!(conversions(&stats), want, "{mode}: conversions (to device, to host)\n{stats:#}");
         // advance, exchange and step_soa are rewritten; accumulate casts its buffers and is not.
-        assert_eq!((n(&stats, &["rewritten_kernels"]), n(&stats, &["rewrite_refusals"])), (3, 1), "{mode}: {stats:#}");
+        assert_eq!((n(&stats, &["rewritten_kernels"]), n(&stats, &["rewrite_refusals"])), (4, 1), "{mode}: {stats:#}");
         assert!(n(&stats, &["launches_rewritten"]) >= 1, "{mode}: no launch ran a rewritten copy\n{stats:#}");
         assert_eq!(n(&stats, &["launches_as_written"]), 0, "{mode}: {stats:#}");
     }
@@ -126,4 +126,33 @@ fn dump_dir_holds_the_rewritten_source() {
         assert!(text.contains(k), "{k} missing from the dump");
     }
     assert!(!text.contains("accumulate__clayout_asta"));
+}
+
+/// Eight host threads, 500 rounds each, every round a rewritten kernel reading a shared buffer
+/// (`gather`, so the shared buffer is converted to ASTA), one that runs as written on both
+/// buffers (`accumulate`, so it comes back to the host layout) and another rewritten one
+/// (`advance`), with reads every ten rounds: the shared buffer keeps changing layout while the
+/// other threads' kernels use it. The results must be the plain run's; every conversion to ASTA
+/// is undone by exactly one conversion back (all buffers end in host layout: they are read);
+/// every launch of a rewritten kernel runs its copy (`accumulate`, refused by the rewriter, is
+/// an ordinary launch and not counted).
+#[test]
+fn threads_with_rewritten_kernels_on_a_shared_buffer() {
+    let bin = build_c_in("tests/dl", "dl_threads");
+    let (threads, rounds) = (8u64, 500u64);
+    let cmd = Cmd::new([bin.as_os_str(), dl("particles_aos.cl").as_os_str(), threads.to_string().as_ref(), rounds.to_string().as_ref(), "gather".as_ref()]);
+    let base = run(&cmd, TIMEOUT);
+    assert_ok(&base);
+    for attempt in 0..2 {
+        let json = scratch("threads").join("stats.json");
+        let out = run(&cmd.clone().shimmed().env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str()).env("CLAYOUT_STATS", json.as_os_str()), TIMEOUT);
+        assert_same(&base, &out);
+        let stats = read_stats(&json, &out);
+        let (to_device, to_host) = conversions(&stats);
+        assert_eq!(to_device, to_host, "attempt {attempt}: {stats:#}");
+        assert!(to_device >= threads * rounds, "attempt {attempt}: {stats:#}");
+        assert_eq!(n(&stats, &["launches_rewritten"]), 2 * threads * rounds, "attempt {attempt}: {stats:#}");
+        assert_eq!(n(&stats, &["launches_as_written"]), 0, "attempt {attempt}: {stats:#}");
+        assert!(stats["fallbacks"].as_array().unwrap().iter().all(|f| f["object"] == "kernel accumulate"), "{stats:#}");
+    }
 }

@@ -409,3 +409,30 @@ mod tests {
         assert_eq!(line_col("é", 1), (1, 1));
     }
 }
+
+/// Index just past the bracket that closes the one at token `open`; `None` when the end comes
+/// first or a bracket is closed by one of another kind (`{ ( }`). Such text does not compile,
+/// and guessing where a body ends would let a rewrite land inside it.
+pub fn matching_bracket(src: &str, toks: &[Token], open: usize) -> Option<usize> {
+    let mut stack: Vec<&str> = Vec::new();
+    for (j, t) in toks.iter().enumerate().skip(open) {
+        if t.kind != TokenKind::Punct {
+            continue;
+        }
+        match t.text(src) {
+            "(" => stack.push(")"),
+            "[" => stack.push("]"),
+            "{" => stack.push("}"),
+            close @ (")" | "]" | "}") => {
+                if stack.pop() != Some(close) {
+                    return None;
+                }
+                if stack.is_empty() {
+                    return Some(j + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}

@@ -137,25 +137,9 @@ impl Header<'_> {
         t.text(self.src)
     }
 
-    /// Index just past the bracket that closes the one at `open`, or an error at the end.
+    /// Index just past the bracket that closes the one at `open`.
     fn matching(&self, open: usize) -> Result<usize, String> {
-        let mut depth = 0usize;
-        for (j, t) in self.toks.iter().enumerate().skip(open) {
-            if t.kind != TokenKind::Punct {
-                continue;
-            }
-            match t.text(self.src) {
-                "(" | "[" | "{" => depth += 1,
-                ")" | "]" | "}" => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Ok(j + 1);
-                    }
-                }
-                _ => {}
-            }
-        }
-        Err("unbalanced brackets".to_string())
+        super::lex::matching_bracket(self.src, &self.toks, open).ok_or_else(|| "unbalanced brackets".to_string())
     }
 
     /// Skips `__attribute__((...))` at the current position, if there is one.

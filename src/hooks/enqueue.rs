@@ -3,11 +3,16 @@
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 use crate::real::api;
-use crate::runtime::access::{host_access, write_need};
+use crate::runtime::access::{blocking_host_access, host_access, write_need, Blocking};
 use crate::runtime::launch;
 use crate::runtime::state::Need;
 use libc::{c_void, size_t};
 use opencl_sys::*;
+
+/// A blocking command that returns its status.
+fn status<C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> cl_int>(blocking: cl_bool, event: *mut cl_event, call: C) -> Blocking<cl_int, C> {
+    Blocking { blocking, event, call, enqueued: |r| *r == CL_SUCCESS, failed: Box::new(|e| e) }
+}
 
 pub unsafe fn clEnqueueReadBuffer(
     command_queue: cl_command_queue,
@@ -20,7 +25,8 @@ pub unsafe fn clEnqueueReadBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    host_access(command_queue, &[(buffer, Need::Host)], n, list, |n, l| api().clEnqueueReadBuffer(command_queue, buffer, blocking_read, offset, size, ptr, n, l, event), |e| e)
+    let call = |n, l, b, ev| api().clEnqueueReadBuffer(command_queue, buffer, b, offset, size, ptr, n, l, ev);
+    blocking_host_access(command_queue, &[(buffer, Need::Host)], n, list, status(blocking_read, event, call))
 }
 
 pub unsafe fn clEnqueueReadBufferRect(
@@ -39,19 +45,13 @@ pub unsafe fn clEnqueueReadBufferRect(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    host_access(
-        command_queue,
-        &[(buffer, Need::Host)],
-        n,
-        list,
-        |n, l| {
-            api().clEnqueueReadBufferRect(
-                command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
-                host_slice_pitch, ptr, n, l, event,
-            )
-        },
-        |e| e,
-    )
+    let call = |n, l, b, ev| {
+        api().clEnqueueReadBufferRect(
+            command_queue, buffer, b, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
+            n, l, ev,
+        )
+    };
+    blocking_host_access(command_queue, &[(buffer, Need::Host)], n, list, status(blocking_read, event, call))
 }
 
 pub unsafe fn clEnqueueWriteBuffer(
@@ -66,7 +66,8 @@ pub unsafe fn clEnqueueWriteBuffer(
     event: *mut cl_event,
 ) -> cl_int {
     let need = write_need(buffer, offset, size);
-    host_access(command_queue, &[(buffer, need)], n, list, |n, l| api().clEnqueueWriteBuffer(command_queue, buffer, blocking_write, offset, size, ptr, n, l, event), |e| e)
+    let call = |n, l, b, ev| api().clEnqueueWriteBuffer(command_queue, buffer, b, offset, size, ptr, n, l, ev);
+    blocking_host_access(command_queue, &[(buffer, need)], n, list, status(blocking_write, event, call))
 }
 
 pub unsafe fn clEnqueueWriteBufferRect(
@@ -85,19 +86,13 @@ pub unsafe fn clEnqueueWriteBufferRect(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    host_access(
-        command_queue,
-        &[(buffer, Need::Host)],
-        n,
-        list,
-        |n, l| {
-            api().clEnqueueWriteBufferRect(
-                command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
-                host_slice_pitch, ptr, n, l, event,
-            )
-        },
-        |e| e,
-    )
+    let call = |n, l, b, ev| {
+        api().clEnqueueWriteBufferRect(
+            command_queue, buffer, b, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
+            n, l, ev,
+        )
+    };
+    blocking_host_access(command_queue, &[(buffer, Need::Host)], n, list, status(blocking_write, event, call))
 }
 
 pub unsafe fn clEnqueueFillBuffer(
@@ -215,18 +210,19 @@ pub unsafe fn clEnqueueMapBuffer(
     errcode_ret: *mut cl_int,
 ) -> *mut c_void {
     let need = if map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 { write_need(buffer, offset, size) } else { Need::Host };
-    host_access(
+    let call = |n, l, b, ev| api().clEnqueueMapBuffer(command_queue, buffer, b, map_flags, offset, size, n, l, ev, errcode_ret);
+    let failed = move |e| {
+        if !errcode_ret.is_null() {
+            *errcode_ret = e;
+        }
+        std::ptr::null_mut()
+    };
+    blocking_host_access(
         command_queue,
         &[(buffer, need)],
         n,
         list,
-        |n, l| api().clEnqueueMapBuffer(command_queue, buffer, blocking_map, map_flags, offset, size, n, l, event, errcode_ret),
-        |e| {
-            if !errcode_ret.is_null() {
-                *errcode_ret = e;
-            }
-            std::ptr::null_mut()
-        },
+        Blocking { blocking: blocking_map, event, call, enqueued: |p: &*mut c_void| !p.is_null(), failed: Box::new(failed) },
     )
 }
 

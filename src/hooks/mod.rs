@@ -101,7 +101,28 @@ macro_rules! refcounted {
     };
 }
 
-refcounted!(clRetainCommandQueue, clReleaseCommandQueue, cl_command_queue, queues);
+pub unsafe fn clRetainCommandQueue(obj: cl_command_queue) -> cl_int {
+    let r = api().clRetainCommandQueue(obj);
+    if r == CL_SUCCESS {
+        guard("clRetainCommandQueue", || reg().queues.retain(key(obj)));
+    }
+    r
+}
+
+/// The real release runs under the registry's lock: a conversion on another queue retains
+/// this one, to order itself after it, through the registry (runtime::convert).
+pub unsafe fn clReleaseCommandQueue(obj: cl_command_queue) -> cl_int {
+    let mut r = None;
+    guard("clReleaseCommandQueue", || {
+        reg().queues.release_with(key(obj), || {
+            let code = api().clReleaseCommandQueue(obj);
+            r = Some(code);
+            code == CL_SUCCESS
+        });
+    });
+    // Only if clayout failed before the real release ran.
+    r.unwrap_or_else(|| api().clReleaseCommandQueue(obj))
+}
 pub unsafe fn clRetainContext(context: cl_context) -> cl_int {
     let r = api().clRetainContext(context);
     if r == CL_SUCCESS {

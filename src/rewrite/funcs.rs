@@ -6,26 +6,7 @@ use crate::annotation::lex::{lex, Token, TokenKind};
 use crate::annotation::signature::{kernels, Param};
 use std::collections::HashMap;
 
-/// Index just past the bracket closing the one at `open`, if it is closed.
-pub(crate) fn matching(src: &str, toks: &[Token], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (j, t) in toks.iter().enumerate().skip(open) {
-        if t.kind != TokenKind::Punct {
-            continue;
-        }
-        match t.text(src) {
-            "(" | "[" | "{" => depth += 1,
-            ")" | "]" | "}" => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(j + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
+pub(crate) use crate::annotation::lex::matching_bracket as matching;
 
 /// A function definition: token indices of its first token, its name, its body's braces.
 pub(crate) struct FnDef {

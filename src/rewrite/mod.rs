@@ -6,6 +6,7 @@
 //! - `access`: recognizing every use of a rewritten buffer and rewriting it.
 //! - `emit`: the generated index and load/store functions.
 //! - `funcs`: helper function definitions and macros of the rest of the program.
+//! - `request`: a validated annotation to a [`RewriteRequest`].
 //!
 //! What is not recognized refuses the whole kernel ([`Refusal`]); the runtime then leaves it as
 //! the application wrote it.
@@ -14,6 +15,7 @@ mod access;
 mod emit;
 mod funcs;
 pub mod layout;
+mod request;
 
 #[cfg(test)]
 mod tests;
@@ -21,6 +23,7 @@ mod tests;
 mod tests_layout;
 
 pub use layout::{probe_expressions, struct_layout, MemberLayout, StructLayout};
+pub use request::request;
 
 use crate::annotation::lex::line_col;
 use crate::annotation::signature::{kernels, AddrSpace};

@@ -2,15 +2,23 @@
 //! launches of kernels that want a buffer in host layout): each buffer involved is brought to
 //! its host layout first, on the command's queue, and the command waits for that.
 
-use super::convert::{self, ensure, OwnedEvent};
-use super::state::Need;
-use crate::registry::{self, key};
+use super::convert::{ensure, OwnedEvent};
+use super::order;
+use super::state::{BufferState, Need};
+use crate::real::api;
+use crate::registry::{self, key, BufferInfo, Handle};
 use opencl_sys::*;
+use parking_lot::lock_api::ArcMutexGuard;
+use parking_lot::RawMutex;
+use std::sync::Arc;
 
 /// The events a command must wait for: the application's own, then clayout's conversions.
+/// It also holds the states of the command's buffers locked: drop it right after the
+/// command's enqueue returns (runtime::order says why).
 pub struct WaitList {
     events: Vec<cl_event>,
     _owned: Vec<OwnedEvent>,
+    _locked: Vec<ArcMutexGuard<RawMutex, BufferState>>,
 }
 
 impl WaitList {
@@ -68,23 +76,35 @@ pub struct NotMet {
 /// `prepare` without the verdict: the caller decides whether a need not met fails the command
 /// (it does for the application's kernel) or only changes which kernel runs (a rewritten copy).
 pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_event]) -> Result<WaitList, NotMet> {
-    let mut owned = Vec::new();
+    // The buffer whose bytes each need is about: a sub-buffer shows its parent's bytes, so the
+    // parent must be in host layout.
+    let mut targets: Vec<(Handle, Arc<BufferInfo>, Need, bool)> = Vec::new();
     for &BufferNeed { mem, need, must } in needs {
-        let Some(mut info) = registry::get().buffers.get(key(mem)) else { continue };
-        let (mut mem, mut need) = (mem, need);
-        if let (Some((parent, _, _)), Need::Host | Need::HostOverwrite) = (info.parent, need) {
-            // A sub-buffer shows its parent's bytes: the parent must be in host layout.
-            let Some(p) = registry::get().buffers.get(parent) else { continue };
-            (info, mem, need) = (p, parent as cl_mem, Need::Host);
+        let Some(info) = registry::get().buffers.get(key(mem)) else { continue };
+        match (info.parent, need) {
+            (Some((parent, _, _)), Need::Host | Need::HostOverwrite) => {
+                let Some(p) = registry::get().buffers.get(parent) else { continue };
+                targets.push((parent, p, Need::Host, must));
+            }
+            _ => targets.push((key(mem), info, need, must)),
         }
-        match ensure(queue, key(mem), &info, need, must, user) {
+    }
+    // Every buffer locked once, in handle order, so that two commands never wait on each other.
+    let mut order: Vec<usize> = (0..targets.len()).collect();
+    order.sort_by_key(|&i| targets[i].0);
+    order.dedup_by_key(|i| targets[*i].0);
+    let mut locked: Vec<(Handle, ArcMutexGuard<RawMutex, BufferState>)> = order.iter().map(|&i| (targets[i].0, targets[i].1.state.lock_arc())).collect();
+    let mut owned = Vec::new();
+    for (h, info, need, must) in &targets {
+        let st = &mut locked.iter_mut().find(|(k, _)| k == h).expect("every target is locked").1;
+        match ensure(queue, *h, info, st, *need, *must, user) {
             Ok(ev) => owned.extend(ev),
-            Err(f) => return Err(NotMet { object: format!("buffer {:#x}", key(mem)), reason: f.reason }),
+            Err(f) => return Err(NotMet { object: format!("buffer {h:#x}"), reason: f.reason }),
         }
     }
     let mut events = user.to_vec();
     events.extend(owned.iter().map(|e| e.0));
-    Ok(WaitList { events, _owned: owned })
+    Ok(WaitList { events, _owned: owned, _locked: locked.into_iter().map(|(_, g)| g).collect() })
 }
 
 /// Why `needs` cannot all hold at once, if they cannot: one buffer passed for two arguments
@@ -104,8 +124,8 @@ pub fn conflicting(needs: &[BufferNeed]) -> Option<String> {
     None
 }
 
-/// Runs `call` with the wait list `prepare` gives for `needs`; when no buffer anywhere is in a
-/// device layout, or the application's wait list is malformed, calls it untouched.
+/// Runs `call` with the wait list `prepare` gives for `needs`; before any annotated program
+/// exists, or when the application's wait list is malformed, calls it untouched.
 pub unsafe fn host_access<R>(
     queue: cl_command_queue,
     needs: &[(cl_mem, Need)],
@@ -114,18 +134,71 @@ pub unsafe fn host_access<R>(
     call: impl FnOnce(cl_uint, *const cl_event) -> R,
     fail: impl FnOnce(cl_int) -> R,
 ) -> R {
-    if !convert::any_in_device_layout() {
+    if let Some(_fast) = order::fast() {
         return call(n, list);
     }
     let Some(user) = user_wait(n, list) else { return call(n, list) };
-    // An internal failure here (None) fails the command: it may be about to read bytes still
-    // in a device layout, and an error beats wrong data.
-    let needs: Vec<BufferNeed> = needs.iter().map(|&(mem, need)| BufferNeed { mem, need, must: false }).collect();
-    match crate::guard("host access", || prepare(queue, &needs, user)) {
-        Some(Ok(w)) => call(w.len(), w.ptr()),
-        Some(Err(e)) => fail(e),
-        None => fail(CL_OUT_OF_RESOURCES),
+    match ordered_prepare(queue, needs, user) {
+        Ok(w) => call(w.len(), w.ptr()),
+        Err(e) => fail(e),
     }
+}
+
+/// What a blocking read, write or map needs to be run in two halves: `call` takes the blocking
+/// flag and event pointer to pass; `enqueued` says whether its result is a success; `failed`
+/// makes the result of a failed wait.
+pub struct Blocking<R, C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> R> {
+    pub blocking: cl_bool,
+    pub event: *mut cl_event,
+    pub call: C,
+    pub enqueued: fn(&R) -> bool,
+    pub failed: Box<dyn FnOnce(cl_int) -> R>,
+}
+
+/// `host_access` for a command that may block: on the ordered path it is enqueued without
+/// blocking, the buffers' locks are released, and only then is it waited for, so that no lock
+/// is held while waiting (another thread may have to act before it completes).
+pub unsafe fn blocking_host_access<R, C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> R>(
+    queue: cl_command_queue,
+    needs: &[(cl_mem, Need)],
+    n: cl_uint,
+    list: *const cl_event,
+    b: Blocking<R, C>,
+) -> R {
+    if let Some(_fast) = order::fast() {
+        return (b.call)(n, list, b.blocking, b.event);
+    }
+    let Some(user) = user_wait(n, list) else { return (b.call)(n, list, b.blocking, b.event) };
+    let w = match ordered_prepare(queue, needs, user) {
+        Ok(w) => w,
+        Err(e) => return (b.failed)(e),
+    };
+    if b.blocking == CL_FALSE {
+        return (b.call)(w.len(), w.ptr(), CL_FALSE, b.event);
+    }
+    let mut own: cl_event = std::ptr::null_mut();
+    let event = if b.event.is_null() { &mut own as *mut cl_event } else { b.event };
+    let r = (b.call)(w.len(), w.ptr(), CL_FALSE, event);
+    drop(w);
+    if !(b.enqueued)(&r) {
+        return r;
+    }
+    let done = api().clWaitForEvents(1, event);
+    if !own.is_null() {
+        api().clReleaseEvent(own);
+    }
+    if done != CL_SUCCESS {
+        // What the blocking call reports when a command it waited for failed.
+        return (b.failed)(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    }
+    r
+}
+
+/// `prepare` for a host access, under a panic guard: an internal failure fails the command,
+/// which may be about to read bytes still in a device layout, and an error beats wrong data.
+fn ordered_prepare(queue: cl_command_queue, needs: &[(cl_mem, Need)], user: &[cl_event]) -> Result<WaitList, cl_int> {
+    let needs: Vec<BufferNeed> = needs.iter().map(|&(mem, need)| BufferNeed { mem, need, must: false }).collect();
+    crate::guard("host access", || prepare(queue, &needs, user)).unwrap_or(Err(CL_OUT_OF_RESOURCES))
 }
 
 /// Whether `[offset, offset+size)` covers the whole of `mem` (then its old bytes do not matter).

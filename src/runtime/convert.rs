@@ -8,15 +8,6 @@ use crate::registry::{self, BufferInfo, Handle};
 use crate::stats::{self, Direction};
 use libc::c_void;
 use opencl_sys::*;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Buffers currently in a device layout, process-wide. While it is zero no host access needs
-/// any work, which keeps clayout off the hot path of programs that annotate nothing.
-pub static IN_DEVICE_LAYOUT: AtomicUsize = AtomicUsize::new(0);
-
-pub fn any_in_device_layout() -> bool {
-    IN_DEVICE_LAYOUT.load(Ordering::Acquire) != 0
-}
 
 /// Why a buffer could not be brought into the needed layout.
 #[derive(Debug)]
@@ -42,23 +33,10 @@ impl OwnedEvent {
     }
 }
 
-fn set_current(state: &mut BufferState, next: Current) {
-    let was = matches!(state.current, Current::Device(_));
-    let now = matches!(next, Current::Device(_));
-    if was != now {
-        if now {
-            IN_DEVICE_LAYOUT.fetch_add(1, Ordering::AcqRel);
-        } else {
-            IN_DEVICE_LAYOUT.fetch_sub(1, Ordering::AcqRel);
-        }
-    }
-    state.current = next;
-}
-
 /// Forgets a buffer whose last application reference is gone.
 pub fn forget(info: &BufferInfo) {
     let mut st = info.state.lock();
-    set_current(&mut st, Current::Host);
+    st.current = Current::Host;
     if let Some(ev) = st.last_event.take() {
         drop(OwnedEvent(ev as cl_event));
     }
@@ -84,28 +62,29 @@ fn last_pending(state: &mut BufferState) -> Option<cl_event> {
 /// Makes `buffer` meet `need` for a command about to be enqueued on `queue` after `user_wait`.
 /// Returns the event the command must also wait for, if any.
 ///
-/// The buffer's state lock is held while the conversions are enqueued (never while waiting
-/// for them), so two threads cannot both convert the same buffer.
+/// `st` is the buffer's state, which the caller holds locked until its command is enqueued
+/// (see runtime::order); conversions are enqueued, never waited for, under that lock.
 ///
 /// `must`: the command cannot run correctly otherwise, so a device conversion that fails falls
 /// back to the host permutation (a buffer that must stay in host layout still fails).
-pub fn ensure(queue: cl_command_queue, buffer: Handle, info: &BufferInfo, need: Need, must: bool, user_wait: &[cl_event]) -> Result<Option<OwnedEvent>, Failed> {
-    let mut st = info.state.lock();
+pub fn ensure(queue: cl_command_queue, buffer: Handle, info: &BufferInfo, st: &mut BufferState, need: Need, must: bool, user_wait: &[cl_event]) -> Result<Option<OwnedEvent>, Failed> {
     if let Need::Device(_) = need {
         if let Some(why) = st.pinned.clone().or_else(|| unconvertible(info)).or_else(super::stopped) {
             return Err(Failed { reason: why });
         }
     }
     let steps = plan(st.current, need);
-    let pending = last_pending(&mut st);
+    let pending = last_pending(st);
     if steps.is_empty() {
-        set_current(&mut st, after(need));
+        st.current = after(need);
         return Ok(pending.map(OwnedEvent::retained));
     }
     let mut wait: Vec<cl_event> = user_wait.to_vec();
     wait.extend(pending);
     let barrier = out_of_order_barrier(queue);
     wait.extend(barrier.as_ref().map(|b| b.0));
+    let others = super::order::other_queues(queue, info.context).map_err(|reason| Failed { reason })?;
+    wait.extend(others.iter().map(|m| m.0));
     let mut last: Option<OwnedEvent> = None;
     for step in steps {
         let ev = match run_step(queue, buffer, step, &wait) {
@@ -133,8 +112,7 @@ pub fn ensure(queue: cl_command_queue, buffer: Handle, info: &BufferInfo, need: 
         };
         wait = vec![ev.0];
         last = Some(ev);
-        let next = if step.to_host { Current::Host } else { after(need) };
-        set_current(&mut st, next);
+        st.current = if step.to_host { Current::Host } else { after(need) };
     }
     let last = last.expect("a non-empty plan enqueues at least one step");
     // The state keeps its own reference; the caller gets `last`'s.

@@ -3,7 +3,6 @@
 //! it; the launch then waits for those conversions.
 
 use super::access::{conflicting, prepare, user_wait, BufferNeed};
-use super::convert;
 use super::program::KernelPlan;
 use super::state::{DeviceLayout, Need};
 use crate::annotation::LaunchValues;
@@ -42,15 +41,15 @@ pub unsafe fn launch(
     list: *const cl_event,
     enqueue: impl Fn(cl_kernel, cl_uint, *const cl_event) -> cl_int,
 ) -> cl_int {
+    if let Some(_fast) = super::order::fast() {
+        return enqueue(kernel, n, list);
+    }
     let Some(info) = registry::get().kernels.get(key(kernel)) else { return enqueue(kernel, n, list) };
     let plan = match crate::guard("kernel plan", || info.plan()) {
         Some(Ok(plan)) => plan,
         Some(Err(why)) => return cannot_run(&info, &why),
         None => return cannot_run(&info, "internal error while planning its conversions"),
     };
-    if plan.is_none() && !convert::any_in_device_layout() {
-        return enqueue(kernel, n, list);
-    }
     let Some(user) = user_wait(n, list) else { return enqueue(kernel, n, list) };
     let needs = match crate::guard("launch plan", || needs(&info, plan.as_deref(), &dims)) {
         Some(Ok(needs)) => needs,

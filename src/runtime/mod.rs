@@ -4,6 +4,7 @@
 //! - `state`: the per-buffer state machine (pure);
 //! - `convert`: carrying out a plan on a queue, with the host fallback;
 //! - `access`: host-visible accesses; `launch`: kernel launches;
+//! - `order`: conversions ordered against the application's commands on every queue and thread;
 //! - `program`: annotations found at program creation, build options, structure probing;
 //! - `probe`: clayout's own small programs (structure probes);
 //! - `transparent`: rewritten kernels, their private program, and which kernel each launch runs;
@@ -12,6 +13,7 @@
 pub mod access;
 pub mod convert;
 pub mod launch;
+pub mod order;
 pub mod probe;
 pub mod program;
 pub mod state;

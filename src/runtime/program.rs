@@ -62,6 +62,7 @@ pub fn discover(source: &str) -> Option<Arc<ProgramDl>> {
     if found.is_empty() {
         return None;
     }
+    super::order::annotated_program_created();
     let mut kernels = HashMap::new();
     for a in found {
         let outcome = a.layout.map_err(|e| e.to_string());

@@ -15,12 +15,12 @@ use super::access::{self, BufferNeed, WaitList};
 use super::probe::{self, OwnedProgram};
 use super::program::{first_device, with_tile, KernelPlan, ParamPlan};
 use super::state::Need;
-use crate::annotation::{ExtentKind, HostLayout, KernelLayout, TypeClass};
+use crate::annotation::KernelLayout;
 use crate::config::LogLevel;
 use crate::layout::Layout;
 use crate::real::api;
 use crate::registry::{self, ArgValue, KernelInfo, ProgramInfo};
-use crate::rewrite::{self, ExtraArg, HostKind, ParamRewrite, RewriteRequest, StructLayout};
+use crate::rewrite::{self, ExtraArg, StructLayout};
 use libc::c_void;
 use opencl_sys::*;
 use parking_lot::Mutex;
@@ -92,7 +92,7 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
     let mut current = source.to_string();
     let mut done = HashMap::new();
     for (name, layout) in wanted {
-        let outcome = request(source, layout).and_then(|(req, layouts)| match rewrite::rewrite_kernel(&current, &req) {
+        let outcome = rewrite::request(source, layout).and_then(|(req, layouts)| match rewrite::rewrite_kernel(&current, &req) {
             Ok(out) => Ok((out, req, layouts)),
             Err(refusal) => Err(refusal.to_string()),
         });
@@ -116,40 +116,6 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
     }
     dump(&current, done.keys());
     Some(Rewrites { source: current, kernels: done, private: Mutex::new(None) })
-}
-
-/// The rewriter's request for one kernel, and the layout of each buffer.
-fn request(source: &str, layout: &KernelLayout) -> Result<(RewriteRequest, HashMap<String, StructLayout>), String> {
-    let mut params = Vec::new();
-    let mut layouts = HashMap::new();
-    for p in &layout.params {
-        let l = match p.elem_class {
-            TypeClass::Scalar(_) => {
-                let s = p.s.ok_or_else(|| format!("{}: the annotation does not say how many words make an element", p.name))?;
-                StructLayout::flat(&p.elem_type, s)?
-            }
-            _ => rewrite::struct_layout(source, &p.elem_type).map_err(|e| format!("{}: {e}", p.name))?,
-        };
-        if p.s.is_some_and(|s| s != l.words) || p.word.is_some_and(|w| w != l.word_bytes) {
-            return Err(format!("{}: the annotation's ({:?}, {:?}) words do not match `{}` ({} words of {} bytes)", p.name, p.s, p.word, p.elem_type, l.words, l.word_bytes));
-        }
-        let host = match p.host {
-            HostLayout::AoS { .. } => HostKind::Aos,
-            HostLayout::SoA { .. } => HostKind::Soa { extent: spelling(&p.extent.kind) },
-        };
-        layouts.insert(p.name.clone(), l.clone());
-        params.push(ParamRewrite { index: p.arg_index as usize, name: p.name.clone(), layout: l, host });
-    }
-    Ok((RewriteRequest { kernel: layout.kernel.clone(), private_name: format!("{}__clayout_asta", layout.kernel), params }, layouts))
-}
-
-/// The extent as the kernel itself would write it, for the rewriter's direct SoA subscripts.
-fn spelling(e: &ExtentKind) -> String {
-    match e {
-        ExtentKind::Arg(n) => n.clone(),
-        ExtentKind::GlobalSize(d) => format!("get_global_size({d})"),
-        _ => String::new(),
-    }
 }
 
 /// CLAYOUT_DUMP_DIR: one file per rewritten program.

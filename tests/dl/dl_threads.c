@@ -1,7 +1,11 @@
 /* Several host threads, each with its own queue and buffer, all reading one shared buffer
  * through annotated kernels and reading their results back, many times over.
- *   dl_threads KERNELS.cl [THREADS] [ROUNDS]
- * Run plainly with the AoS kernels and under clayout with the ASTA ones: identical output. */
+ *   dl_threads KERNELS.cl [THREADS] [ROUNDS] [gather]
+ * Run plainly with the AoS kernels and under clayout with the ASTA ones: identical output.
+ * With `gather`, each round also runs the kernel `gather` (own, shared, n) first: under the
+ * transparent mode a rewritten kernel, so the shared buffer keeps moving between ASTA (for
+ * `gather`) and the host layout (for `accumulate`, which runs as written) while the other
+ * threads use it. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
@@ -29,6 +33,7 @@ static cl_device_id dev;
 static cl_program prog;
 static cl_mem shared;
 static int rounds;
+static int with_gather;
 static uint64_t results[64];
 
 static uint64_t fnv(const void *data, size_t len)
@@ -50,6 +55,8 @@ static void *worker(void *arg)
     CHECK(err);
     cl_kernel adv = clCreateKernel(prog, "advance", &err);
     CHECK(err);
+    cl_kernel gat = with_gather ? clCreateKernel(prog, "gather", &err) : NULL;
+    CHECK(err);
     float *h = malloc(N * WORDS * sizeof(float));
     for (int i = 0; i < N * WORDS; i++)
         h[i] = (float)((i * 7 + id * 13) % 101) * 0.125f;
@@ -60,6 +67,12 @@ static void *worker(void *arg)
     size_t g = (N + 63) / 64 * 64;
     uint64_t hash = 0;
     for (int r = 0; r < rounds; r++) {
+        if (gat) {
+            CHECK(clSetKernelArg(gat, 0, sizeof own, &own));
+            CHECK(clSetKernelArg(gat, 1, sizeof shared, &shared));
+            CHECK(clSetKernelArg(gat, 2, sizeof n, &n));
+            CHECK(clEnqueueNDRangeKernel(q, gat, 1, NULL, &g, NULL, 0, NULL, NULL));
+        }
         CHECK(clSetKernelArg(acc, 0, sizeof own, &own));
         CHECK(clSetKernelArg(acc, 1, sizeof shared, &shared));
         CHECK(clSetKernelArg(acc, 2, sizeof n, &n));
@@ -78,6 +91,8 @@ static void *worker(void *arg)
     clReleaseMemObject(own);
     clReleaseKernel(acc);
     clReleaseKernel(adv);
+    if (gat)
+        clReleaseKernel(gat);
     clReleaseCommandQueue(q);
     free(h);
     return NULL;
@@ -104,6 +119,7 @@ int main(int argc, char **argv)
         return 2;
     int threads = argc > 2 ? atoi(argv[2]) : 6;
     rounds = argc > 3 ? atoi(argv[3]) : 100;
+    with_gather = argc > 4 && strcmp(argv[4], "gather") == 0;
     if (threads > 64)
         threads = 64;
     alarm(300); /* a deadlock fails the run instead of hanging it */

@@ -65,3 +65,15 @@ __kernel void accumulate(__global particle_t *own, __global const particle_t *sh
     for (int s = 0; s < 5; s++)
         wo[i * 5 + s] = wo[i * 5 + s] * 0.5f + ws[i * 5 + (s + 1) % 5];
 }
+
+// Each thread's own particles pull from the shared ones through the structure: rewritten by
+// the transparent mode, so the shared buffer goes to ASTA for this kernel and back to the host
+// layout for `accumulate` (written against floats), while other threads use it.
+__kernel void gather(__global particle_t *own, __global const particle_t *shared, uint n)
+{
+    uint i = get_global_id(0);
+    if (i >= n)
+        return;
+    own[i].vx += shared[i].x * 0.25f - shared[(i + 1) % n].vy * 0.125f;
+    own[i].z -= shared[i].z * 0.0625f;
+}

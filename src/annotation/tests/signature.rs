@@ -104,6 +104,10 @@ fn unreadable_signatures_are_errors_not_guesses() {
         ("__kernel void k(float p *) {}", "misplaced `*`"),
         ("__kernel void k(int a = 3) {}", "unexpected `=`"),
         ("__kernel void k(int a", "unbalanced"),
+        // Found by fuzzing: a body whose brackets close out of order once ended at the `)`,
+        // and a rewritten copy was inserted inside the kernel.
+        ("__kernel void k(int a) { f(a) * t); }", "unbalanced"),
+        ("__kernel void k(int a] {}", "unbalanced"),
         ("__kernel void k(int a) int", "unexpected `int` after"),
         ("__kernel void k(int a)", "ends after"),
         ("__kernel void", "ends inside"),
