@@ -156,3 +156,14 @@ fn threads_with_rewritten_kernels_on_a_shared_buffer() {
         assert!(stats["fallbacks"].as_array().unwrap().iter().all(|f| f["object"] == "kernel accumulate"), "{stats:#}");
     }
 }
+
+/// A buffer mapped for reading stays readable through the map while kernels read it: it is
+/// not converted while mapped (the kernel runs as written), and is once unmapped.
+#[test]
+fn mapped_buffer_is_not_converted_while_mapped() {
+    let base = plain("mapread");
+    let (out, stats) = transparent("mapread", &[]);
+    assert_same(&base, &out);
+    assert_eq!(n(&stats, &["launches_as_written"]), 2, "{stats:#}");
+    assert_eq!(n(&stats, &["launches_rewritten"]), 1, "{stats:#}");
+}

@@ -4,7 +4,7 @@
 
 use crate::real::api;
 use crate::runtime::access::{blocking_host_access, host_access, write_need, Blocking};
-use crate::runtime::launch;
+use crate::runtime::{convert, launch};
 use crate::runtime::state::Need;
 use libc::{c_void, size_t};
 use opencl_sys::*;
@@ -210,6 +210,7 @@ pub unsafe fn clEnqueueMapBuffer(
     errcode_ret: *mut cl_int,
 ) -> *mut c_void {
     let need = if map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 { write_need(buffer, offset, size) } else { Need::Host };
+    crate::guard("clEnqueueMapBuffer", || convert::mapping(buffer));
     let call = |n, l, b, ev| api().clEnqueueMapBuffer(command_queue, buffer, b, map_flags, offset, size, n, l, ev, errcode_ret);
     let failed = move |e| {
         if !errcode_ret.is_null() {
@@ -217,13 +218,25 @@ pub unsafe fn clEnqueueMapBuffer(
         }
         std::ptr::null_mut()
     };
-    blocking_host_access(
+    let p = blocking_host_access(
         command_queue,
         &[(buffer, need)],
         n,
         list,
         Blocking { blocking: blocking_map, event, call, enqueued: |p: &*mut c_void| !p.is_null(), failed: Box::new(failed) },
-    )
+    );
+    if p.is_null() {
+        crate::guard("clEnqueueMapBuffer", || convert::unmapped(buffer));
+    }
+    p
+}
+
+pub unsafe fn clEnqueueUnmapMemObject(command_queue: cl_command_queue, memobj: cl_mem, mapped_ptr: *mut c_void, n: cl_uint, list: *const cl_event, event: *mut cl_event) -> cl_int {
+    let r = api().clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, n, list, event);
+    if r == CL_SUCCESS {
+        crate::guard("clEnqueueUnmapMemObject", || convert::unmapped(memobj));
+    }
+    r
 }
 
 pub unsafe fn clEnqueueMigrateMemObjects(

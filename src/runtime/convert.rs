@@ -72,6 +72,9 @@ pub fn ensure(queue: cl_command_queue, buffer: Handle, info: &BufferInfo, st: &m
         if let Some(why) = st.pinned.clone().or_else(|| unconvertible(info)).or_else(super::stopped) {
             return Err(Failed { reason: why });
         }
+        if st.maps > 0 {
+            return Err(Failed { reason: "the buffer is mapped by the host".into() });
+        }
     }
     let steps = plan(st.current, need);
     let pending = last_pending(st);
@@ -121,6 +124,30 @@ pub fn ensure(queue: cl_command_queue, buffer: Handle, info: &BufferInfo, st: &m
         drop(OwnedEvent(old as cl_event));
     }
     Ok(Some(last))
+}
+
+/// Counts a map of `mem` (of its parent, for a sub-buffer) before it is enqueued; `unmapped`
+/// undoes it when the map fails or is unmapped.
+pub fn mapping(mem: cl_mem) {
+    if let Some(info) = whose_bytes(mem) {
+        info.state.lock().maps += 1;
+    }
+}
+
+pub fn unmapped(mem: cl_mem) {
+    if let Some(info) = whose_bytes(mem) {
+        let mut st = info.state.lock();
+        st.maps = st.maps.saturating_sub(1);
+    }
+}
+
+/// The buffer whose bytes `mem` shows: itself, or a sub-buffer's parent.
+fn whose_bytes(mem: cl_mem) -> Option<std::sync::Arc<BufferInfo>> {
+    let b = registry::get().buffers.get(registry::key(mem))?;
+    match b.parent {
+        Some((parent, _, _)) => registry::get().buffers.get(parent),
+        None => Some(b),
+    }
 }
 
 /// Why this buffer may never leave its host layout, if it may not: a sub-buffer's bytes are a

@@ -20,7 +20,10 @@
 //!   command that uses a sub-buffer first brings the parent to `Host`, so the window shows the
 //!   bytes where the application put them;
 //! - a buffer whose device conversion failed, where the command could run without it, stays
-//!   `Host` (pinned) for the rest of its life.
+//!   `Host` (pinned) for the rest of its life;
+//! - a buffer mapped by the host stays `Host` until its last map is unmapped: kernels may read
+//!   a buffer mapped for reading while the host reads the map, which may be the buffer's own
+//!   memory, so its bytes must not move (a sub-buffer's maps count for its parent).
 
 use crate::layout::{Layout, Shape};
 
@@ -95,11 +98,13 @@ pub struct BufferState {
     /// The last conversion enqueued on this buffer (retained), so that a conversion or command
     /// on another queue is ordered after it.
     pub last_event: Option<usize>,
+    /// Maps not yet unmapped (counted from before each map's enqueue).
+    pub maps: u32,
 }
 
 impl Default for BufferState {
     fn default() -> Self {
-        BufferState { current: Current::Host, pinned: None, last_event: None }
+        BufferState { current: Current::Host, pinned: None, last_event: None, maps: 0 }
     }
 }
 

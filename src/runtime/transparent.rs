@@ -291,9 +291,15 @@ unsafe fn try_copy(
                 return Err(format!("a buffer holds {} structures of {} words, past the copy's 32-bit index arithmetic", d.shape.m, d.shape.s));
             }
         }
-        let pinned = b.state.lock().pinned.clone();
+        let (pinned, maps) = {
+            let st = b.state.lock();
+            (st.pinned.clone(), st.maps)
+        };
         if let Some(why) = pinned {
             return Err(format!("a buffer stays in host layout: {why}"));
+        }
+        if maps > 0 {
+            return Err("a buffer is mapped by the host".into());
         }
     }
     if let Some(why) = super::stopped() {

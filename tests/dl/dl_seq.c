@@ -318,6 +318,32 @@ int main(int argc, char **argv)
         clReleaseKernel(x);
         clReleaseMemObject(a);
         clReleaseMemObject(b);
+    } else if (!strcmp(mode, "mapread")) {
+        /* Kernels may read a buffer the host has mapped for reading, and the host may go on
+         * reading the map meanwhile: clayout must not rewrite those bytes in place. */
+        fill_particles(h2, n, 5.0f);
+        cl_mem own = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
+        cl_mem shared = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h2);
+        cl_kernel gk = kernel("gather");
+        size_t g = global_size();
+        particle_t *m = clEnqueueMapBuffer(q, shared, CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL, NULL, &err);
+        CHECK(err);
+        CHECK(clSetKernelArg(gk, 0, sizeof own, &own));
+        CHECK(clSetKernelArg(gk, 1, sizeof shared, &shared));
+        CHECK(clSetKernelArg(gk, 2, sizeof n, &n));
+        for (int i = 0; i < 2; i++)
+            CHECK(clEnqueueNDRangeKernel(q, gk, 1, NULL, &g, NULL, 0, NULL, NULL));
+        CHECK(clFinish(q));
+        show("map while kernels read", m, bytes);
+        CHECK(clEnqueueUnmapMemObject(q, shared, m, 0, NULL, NULL));
+        CHECK(clEnqueueNDRangeKernel(q, gk, 1, NULL, &g, NULL, 0, NULL, NULL));
+        CHECK(clEnqueueReadBuffer(q, own, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        show("own", h, bytes);
+        CHECK(clEnqueueReadBuffer(q, shared, CL_TRUE, 0, bytes, h2, 0, NULL, NULL));
+        show("shared", h2, bytes);
+        clReleaseKernel(gk);
+        clReleaseMemObject(own);
+        clReleaseMemObject(shared);
     } else {
         printf("unknown mode %s\n", mode);
         return 2;
