@@ -19,6 +19,8 @@ static REWRITTEN: AtomicU64 = AtomicU64::new(0);
 static REFUSED: AtomicU64 = AtomicU64::new(0);
 static LAUNCH_REWRITTEN: AtomicU64 = AtomicU64::new(0);
 static LAUNCH_ORIGINAL: AtomicU64 = AtomicU64::new(0);
+static CONTEXTS_RELEASED: AtomicU64 = AtomicU64::new(0);
+static CONTEXTS_LEFT: AtomicU64 = AtomicU64::new(0);
 static FALLBACKS: Mutex<Vec<Fallback>> = Mutex::new(Vec::new());
 /// Fallbacks kept in full; past this only the count grows, so a loop cannot eat memory.
 const FALLBACKS_KEPT: usize = 1000;
@@ -67,6 +69,15 @@ pub fn transparent_launch(rewritten: bool) {
     if rewritten { &LAUNCH_REWRITTEN } else { &LAUNCH_ORIGINAL }.fetch_add(1, Relaxed);
 }
 
+/// The application released a context for the last time; `left` when references to it remained
+/// although the application held no object of it any more (so clayout's did).
+pub fn context_released(left: bool) {
+    CONTEXTS_RELEASED.fetch_add(1, Relaxed);
+    if left {
+        CONTEXTS_LEFT.fetch_add(1, Relaxed);
+    }
+}
+
 /// Something clayout could not do with certainty, and the safe path it took instead.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct Fallback {
@@ -106,6 +117,10 @@ pub struct Report {
     /// Launches of rewritten kernels that ran the ASTA copy / the kernel as written.
     pub launches_rewritten: u64,
     pub launches_as_written: u64,
+    /// Contexts the application released for the last time, and how many of them were still
+    /// referenced by an object clayout created (see runtime::check_context_references).
+    pub contexts_released: u64,
+    pub contexts_left_referenced: u64,
 }
 
 /// A snapshot of every counter. Never blocks for long: at exit another thread may hold the
@@ -135,6 +150,8 @@ pub fn report() -> Report {
         rewrite_refusals: REFUSED.load(Relaxed),
         launches_rewritten: LAUNCH_REWRITTEN.load(Relaxed),
         launches_as_written: LAUNCH_ORIGINAL.load(Relaxed),
+        contexts_released: CONTEXTS_RELEASED.load(Relaxed),
+        contexts_left_referenced: CONTEXTS_LEFT.load(Relaxed),
     }
 }
 
@@ -164,6 +181,9 @@ pub fn summary(r: &Report) -> String {
     let _ = writeln!(s, "  kernels rewritten: {}, refused: {}", r.rewritten_kernels, r.rewrite_refusals);
     if r.launches_rewritten + r.launches_as_written > 0 {
         let _ = writeln!(s, "  launches of rewritten kernels: {} in ASTA, {} as written", r.launches_rewritten, r.launches_as_written);
+    }
+    if r.contexts_left_referenced > 0 {
+        let _ = writeln!(s, "  contexts still referenced by clayout's objects at their release: {} of {}", r.contexts_left_referenced, r.contexts_released);
     }
     let _ = writeln!(s, "  fallbacks: {}", r.fallbacks.len() as u64 + r.fallbacks_not_listed);
     for f in &r.fallbacks {

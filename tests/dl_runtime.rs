@@ -51,6 +51,9 @@ fn check(mode: &str, want: (u64, u64)) {
     let (out, stats) = shimmed(mode, &kernels("particles_asta.cl"), &[]);
     assert_same(&base, &out);
     assert_eq!(conversions(&stats), want, "conversions (to device, to host) for {mode}\n{stats:#}\n{}", out.show("with shim"));
+    // Every object clayout created for the context was released with it (checked at the
+    // application's last clReleaseContext through the context's reference count).
+    assert_eq!((stats["contexts_released"].as_u64(), stats["contexts_left_referenced"].as_u64()), (Some(1), Some(0)), "{mode}: {stats:#}");
     assert_eq!(stats["fallbacks"].as_array().map(|a| a.len()), Some(0), "fallbacks in {mode}: {stats:#}");
     assert!(stats["marshal"]["bytes"].as_u64().unwrap() > 0);
 }

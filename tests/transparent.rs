@@ -77,6 +77,9 @@ fn every_call_sequence_with_rewritten_kernels() {
         assert_eq!((n(&stats, &["rewritten_kernels"]), n(&stats, &["rewrite_refusals"])), (4, 1), "{mode}: {stats:#}");
         assert!(n(&stats, &["launches_rewritten"]) >= 1, "{mode}: no launch ran a rewritten copy\n{stats:#}");
         assert_eq!(n(&stats, &["launches_as_written"]), 0, "{mode}: {stats:#}");
+        // Every object clayout created for the context (private program, copies, probes,
+        // conversion kernels, scratch buffers, events) was released with it.
+        assert_eq!((n(&stats, &["contexts_released"]), n(&stats, &["contexts_left_referenced"])), (1, 0), "{mode}: {stats:#}");
     }
 }
 
@@ -165,5 +168,17 @@ fn mapped_buffer_is_not_converted_while_mapped() {
     let (out, stats) = transparent("mapread", &[]);
     assert_same(&base, &out);
     assert_eq!(n(&stats, &["launches_as_written"]), 2, "{stats:#}");
+    assert_eq!(n(&stats, &["launches_rewritten"]), 1, "{stats:#}");
+}
+
+/// A program created from the binary of the application's own program passes through: its
+/// kernels run as written, on buffers brought back to host layout, after a launch of the
+/// source program's rewritten kernel converted the buffer to ASTA.
+#[test]
+fn program_from_binary_runs_as_written() {
+    let base = plain("binary");
+    let (out, stats) = transparent("binary", &[]);
+    assert_same(&base, &out);
+    assert_eq!(conversions(&stats), (1, 1), "{stats:#}");
     assert_eq!(n(&stats, &["launches_rewritten"]), 1, "{stats:#}");
 }

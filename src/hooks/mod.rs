@@ -135,7 +135,10 @@ pub unsafe fn clReleaseContext(context: cl_context) -> cl_int {
     // clayout's own programs and scratch buffers hold the context too: drop them when the
     // application lets go of it, so that the context can really go away.
     if reg().contexts.refs(key(context)) == Some(1) {
-        guard("clReleaseContext", || crate::marshal::release_context(context));
+        guard("clReleaseContext", || {
+            crate::marshal::release_context(context);
+            crate::runtime::check_context_references(context);
+        });
     }
     let r = api().clReleaseContext(context);
     if r == CL_SUCCESS {

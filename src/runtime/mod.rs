@@ -27,6 +27,44 @@ pub fn buffer_released(info: &BufferInfo) {
     convert::forget(info);
 }
 
+/// At the application's last release of a context, after clayout released its own objects
+/// of it: the context's reference count must then be 1 (the release about to happen), unless
+/// the application itself still holds an object of the context. Anything else is an object
+/// clayout created and did not release: logged and counted (`contexts_left_referenced`).
+pub fn check_context_references(context: opencl_sys::cl_context) {
+    use crate::registry::{self, key};
+    let count = || {
+        let mut refs: opencl_sys::cl_uint = 0;
+        let r = unsafe {
+            crate::real::api().clGetContextInfo(context, opencl_sys::CL_CONTEXT_REFERENCE_COUNT, std::mem::size_of::<opencl_sys::cl_uint>(), &mut refs as *mut _ as *mut libc::c_void, std::ptr::null_mut())
+        };
+        (r == opencl_sys::CL_SUCCESS).then_some(refs)
+    };
+    // An implementation may still hold the context for commands whose completion it has not
+    // processed yet (PoCL does for a few milliseconds): give it up to 100 ms, only when needed.
+    let mut refs = match count() {
+        Some(n) => n,
+        None => return,
+    };
+    for _ in 0..20 {
+        if refs <= 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        refs = count().unwrap_or(refs);
+    }
+    let c = key(context);
+    let reg = registry::get();
+    let app_objects = reg.buffers.snapshot().iter().filter(|(_, b)| b.context == c).count()
+        + reg.queues.snapshot().iter().filter(|(_, q)| q.context == c).count()
+        + reg.programs.snapshot().iter().filter(|(_, p)| p.context == c).count();
+    let left = refs > 1 && app_objects == 0;
+    if left {
+        crate::log::warn(&format!("context {c:#x}: {} reference(s) left after clayout released its own objects of it", refs - 1));
+    }
+    crate::stats::context_released(left);
+}
+
 /// Why clayout no longer converts any buffer to a device layout, once something made
 /// conversions unsafe for the rest of the process.
 static STOPPED: parking_lot::Mutex<Option<String>> = parking_lot::Mutex::new(None);

@@ -344,6 +344,31 @@ int main(int argc, char **argv)
         clReleaseKernel(gk);
         clReleaseMemObject(own);
         clReleaseMemObject(shared);
+    } else if (!strcmp(mode, "binary")) {
+        /* The program rebuilt from its own binary, as applications with a binary cache do:
+         * clayout sees no source there, so its kernels run as written. */
+        size_t len = 0;
+        CHECK(clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof len, &len, NULL));
+        unsigned char *bin = malloc(len);
+        CHECK(clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL));
+        cl_int status;
+        cl_program p2 = clCreateProgramWithBinary(ctx, 1, &dev, &len, (const unsigned char **)&bin, &status, &err);
+        CHECK(err);
+        CHECK(status);
+        CHECK(clBuildProgram(p2, 1, &dev, "", NULL, NULL));
+        cl_int kerr;
+        cl_kernel k2 = clCreateKernel(p2, "advance", &kerr);
+        CHECK(kerr);
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
+        step(q, k, b, 0, NULL, NULL); /* the source program's kernel first: ASTA under clayout */
+        for (int i = 0; i < 3; i++)
+            step(q, k2, b, 0, NULL, NULL);
+        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        show("from binary", h, bytes);
+        clReleaseMemObject(b);
+        clReleaseKernel(k2);
+        clReleaseProgram(p2);
+        free(bin);
     } else {
         printf("unknown mode %s\n", mode);
         return 2;
