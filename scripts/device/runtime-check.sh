@@ -14,7 +14,8 @@ $cc -o $b/dl_threads tests/dl/dl_threads.c -L$CARRY/lib -lOpenCL || exit 1
 $cc -o $b/overhead bench/overhead.c -L$CARRY/lib -lOpenCL || exit 1
 lib=$(readlink -f $CARRY/libclayout.so)
 fail=0
-for m in launches map partial copy fill mixed twoqueues ooo subbuf hostptr soa multi; do
+# ONLY=transparent skips the hand-written ASTA sequences.
+[ "${ONLY:-}" = transparent ] || for m in launches map partial copy fill mixed twoqueues ooo subbuf hostptr soa multi; do
     for n in 1000 1000000; do
         a=$($b/dl_seq tests/dl/particles_aos.cl $m $n 2>&1)
         s=$(CLAYOUT_PROFILE=1 CLAYOUT_STATS=$OUT/stats-$m-$n.json LD_PRELOAD=$lib $b/dl_seq tests/dl/particles_asta.cl $m $n 2>&1)
@@ -23,6 +24,21 @@ for m in launches map partial copy fill mixed twoqueues ooo subbuf hostptr soa m
         echo "$m n=$n $r conversions(dev host bytes ns fallbacks)=$conv"
         [ $r = SAME ] || { echo "$a"; echo "--- under clayout:"; echo "$s"; }
     done
+done
+echo "== transparent mode (unmodified AoS kernels, side file)"
+for m in launches map partial copy fill mixed twoqueues ooo subbuf hostptr soa multi mapread binary; do
+    a=$($b/dl_seq tests/dl/particles_aos.cl $m 100000 2>/dev/null)
+    # stdout only: clayout warns on stderr about the kernel the rewriter refuses.
+    s=$(CLAYOUT_ANNOTATIONS=tests/dl/particles.dl CLAYOUT_STATS=$OUT/tstats-$m.json LD_PRELOAD=$lib $b/dl_seq tests/dl/particles_aos.cl $m 100000 2>/dev/null)
+    if [ "$a" = "$s" ]; then r=SAME; else r=DIFFERENT; fail=1; fi
+    info=$(python3 -c "import json;d=json.load(open('$OUT/tstats-$m.json'));m=d['marshal'];print(m['to_device_layout'],m['to_host_layout'],d['launches_rewritten'],d['launches_as_written'],d['contexts_left_referenced'])" 2>&1)
+    echo "$m $r conversions/rewritten/as-written/contexts-left=$info"
+done
+echo "== threads on a shared buffer that changes layout (transparent)"
+a=$($b/dl_threads tests/dl/particles_aos.cl 8 300 gather 2>/dev/null)
+for i in 1 2 3; do
+    s=$(CLAYOUT_ANNOTATIONS=tests/dl/particles.dl LD_PRELOAD=$lib CLAYOUT_STATS=$OUT/stats-gather-$i.json $b/dl_threads tests/dl/particles_aos.cl 8 300 gather 2>/dev/null)
+    [ "$a" = "$s" ] && echo "threads gather SAME" || { echo "threads gather DIFFERENT"; fail=1; }
 done
 a=$($b/dl_threads tests/dl/particles_aos.cl 8 200 2>&1)
 s=$(LD_PRELOAD=$lib CLAYOUT_STATS=$OUT/stats-threads.json $b/dl_threads tests/dl/particles_asta.cl 8 200 2>&1)
