@@ -182,3 +182,20 @@ fn program_from_binary_runs_as_written() {
     assert_eq!(conversions(&stats), (1, 1), "{stats:#}");
     assert_eq!(n(&stats, &["launches_rewritten"]), 1, "{stats:#}");
 }
+
+/// exit() from the main thread while eight workers are enqueueing rewritten kernels and
+/// conversions: the process ends with the application's status, no crash and no hang, and the
+/// statistics are written.
+#[test]
+fn exit_while_threads_enqueue() {
+    let bin = build_c_in("tests/dl", "dl_threads");
+    for attempt in 0..3 {
+        let json = scratch("exit").join("stats.json");
+        let cmd = Cmd::new([bin.as_os_str(), dl("particles_aos.cl").as_os_str(), "8".as_ref(), "100000".as_ref(), "exit".as_ref()]);
+        let out = run(&cmd.shimmed().env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str()).env("CLAYOUT_STATS", json.as_os_str()), TIMEOUT);
+        assert_eq!(out.code, Some(0), "attempt {attempt}\n{}", out.show("with shim"));
+        assert!(out.stdout.contains("exit while enqueueing"), "{}", out.show("with shim"));
+        let stats = read_stats(&json, &out);
+        assert!(n(&stats, &["launches_rewritten"]) > 0, "{stats:#}");
+    }
+}

@@ -1,11 +1,12 @@
 /* Several host threads, each with its own queue and buffer, all reading one shared buffer
  * through annotated kernels and reading their results back, many times over.
- *   dl_threads KERNELS.cl [THREADS] [ROUNDS] [gather]
+ *   dl_threads KERNELS.cl [THREADS] [ROUNDS] [gather|exit]
  * Run plainly with the AoS kernels and under clayout with the ASTA ones: identical output.
  * With `gather`, each round also runs the kernel `gather` (own, shared, n) first: under the
  * transparent mode a rewritten kernel, so the shared buffer keeps moving between ASTA (for
  * `gather`) and the host layout (for `accumulate`, which runs as written) while the other
- * threads use it. */
+ * threads use it. With `exit`, the same, and the main thread calls exit() while the workers are
+ * still enqueueing. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
@@ -119,7 +120,8 @@ int main(int argc, char **argv)
         return 2;
     int threads = argc > 2 ? atoi(argv[2]) : 6;
     rounds = argc > 3 ? atoi(argv[3]) : 100;
-    with_gather = argc > 4 && strcmp(argv[4], "gather") == 0;
+    with_gather = argc > 4 && (strcmp(argv[4], "gather") == 0 || strcmp(argv[4], "exit") == 0);
+    int exit_early = argc > 4 && strcmp(argv[4], "exit") == 0;
     if (threads > 64)
         threads = 64;
     alarm(300); /* a deadlock fails the run instead of hanging it */
@@ -141,6 +143,12 @@ int main(int argc, char **argv)
     pthread_t t[64];
     for (int i = 0; i < threads; i++)
         pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i);
+    if (exit_early) {
+        usleep(300 * 1000);
+        printf("exit while enqueueing\n");
+        fflush(stdout);
+        exit(0);
+    }
     for (int i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
     for (int i = 0; i < threads; i++)
