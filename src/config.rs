@@ -150,7 +150,7 @@ config_table! {
     profile: bool = "CLAYOUT_PROFILE", default "0",
         "1 turns on profiling for the application's queues so that the statistics include the device time of conversions.";
     fault: Option<String> = "CLAYOUT_FAULT", default "",
-        "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail: build (conversion kernels and the transparent mode's private program), scratch, enqueue (conversion kernels), conversion (the whole conversion), probe (structure probes), kernel (the rewritten kernel's creation, arguments and launch), all.";
+        "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail: build (conversion kernels and the transparent mode's private program), scratch, enqueue (conversion kernels), conversion (the whole conversion), probe (structure probes), kernel (the rewritten kernel's creation, arguments and launch), marker (the markers ordering a conversion after other queues), wait (the wait of a blocking read, write or map), all.";
     opencl_library: Option<String> = "CLAYOUT_OPENCL_LIBRARY", default "",
         "Path of the real OpenCL library to forward to, when the loader the application uses cannot be found by itself.";
 }

@@ -183,15 +183,30 @@ pub unsafe fn blocking_host_access<R, C: FnOnce(cl_uint, *const cl_event, cl_boo
     if !(b.enqueued)(&r) {
         return r;
     }
-    let done = api().clWaitForEvents(1, event);
+    let done = if crate::fault::inject("wait") { CL_OUT_OF_HOST_MEMORY } else { api().clWaitForEvents(1, event) };
+    let outcome = if done == CL_SUCCESS { Ok(()) } else { after_failed_wait(queue, *event) };
     if !own.is_null() {
         api().clReleaseEvent(own);
     }
-    if done != CL_SUCCESS {
-        // What the blocking call reports when a command it waited for failed.
-        return (b.failed)(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    match outcome {
+        Ok(()) => r,
+        Err(code) => (b.failed)(code),
     }
-    r
+}
+
+/// The wait for a blocking command failed: if the command itself failed, what the blocking call
+/// would have reported; otherwise the wait is finished another way, on its queue.
+unsafe fn after_failed_wait(queue: cl_command_queue, event: cl_event) -> Result<(), cl_int> {
+    let mut status: cl_int = CL_QUEUED;
+    let q = api().clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, std::mem::size_of::<cl_int>(), &mut status as *mut cl_int as *mut libc::c_void, std::ptr::null_mut());
+    if q == CL_SUCCESS && status < 0 {
+        return Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    }
+    crate::log::debug("waiting for a blocking command failed; finishing its queue instead");
+    match api().clFinish(queue) {
+        CL_SUCCESS => Ok(()),
+        e => Err(e),
+    }
 }
 
 /// `prepare` for a host access, under a panic guard: an internal failure fails the command,

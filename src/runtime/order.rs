@@ -86,8 +86,9 @@ fn retained_queues(pred: impl Fn(&registry::QueueInfo) -> bool) -> Vec<Handle> {
 }
 
 /// A marker on every other queue of `context`, flushed: a conversion on `queue` that waits for
-/// them runs after every command enqueued on those queues so far. Err when a marker cannot be
-/// enqueued: the conversion is then not safe.
+/// them runs after every command enqueued on those queues so far. Where a marker cannot be
+/// enqueued, that queue is finished instead (a host wait, slower but as safe); Err only when
+/// that fails too, and the conversion is then not safe.
 pub fn other_queues(queue: cl_command_queue, context: Handle) -> Result<Vec<OwnedEvent>, String> {
     let mine = registry::key(queue);
     let queues = retained_queues(|q| q.context == context);
@@ -97,12 +98,16 @@ pub fn other_queues(queue: cl_command_queue, context: Handle) -> Result<Vec<Owne
         let q = q as cl_command_queue;
         if registry::key(q) != mine && failed.is_none() {
             let mut ev: cl_event = std::ptr::null_mut();
-            let r = unsafe { api().clEnqueueMarkerWithWaitList(q, 0, std::ptr::null(), &mut ev) };
+            let r = if crate::fault::inject("marker") { CL_OUT_OF_RESOURCES } else { unsafe { api().clEnqueueMarkerWithWaitList(q, 0, std::ptr::null(), &mut ev) } };
             if r == CL_SUCCESS {
                 markers.push(OwnedEvent(ev));
                 unsafe { api().clFlush(q) };
             } else {
-                failed = Some(format!("a marker on another queue of the context could not be enqueued ({r})"));
+                crate::log::debug(&format!("a marker on queue {:#x} failed ({r}); finishing that queue instead", registry::key(q)));
+                let f = unsafe { api().clFinish(q) };
+                if f != CL_SUCCESS {
+                    failed = Some(format!("another queue of the context could not be waited for (marker {r}, finish {f})"));
+                }
             }
         }
         unsafe { api().clReleaseCommandQueue(q) };
