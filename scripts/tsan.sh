@@ -24,7 +24,6 @@ void *__tsan_memset(void *d, int c, size_t n) { return memset(d, c, n); }
 C
 tsan=$(gcc -print-file-name=libtsan.so)
 gcc -shared -fPIC -O1 -o "$out/libcompat.so" "$out/compat.c" "$tsan" || exit 1
-cargo test --release --no-run --test transparent >/dev/null 2>&1
 cargo test --release --test transparent threads >/dev/null 2>&1   # builds the C test programs
 bin=target/clayout-shim-tests/tests-dl/dl_threads
 preload="$(readlink -f "$tsan") $out/libcompat.so $out/target/x86_64-unknown-linux-gnu/debug/libclayout.so"

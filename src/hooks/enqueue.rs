@@ -10,8 +10,8 @@ use libc::{c_void, size_t};
 use opencl_sys::*;
 
 /// A blocking command that returns its status.
-fn status<C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> cl_int>(blocking: cl_bool, event: *mut cl_event, call: C) -> Blocking<cl_int, C> {
-    Blocking { blocking, event, call, enqueued: |r| *r == CL_SUCCESS, failed: Box::new(|e| e) }
+fn status<C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> cl_int>(blocking: cl_bool, event: *mut cl_event, call: C) -> Blocking<cl_int, C, fn(cl_int) -> cl_int> {
+    Blocking { blocking, event, call, enqueued: |r| *r == CL_SUCCESS, failed: |e| e }
 }
 
 pub unsafe fn clEnqueueReadBuffer(
@@ -212,7 +212,7 @@ pub unsafe fn clEnqueueMapBuffer(
     let need = if map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 { write_need(buffer, offset, size) } else { Need::Host };
     crate::guard("clEnqueueMapBuffer", || convert::mapping(buffer));
     let call = |n, l, b, ev| api().clEnqueueMapBuffer(command_queue, buffer, b, map_flags, offset, size, n, l, ev, errcode_ret);
-    let failed = move |e| {
+    let failed = move |e: cl_int| {
         if !errcode_ret.is_null() {
             *errcode_ret = e;
         }
@@ -223,7 +223,7 @@ pub unsafe fn clEnqueueMapBuffer(
         &[(buffer, need)],
         n,
         list,
-        Blocking { blocking: blocking_map, event, call, enqueued: |p: &*mut c_void| !p.is_null(), failed: Box::new(failed) },
+        Blocking { blocking: blocking_map, event, call, enqueued: |p: &*mut c_void| !p.is_null(), failed },
     );
     if p.is_null() {
         crate::guard("clEnqueueMapBuffer", || convert::unmapped(buffer));

@@ -2,7 +2,7 @@
 //! launches of kernels that want a buffer in host layout): each buffer involved is brought to
 //! its host layout first, on the command's queue, and the command waits for that.
 
-use super::convert::{ensure, OwnedEvent};
+use super::convert::{self, ensure, OwnedEvent};
 use super::order;
 use super::state::{BufferState, Need};
 use crate::real::api;
@@ -80,13 +80,13 @@ pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_eve
     // parent must be in host layout.
     let mut targets: Vec<(Handle, Arc<BufferInfo>, Need, bool)> = Vec::new();
     for &BufferNeed { mem, need, must } in needs {
-        let Some(info) = registry::get().buffers.get(key(mem)) else { continue };
-        match (info.parent, need) {
-            (Some((parent, _, _)), Need::Host | Need::HostOverwrite) => {
-                let Some(p) = registry::get().buffers.get(parent) else { continue };
-                targets.push((parent, p, Need::Host, must));
-            }
-            _ => targets.push((key(mem), info, need, must)),
+        let target = match need {
+            // A sub-buffer asked for a device layout stays itself: `ensure` refuses it.
+            Need::Device(_) => registry::get().buffers.get(key(mem)).map(|b| (key(mem), b, need)),
+            Need::Host | Need::HostOverwrite => convert::whose_bytes(mem).map(|(h, b)| (h, b, if h == key(mem) { need } else { Need::Host })),
+        };
+        if let Some((h, info, need)) = target {
+            targets.push((h, info, need, must));
         }
     }
     // Every buffer locked once, in handle order, so that two commands never wait on each other.
@@ -115,7 +115,7 @@ pub fn conflicting(needs: &[BufferNeed]) -> Option<String> {
         _ => None,
     };
     // A sub-buffer stands for its parent, which must then be in host layout.
-    let whose = |m: cl_mem| registry::get().buffers.get(key(m)).and_then(|b| b.parent.map(|p| p.0)).unwrap_or(key(m));
+    let whose = |m: cl_mem| convert::whose_bytes(m).map(|(h, _)| h).unwrap_or(key(m));
     for (i, a) in needs.iter().enumerate() {
         if needs[i + 1..].iter().any(|b| whose(b.mem) == whose(a.mem) && layout(&a.need) != layout(&b.need)) {
             return Some(format!("buffer {:#x} is passed for two arguments that need it in different layouts", whose(a.mem)));
@@ -134,36 +134,31 @@ pub unsafe fn host_access<R>(
     call: impl FnOnce(cl_uint, *const cl_event) -> R,
     fail: impl FnOnce(cl_int) -> R,
 ) -> R {
-    if let Some(_fast) = order::fast() {
-        return call(n, list);
-    }
-    let Some(user) = user_wait(n, list) else { return call(n, list) };
-    match ordered_prepare(queue, needs, user) {
-        Ok(w) => call(w.len(), w.ptr()),
-        Err(e) => fail(e),
-    }
+    let call = |n, l, _, _| call(n, l);
+    let b = Blocking { blocking: CL_FALSE, event: std::ptr::null_mut(), call, enqueued: |_| true, failed: fail };
+    blocking_host_access(queue, needs, n, list, b)
 }
 
 /// What a blocking read, write or map needs to be run in two halves: `call` takes the blocking
 /// flag and event pointer to pass; `enqueued` says whether its result is a success; `failed`
-/// makes the result of a failed wait.
-pub struct Blocking<R, C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> R> {
+/// makes the result of a failed preparation or wait.
+pub struct Blocking<R, C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> R, F: FnOnce(cl_int) -> R> {
     pub blocking: cl_bool,
     pub event: *mut cl_event,
     pub call: C,
     pub enqueued: fn(&R) -> bool,
-    pub failed: Box<dyn FnOnce(cl_int) -> R>,
+    pub failed: F,
 }
 
 /// `host_access` for a command that may block: on the ordered path it is enqueued without
 /// blocking, the buffers' locks are released, and only then is it waited for, so that no lock
 /// is held while waiting (another thread may have to act before it completes).
-pub unsafe fn blocking_host_access<R, C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> R>(
+pub unsafe fn blocking_host_access<R, C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> R, F: FnOnce(cl_int) -> R>(
     queue: cl_command_queue,
     needs: &[(cl_mem, Need)],
     n: cl_uint,
     list: *const cl_event,
-    b: Blocking<R, C>,
+    b: Blocking<R, C, F>,
 ) -> R {
     if let Some(_fast) = order::fast() {
         return (b.call)(n, list, b.blocking, b.event);
@@ -197,9 +192,7 @@ pub unsafe fn blocking_host_access<R, C: FnOnce(cl_uint, *const cl_event, cl_boo
 /// The wait for a blocking command failed: if the command itself failed, what the blocking call
 /// would have reported; otherwise the wait is finished another way, on its queue.
 unsafe fn after_failed_wait(queue: cl_command_queue, event: cl_event) -> Result<(), cl_int> {
-    let mut status: cl_int = CL_QUEUED;
-    let q = api().clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, std::mem::size_of::<cl_int>(), &mut status as *mut cl_int as *mut libc::c_void, std::ptr::null_mut());
-    if q == CL_SUCCESS && status < 0 {
+    if convert::event_status(event).is_some_and(|s| s < 0) {
         return Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
     }
     crate::log::debug("waiting for a blocking command failed; finishing its queue instead");

@@ -42,15 +42,21 @@ pub fn forget(info: &BufferInfo) {
     }
 }
 
-/// Drops the remembered last conversion once it has completed, so that commands stop waiting
-/// on it.
-fn last_pending(state: &mut BufferState) -> Option<cl_event> {
-    let ev = state.last_event? as cl_event;
+/// The execution status of `ev` (`CL_COMPLETE`, or negative when the command failed), if the
+/// library answers.
+pub fn event_status(ev: cl_event) -> Option<cl_int> {
     let mut status: cl_int = CL_QUEUED;
     let r = unsafe {
         api().clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, std::mem::size_of::<cl_int>(), &mut status as *mut cl_int as *mut c_void, std::ptr::null_mut())
     };
-    if r == CL_SUCCESS && status == CL_COMPLETE {
+    (r == CL_SUCCESS).then_some(status)
+}
+
+/// Drops the remembered last conversion once it has completed, so that commands stop waiting
+/// on it.
+fn last_pending(state: &mut BufferState) -> Option<cl_event> {
+    let ev = state.last_event? as cl_event;
+    if event_status(ev) == Some(CL_COMPLETE) {
         drop(OwnedEvent(ev));
         state.last_event = None;
         None
@@ -69,11 +75,8 @@ fn last_pending(state: &mut BufferState) -> Option<cl_event> {
 /// back to the host permutation (a buffer that must stay in host layout still fails).
 pub fn ensure(queue: cl_command_queue, buffer: Handle, info: &BufferInfo, st: &mut BufferState, need: Need, must: bool, user_wait: &[cl_event]) -> Result<Option<OwnedEvent>, Failed> {
     if let Need::Device(_) = need {
-        if let Some(why) = st.pinned.clone().or_else(|| unconvertible(info)).or_else(super::stopped) {
+        if let Some(why) = stays_host(info, st) {
             return Err(Failed { reason: why });
-        }
-        if st.maps > 0 {
-            return Err(Failed { reason: "the buffer is mapped by the host".into() });
         }
     }
     let steps = plan(st.current, need);
@@ -129,35 +132,42 @@ pub fn ensure(queue: cl_command_queue, buffer: Handle, info: &BufferInfo, st: &m
 /// Counts a map of `mem` (of its parent, for a sub-buffer) before it is enqueued; `unmapped`
 /// undoes it when the map fails or is unmapped.
 pub fn mapping(mem: cl_mem) {
-    if let Some(info) = whose_bytes(mem) {
+    if let Some((_, info)) = whose_bytes(mem) {
         info.state.lock().maps += 1;
     }
 }
 
 pub fn unmapped(mem: cl_mem) {
-    if let Some(info) = whose_bytes(mem) {
+    if let Some((_, info)) = whose_bytes(mem) {
         let mut st = info.state.lock();
         st.maps = st.maps.saturating_sub(1);
     }
 }
 
-/// The buffer whose bytes `mem` shows: itself, or a sub-buffer's parent.
-fn whose_bytes(mem: cl_mem) -> Option<std::sync::Arc<BufferInfo>> {
+/// The buffer whose bytes `mem` shows, and its handle: itself, or a sub-buffer's parent.
+pub fn whose_bytes(mem: cl_mem) -> Option<(Handle, std::sync::Arc<BufferInfo>)> {
     let b = registry::get().buffers.get(registry::key(mem))?;
     match b.parent {
-        Some((parent, _, _)) => registry::get().buffers.get(parent),
-        None => Some(b),
+        Some((parent, _, _)) => Some((parent, registry::get().buffers.get(parent)?)),
+        None => Some((registry::key(mem), b)),
     }
 }
 
-/// Why this buffer may never leave its host layout, if it may not: a sub-buffer's bytes are a
-/// window onto its parent's, which the parent and its other sub-buffers also see.
-fn unconvertible(info: &BufferInfo) -> Option<String> {
-    if info.parent.is_some() {
-        Some("the buffer is a sub-buffer".into())
-    } else {
-        None
+/// Why this buffer must stay in its host layout now, if it must: a conversion failed before
+/// (pinned); it is a sub-buffer, whose bytes are a window onto its parent's, which the parent
+/// and its other sub-buffers also see; conversions are stopped for the process; or the host
+/// has it mapped.
+pub fn stays_host(info: &BufferInfo, st: &BufferState) -> Option<String> {
+    if let Some(why) = &st.pinned {
+        return Some(why.clone());
     }
+    if info.parent.is_some() {
+        return Some("the buffer is a sub-buffer".into());
+    }
+    if let Some(why) = super::stopped() {
+        return Some(why);
+    }
+    (st.maps > 0).then(|| "the buffer is mapped by the host".into())
 }
 
 /// On an out-of-order queue nothing orders our conversion after commands the application

@@ -283,27 +283,15 @@ unsafe fn try_copy(
         if b.flags & CL_MEM_USE_HOST_PTR != 0 {
             return Err("a buffer was created with CL_MEM_USE_HOST_PTR, whose host memory the application may read directly".into());
         }
-        if b.parent.is_some() {
-            return Err("a buffer argument is a sub-buffer".into());
-        }
         if let Need::Device(d) = n.need {
             if d.shape.m.saturating_mul(d.shape.s as u64) > u32::MAX as u64 {
                 return Err(format!("a buffer holds {} structures of {} words, past the copy's 32-bit index arithmetic", d.shape.m, d.shape.s));
             }
         }
-        let (pinned, maps) = {
-            let st = b.state.lock();
-            (st.pinned.clone(), st.maps)
-        };
-        if let Some(why) = pinned {
+        let refused = super::convert::stays_host(&b, &b.state.lock());
+        if let Some(why) = refused {
             return Err(format!("a buffer stays in host layout: {why}"));
         }
-        if maps > 0 {
-            return Err("a buffer is mapped by the host".into());
-        }
-    }
-    if let Some(why) = super::stopped() {
-        return Err(why);
     }
     if let Some(why) = access::conflicting(needs) {
         return Err(why);
