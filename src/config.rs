@@ -98,6 +98,52 @@ impl Setting for Tile {
     }
 }
 
+/// When the transparent mode converts a buffer to ASTA for a rewritten kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    /// Whenever the buffer can be converted (the behaviour before the cost model).
+    Always,
+    /// Never: rewritten kernels run as written (or staged through local memory); kernels
+    /// written for a device layout still get their buffers converted, since they cannot run
+    /// otherwise.
+    Never,
+    /// The cost model decides per launch (docs/cost-model.md).
+    Auto,
+}
+
+impl Setting for Policy {
+    const KIND: &'static str = "always, never, auto";
+    fn parse(raw: &str) -> Result<Self, String> {
+        Ok(match raw.trim().to_ascii_lowercase().as_str() {
+            "always" => Policy::Always,
+            "never" => Policy::Never,
+            "auto" | "" => Policy::Auto,
+            _ => return Err("expected always, never or auto".into()),
+        })
+    }
+}
+
+/// Where clayout keeps what it learns across runs; `off` keeps nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CacheDir {
+    /// The user's cache directory: `$XDG_CACHE_HOME/clayout`, else `$HOME/.cache/clayout`.
+    Default,
+    Off,
+    Path(String),
+}
+
+impl Setting for CacheDir {
+    const KIND: &'static str = "path or off";
+    fn parse(raw: &str) -> Result<Self, String> {
+        Ok(match raw.trim() {
+            "" => CacheDir::Default,
+            "off" | "0" | "none" => CacheDir::Off,
+            p => CacheDir::Path(p.to_string()),
+        })
+    }
+}
+
 /// One row of the documentation table.
 pub struct VarDoc {
     pub name: &'static str,
@@ -151,6 +197,10 @@ config_table! {
         "1 turns on profiling for the application's queues so that the statistics include the device time of conversions.";
     fault: Option<String> = "CLAYOUT_FAULT", default "",
         "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail: build (conversion kernels and the transparent mode's private program), scratch, enqueue (conversion kernels), conversion (the whole conversion), probe (structure probes), kernel (the rewritten kernel's creation, arguments and launch), marker (the markers ordering a conversion after other queues), wait (the wait of a blocking read, write or map), all.";
+    policy: Policy = "CLAYOUT_POLICY", default "auto",
+        "When the transparent mode converts buffers to ASTA for a rewritten kernel: always, never (rewritten kernels run as written, or staged through local memory), or auto (the cost model decides from measured kernel and conversion times, docs/cost-model.md). Kernels written for a device layout are converted under every policy.";
+    cache_dir: CacheDir = "CLAYOUT_CACHE_DIR", default "",
+        "Directory of clayout's on-disk cache (conversion kernel binaries, tuned tiles, kernel timings), keyed by device and driver version; empty means $XDG_CACHE_HOME/clayout or $HOME/.cache/clayout, off keeps nothing on disk.";
     opencl_library: Option<String> = "CLAYOUT_OPENCL_LIBRARY", default "",
         "Path of the real OpenCL library to forward to, when the loader the application uses cannot be found by itself.";
 }
@@ -219,6 +269,18 @@ mod tests {
         assert_eq!(c.log, LogLevel::Warn);
         assert_eq!(c.stats, StatsOut::None);
         assert_eq!(c.tile, Tile(None));
+        assert_eq!(c.policy, Policy::Auto);
+        assert_eq!(c.cache_dir, CacheDir::Default);
+    }
+
+    #[test]
+    fn policy_and_cache_dir() {
+        let (c, w) = cfg(&[("CLAYOUT_POLICY", "never"), ("CLAYOUT_CACHE_DIR", "off")]);
+        assert!(w.is_empty());
+        assert_eq!((c.policy, c.cache_dir), (Policy::Never, CacheDir::Off));
+        let (c, w) = cfg(&[("CLAYOUT_POLICY", "sometimes"), ("CLAYOUT_CACHE_DIR", "/tmp/x")]);
+        assert_eq!(w.len(), 1);
+        assert_eq!((c.policy, c.cache_dir), (Policy::Auto, CacheDir::Path("/tmp/x".into())));
     }
 
     #[test]
