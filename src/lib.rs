@@ -3,6 +3,7 @@
 
 pub mod annotation;
 pub mod config;
+pub mod diskcache;
 pub mod exports;
 pub mod fault;
 mod hooks;

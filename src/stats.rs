@@ -3,6 +3,7 @@
 
 use crate::config::{self, StatsOut};
 use crate::exports::{FnId, FN_COUNT, FN_NAMES};
+use crate::runtime::cost::Variant;
 use parking_lot::Mutex;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -95,6 +96,46 @@ pub fn fallback(object: &str, reason: &str) {
     }
 }
 
+// ---- the cost model's decisions (runtime::cost) -------------------------------------------
+
+/// Per rewritten kernel: which form its launches ran in, why, and the times measured.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct KernelDecisions {
+    pub launches: BTreeMap<Variant, u64>,
+    /// The distinct reasons given, in the order first given (at most `REASONS_KEPT`).
+    pub reasons: Vec<String>,
+    /// The fastest measured launch of each form, in ms.
+    pub measured_ms: BTreeMap<Variant, f64>,
+}
+
+const REASONS_KEPT: usize = 8;
+static DECISIONS: Mutex<BTreeMap<String, KernelDecisions>> = Mutex::new(BTreeMap::new());
+
+/// One launch of a rewritten kernel ran in form `ran`, for `reason`.
+pub fn decision(kernel: &str, ran: Variant, reason: &str) {
+    let mut all = DECISIONS.lock();
+    let k = all.entry(kernel.to_string()).or_default();
+    *k.launches.entry(ran).or_default() += 1;
+    // Reasons that differ only in their figures count as one.
+    let shape = |r: &str| r.chars().filter(|c| !c.is_ascii_digit() && *c != '.').collect::<String>();
+    if k.reasons.len() < REASONS_KEPT && !k.reasons.iter().any(|r| shape(r) == shape(reason)) {
+        k.reasons.push(reason.to_string());
+    }
+}
+
+/// A launch of `kernel` in form `v` took `ns`.
+pub fn kernel_time(kernel: &str, v: Variant, ns: f64) {
+    let mut all = DECISIONS.lock();
+    let t = all.entry(kernel.to_string()).or_default().measured_ms.entry(v).or_insert(f64::INFINITY);
+    *t = t.min(ns / 1e6);
+}
+
+#[derive(Debug, Serialize)]
+pub struct PolicyReport {
+    pub policy: config::Policy,
+    pub kernels: BTreeMap<String, KernelDecisions>,
+}
+
 #[derive(Debug, Serialize)]
 pub struct Marshal {
     pub to_device_layout: u64,
@@ -121,6 +162,8 @@ pub struct Report {
     /// referenced by an object clayout created (see runtime::check_context_references).
     pub contexts_released: u64,
     pub contexts_left_referenced: u64,
+    /// The transparent mode's policy and, per rewritten kernel, the cost model's decisions.
+    pub policy: PolicyReport,
 }
 
 /// A snapshot of every counter. Never blocks for long: at exit another thread may hold the
@@ -152,6 +195,7 @@ pub fn report() -> Report {
         launches_as_written: LAUNCH_ORIGINAL.load(Relaxed),
         contexts_released: CONTEXTS_RELEASED.load(Relaxed),
         contexts_left_referenced: CONTEXTS_LEFT.load(Relaxed),
+        policy: PolicyReport { policy: config::get().policy, kernels: DECISIONS.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default() },
     }
 }
 
@@ -181,6 +225,13 @@ pub fn summary(r: &Report) -> String {
     let _ = writeln!(s, "  kernels rewritten: {}, refused: {}", r.rewritten_kernels, r.rewrite_refusals);
     if r.launches_rewritten + r.launches_as_written > 0 {
         let _ = writeln!(s, "  launches of rewritten kernels: {} in ASTA, {} as written", r.launches_rewritten, r.launches_as_written);
+    }
+    for (k, d) in &r.policy.kernels {
+        let runs: Vec<String> = d.launches.iter().map(|(v, n)| format!("{n} {}", v.name())).collect();
+        let _ = writeln!(s, "  {k} (policy {}): {}", format!("{:?}", r.policy.policy).to_lowercase(), runs.join(", "));
+        for reason in &d.reasons {
+            let _ = writeln!(s, "    {reason}");
+        }
     }
     if r.contexts_left_referenced > 0 {
         let _ = writeln!(s, "  contexts still referenced by clayout's objects at their release: {} of {}", r.contexts_left_referenced, r.contexts_released);

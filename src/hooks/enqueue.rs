@@ -296,11 +296,14 @@ pub unsafe fn clEnqueueNDRangeKernel(
     event: *mut cl_event,
 ) -> cl_int {
     let dims = launch::Dims::new(work_dim, global_work_size, local_work_size);
-    launch::launch(command_queue, kernel, dims, n, list, |k, n, l| {
+    launch::launch(command_queue, kernel, dims, n, list, |k, local, n, l| {
+        // The staged copy may need a work-group size of its own (one its local memory holds).
+        let own = local.map(|x| [x]);
+        let local_work_size = own.as_ref().map_or(local_work_size, |a| a.as_ptr());
         api().clEnqueueNDRangeKernel(command_queue, k, work_dim, global_work_offset, global_work_size, local_work_size, n, l, event)
     })
 }
 
 pub unsafe fn clEnqueueTask(command_queue: cl_command_queue, kernel: cl_kernel, n: cl_uint, list: *const cl_event, event: *mut cl_event) -> cl_int {
-    launch::launch(command_queue, kernel, launch::Dims::task(), n, list, |k, n, l| api().clEnqueueTask(command_queue, k, n, l, event))
+    launch::launch(command_queue, kernel, launch::Dims::task(), n, list, |k, _, n, l| api().clEnqueueTask(command_queue, k, n, l, event))
 }

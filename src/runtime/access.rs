@@ -164,6 +164,12 @@ pub unsafe fn blocking_host_access<R, C: FnOnce(cl_uint, *const cl_event, cl_boo
         return (b.call)(n, list, b.blocking, b.event);
     }
     let Some(user) = user_wait(n, list) else { return (b.call)(n, list, b.blocking, b.event) };
+    // The host sees these buffers now: the cost model's count of launches on them starts over.
+    for &(mem, _) in needs {
+        if let Some((_, info)) = convert::whose_bytes(mem) {
+            info.state.lock().epoch_ns = 0.0;
+        }
+    }
     let w = match ordered_prepare(queue, needs, user) {
         Ok(w) => w,
         Err(e) => return (b.failed)(e),

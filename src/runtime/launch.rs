@@ -15,19 +15,26 @@ use opencl_sys::*;
 pub struct Dims {
     pub global: Vec<u64>,
     pub local: Option<Vec<u64>>,
+    /// `clEnqueueTask`, which takes no work sizes.
+    pub task: bool,
 }
+
+/// Enqueues the launch itself: the kernel object to run, a 1-D work-group size replacing the
+/// application's (None keeps it), and the complete wait list.
+pub trait Enqueue: Fn(cl_kernel, Option<usize>, cl_uint, *const cl_event) -> cl_int {}
+impl<F: Fn(cl_kernel, Option<usize>, cl_uint, *const cl_event) -> cl_int> Enqueue for F {}
 
 impl Dims {
     /// # Safety
     /// `global` (and `local` when not null) must point to `work_dim` sizes, as OpenCL requires.
     pub unsafe fn new(work_dim: cl_uint, global: *const size_t, local: *const size_t) -> Dims {
         let read = |p: *const size_t| (0..work_dim.min(3) as usize).map(|d| *p.add(d) as u64).collect::<Vec<_>>();
-        Dims { global: if global.is_null() { vec![] } else { read(global) }, local: (!local.is_null()).then(|| read(local)) }
+        Dims { global: if global.is_null() { vec![] } else { read(global) }, local: (!local.is_null()).then(|| read(local)), task: false }
     }
 
     /// `clEnqueueTask`: one work-item in one group.
     pub fn task() -> Dims {
-        Dims { global: vec![1], local: Some(vec![1]) }
+        Dims { global: vec![1], local: Some(vec![1]), task: true }
     }
 }
 
@@ -39,25 +46,25 @@ pub unsafe fn launch(
     dims: Dims,
     n: cl_uint,
     list: *const cl_event,
-    enqueue: impl Fn(cl_kernel, cl_uint, *const cl_event) -> cl_int,
+    enqueue: impl Enqueue,
 ) -> cl_int {
     if let Some(_fast) = super::order::fast() {
-        return enqueue(kernel, n, list);
+        return enqueue(kernel, None, n, list);
     }
-    let Some(info) = registry::get().kernels.get(key(kernel)) else { return enqueue(kernel, n, list) };
+    let Some(info) = registry::get().kernels.get(key(kernel)) else { return enqueue(kernel, None, n, list) };
     let plan = match crate::guard("kernel plan", || info.plan()) {
         Some(Ok(plan)) => plan,
         Some(Err(why)) => return cannot_run(&info, &why),
         None => return cannot_run(&info, "internal error while planning its conversions"),
     };
-    let Some(user) = user_wait(n, list) else { return enqueue(kernel, n, list) };
+    let Some(user) = user_wait(n, list) else { return enqueue(kernel, None, n, list) };
     let needs = match crate::guard("launch plan", || needs(&info, plan.as_deref(), &dims)) {
         Some(Ok(needs)) => needs,
         Some(Err(why)) => return cannot_run(&info, &why),
         None => return cannot_run(&info, "internal error while planning its conversions"),
     };
     if let Some(t) = plan.as_ref().and_then(|p| p.transparent.as_ref()) {
-        return super::transparent::launch(queue, kernel, &info, t, &needs, user, enqueue);
+        return super::transparent::launch(queue, kernel, &info, t, &needs, &dims, user, enqueue);
     }
     if let Some(why) = conflicting(&needs) {
         if needs.iter().any(|n| n.must) {
@@ -65,7 +72,7 @@ pub unsafe fn launch(
         }
     }
     match crate::guard("launch conversions", || prepare(queue, &needs, user)) {
-        Some(Ok(w)) => enqueue(kernel, w.len(), w.ptr()),
+        Some(Ok(w)) => enqueue(kernel, None, w.len(), w.ptr()),
         Some(Err(e)) => e,
         None => CL_OUT_OF_RESOURCES,
     }

@@ -8,17 +8,22 @@
 //! - `program`: annotations found at program creation, build options, structure probing;
 //! - `probe`: clayout's own small programs (structure probes);
 //! - `transparent`: rewritten kernels, their private program, and which kernel each launch runs;
-//! - `timing`: device time of conversions on profiling queues.
+//! - `timing`: device time of conversions on profiling queues;
+//! - `cost`: the cost model that picks, per launch, the form a rewritten kernel runs in (pure);
+//! - `measure`: timing a launch for it; `tune`: the tile search and conversion costs per device.
 
 pub mod access;
 pub mod convert;
+pub mod cost;
 pub mod launch;
+pub mod measure;
 pub mod order;
 pub mod probe;
 pub mod program;
 pub mod state;
 pub mod timing;
 pub mod transparent;
+pub mod tune;
 
 use crate::registry::BufferInfo;
 

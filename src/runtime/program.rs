@@ -92,7 +92,7 @@ pub fn build_options(info: &ProgramInfo, options: Option<&str>, device: Option<c
     if !dl.marshals() {
         return None;
     }
-    let (tile, opts) = with_tile(options.unwrap_or(""), device);
+    let (tile, opts) = with_tile(options.unwrap_or(""), device, None);
     *dl.tile.lock() = Some(tile);
     *dl.options.lock() = opts.clone();
     CString::new(opts).ok()
@@ -100,17 +100,22 @@ pub fn build_options(info: &ProgramInfo, options: Option<&str>, device: Option<c
 
 /// The tile a program built with the application's `options` uses, and the options that
 /// define it: the application's own `-D CLAYOUT_TILE=T`, else CLAYOUT_TILE, else the device's.
-pub fn with_tile(options: &str, device: Option<cl_device_id>) -> (u32, String) {
+pub fn with_tile(options: &str, device: Option<cl_device_id>, searched: Option<u32>) -> (u32, String) {
     match user_tile(options) {
         Some(t) => (t, options.to_string()),
         None => {
-            let t = match crate::config::get().tile.0 {
-                Some(t) => t,
-                None => device.map(crate::marshal::default_tile).unwrap_or(32),
+            let t = match (crate::config::get().tile.0, searched) {
+                (Some(t), _) | (None, Some(t)) => t,
+                (None, None) => device.map(crate::marshal::default_tile).unwrap_or(32),
             };
             (t, format!("{options} -D {TILE_MACRO}={t}"))
         }
     }
+}
+
+/// The tile the build options or CLAYOUT_TILE fix, if they do (then no tile is searched).
+pub fn fixed_tile(options: &str) -> Option<u32> {
+    user_tile(options).or(crate::config::get().tile.0)
 }
 
 fn user_tile(options: &str) -> Option<u32> {

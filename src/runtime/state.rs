@@ -100,11 +100,14 @@ pub struct BufferState {
     pub last_event: Option<usize>,
     /// Maps not yet unmapped (counted from before each map's enqueue).
     pub maps: u32,
+    /// What the launches of rewritten kernels on this buffer since the host last accessed it
+    /// would have taken as written, in ns (the cost model's measure of reuse).
+    pub epoch_ns: f64,
 }
 
 impl Default for BufferState {
     fn default() -> Self {
-        BufferState { current: Current::Host, pinned: None, last_event: None, maps: 0 }
+        BufferState { current: Current::Host, pinned: None, last_event: None, maps: 0, epoch_ns: 0.0 }
     }
 }
 

@@ -14,7 +14,11 @@
 use super::access::{self, BufferNeed, WaitList};
 use super::probe::{self, OwnedProgram};
 use super::program::{first_device, with_tile, KernelPlan, ParamPlan};
-use super::state::Need;
+use super::cost::{self, Decision, Times, Variant};
+use super::launch::{Dims, Enqueue};
+use super::measure;
+use super::state::{Current, Need};
+use super::tune::Tuned;
 use crate::annotation::KernelLayout;
 use crate::config::LogLevel;
 use crate::layout::Layout;
@@ -49,6 +53,23 @@ pub struct RewrittenKernel {
     pub layouts: HashMap<String, StructLayout>,
     /// Argument index of each rewritten parameter, by name.
     pub indices: HashMap<String, usize>,
+    /// The host layout of each rewritten parameter, by name.
+    pub hosts: HashMap<String, Layout>,
+    /// What the cost model knows of this kernel.
+    pub model: Mutex<Model>,
+}
+
+/// The cost model's record of one rewritten kernel.
+#[derive(Debug, Default)]
+pub struct Model {
+    pub times: Times,
+    /// Key of the kernel's times in the disk cache (device, program source, kernel), once the
+    /// times were looked up there.
+    disk_key: Option<String>,
+    /// The form the last launch ran in, so that the log says when it changes.
+    last: Option<Variant>,
+    /// Launches that could not be timed; past a few the model stops asking.
+    untimed: u32,
 }
 
 /// The program holding the copies, built with the application's options and the tile macro.
@@ -58,6 +79,13 @@ pub struct PrivateProgram {
     pub tile: u32,
     /// Structure types whose layout the device compiler contradicted, and how.
     wrong_layouts: HashMap<String, String>,
+    /// The device it was built and tuned for (a handle: devices outlive programs).
+    device: usize,
+    /// Hash of the source and options it was built from: the kernels' times in the disk cache
+    /// belong to exactly this build.
+    source_hash: u64,
+    /// Conversion costs of each (S, w, host layout) of the copies, at the program's tile.
+    rates: HashMap<(u32, u32, Layout), Tuned>,
 }
 
 /// The copy of one application kernel object, with the arguments last given to it.
@@ -102,7 +130,11 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
                 crate::stats::rewritten_kernel();
                 crate::log::info(&format!("kernel {name}: rewritten to ASTA addressing as {}", req.private_name));
                 let indices = req.params.iter().map(|p| (p.name.clone(), p.index)).collect();
-                done.insert(name.clone(), Arc::new(RewrittenKernel { private_name: req.private_name, extra_args: out.extra_args, layouts, indices }));
+                let hosts = layout.params.iter().map(|p| (p.name.clone(), if p.host.is_aos() { Layout::Aos } else { Layout::Soa })).collect();
+                done.insert(
+                    name.clone(),
+                    Arc::new(RewrittenKernel { private_name: req.private_name, extra_args: out.extra_args, layouts, indices, hosts, model: Mutex::new(Model::default()) }),
+                );
             }
             Err(why) => {
                 crate::log::warn(&format!("kernel {name}: not rewritten ({why}); it runs as written, on host-layout buffers"));
@@ -156,7 +188,16 @@ impl Rewrites {
 fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, program: &ProgramInfo, user: &str) -> Result<PrivateProgram, String> {
     let ctx = program.context as cl_context;
     let device = first_device(program)?;
-    let (tile, options) = with_tile(user, Some(device));
+    // Every (S, w, host layout) of the copies; the largest structure picks the tile.
+    let mut shapes: Vec<(u32, u32, Layout)> = kernels.values().flat_map(|k| k.layouts.iter().map(|(p, l)| (l.words, l.word_bytes, k.hosts.get(p).copied().unwrap_or(Layout::Aos)))).collect();
+    shapes.sort_by_key(|&(s, w, h)| (std::cmp::Reverse(s * w), s, w, h == Layout::Soa));
+    shapes.dedup();
+    let fixed = super::program::fixed_tile(user);
+    let searched = match (fixed, shapes.first()) {
+        (None, Some(&(s, w, h))) => super::tune::tuned(ctx, device, s, w, h, None).filter(|t| t.searched).map(|t| t.tile),
+        _ => None,
+    };
+    let (tile, options) = with_tile(user, Some(device), searched);
     // 32-bit index arithmetic in the copies; launches on bigger buffers run as written.
     let options = format!("{options} -D {INDEX32_MACRO}");
     // One probe kernel, in the same build, checks every structure layout the copies assume.
@@ -186,17 +227,22 @@ fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, 
         }
     }
     // The conversion kernels these buffers will need, built now rather than in the first
-    // launch. A failure here is only logged: the conversion will retry, and fall back then.
-    let mut shapes: Vec<(u32, u32)> = kernels.values().flat_map(|k| k.layouts.values().map(|l| (l.words, l.word_bytes))).collect();
-    shapes.sort();
-    shapes.dedup();
-    for (s, w) in shapes {
+    // launch, and what they cost. A failure here is only logged: the conversion will retry,
+    // and fall back then.
+    let mut rates = HashMap::new();
+    for (s, w, h) in shapes {
         if let Err(e) = crate::marshal::prepare(ctx, device, s, tile, w) {
             crate::log::debug(&format!("conversion kernels for S={s} w={w} T={tile} not built ahead: {e}"));
         }
+        if crate::config::get().policy == crate::config::Policy::Auto {
+            if let Some(t) = super::tune::tuned(ctx, device, s, w, h, Some(tile)) {
+                rates.insert((s, w, h), t);
+            }
+        }
     }
     crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
-    Ok(PrivateProgram { program: built, tile, wrong_layouts })
+    let source_hash = crate::diskcache::hash(&format!("{source}\n{options}"));
+    Ok(PrivateProgram { program: built, tile, wrong_layouts, device: device as usize, source_hash, rates })
 }
 
 /// Selects the copies' 32-bit index arithmetic (see the rewriter's generated index functions).
@@ -227,73 +273,168 @@ pub fn plan(program: &ProgramInfo, rewrites: &Rewrites, rewritten: &Arc<Rewritte
     Ok(KernelPlan { params, scalars: layout.scalar_args.clone(), transparent: Some(TransparentPlan { program: private, kernel: rewritten.clone() }) })
 }
 
-/// Runs one launch of a rewritten kernel: its copy when every rewritten buffer can be brought
-/// to ASTA, otherwise the application's kernel with every buffer in host layout.
+/// Runs one launch of a rewritten kernel in the form the policy (the cost model, under `auto`)
+/// picks: its ASTA copy on converted buffers, or the application's kernel on host-layout
+/// buffers. Whatever keeps the ASTA copy from running falls back to the kernel as written.
 ///
 /// # Safety
 /// As for the enqueue call `enqueue` wraps.
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn launch(
     queue: cl_command_queue,
     kernel: cl_kernel,
     info: &KernelInfo,
     plan: &TransparentPlan,
     needs: &[BufferNeed],
+    dims: &Dims,
     user: &[cl_event],
-    enqueue: impl Fn(cl_kernel, cl_uint, *const cl_event) -> cl_int,
+    enqueue: impl Enqueue,
 ) -> cl_int {
-    let attempt = crate::guard("transparent launch", || try_copy(queue, info, plan, needs, user, &enqueue)).unwrap_or_else(|| Err("internal error".into()));
-    match attempt {
-        Ok(r) => {
-            crate::stats::transparent_launch(true);
-            r
+    let decision = crate::guard("cost model", || decide(info, plan, needs, dims)).unwrap_or_else(|| Decision {
+        variant: Variant::Written,
+        measure: false,
+        reason: "internal error in the cost model".into(),
+    });
+    let timer = if decision.measure && measure::wait_list_complete(user) { measure::start(queue) } else { None };
+    let (ran, r) = match decision.variant {
+        Variant::Asta => {
+            let attempt = crate::guard("transparent launch", || try_copy(queue, info, plan, needs, user, &enqueue)).unwrap_or_else(|| Err("internal error".into()));
+            match attempt {
+                Ok(r) => (Variant::Asta, r),
+                Err(why) => {
+                    let what = format!("kernel {}", info.name);
+                    crate::log::once(LogLevel::Info, &format!("{what}: {why}"), &format!("{what}: runs as written on host-layout buffers ({why})"));
+                    (Variant::Written, as_written(queue, kernel, needs, user, &enqueue))
+                }
+            }
         }
-        Err(why) => {
-            let what = format!("kernel {}", info.name);
-            crate::log::once(LogLevel::Info, &format!("{what}: {why}"), &format!("{what}: runs as written on host-layout buffers ({why})"));
-            crate::stats::transparent_launch(false);
-            as_written(queue, kernel, needs, user, enqueue)
+        _ => (Variant::Written, as_written(queue, kernel, needs, user, &enqueue)),
+    };
+    crate::stats::transparent_launch(ran == Variant::Asta);
+    crate::stats::decision(&info.name, ran, &decision.reason);
+    if let Some(t) = timer {
+        let ns = if r == CL_SUCCESS && ran == decision.variant { measure::stop(queue, t) } else { None };
+        crate::guard("cost model", || record(&info.name, plan, needs, ran, ns));
+    }
+    r
+}
+
+/// The first rewritten buffer's structure count: the unit of the model's times.
+fn structures(needs: &[BufferNeed]) -> Option<f64> {
+    needs.iter().find_map(|n| match n.need {
+        Need::Device(d) => Some(d.shape.m as f64),
+        _ => None,
+    })
+}
+
+/// Asks the cost model which form this launch runs in, and keeps each buffer's count of what
+/// its launches would have cost as written.
+fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], _dims: &Dims) -> Decision {
+    let policy = crate::config::get().policy;
+    let asta_block = asta_blocker(needs);
+    if policy == crate::config::Policy::Always || (policy == crate::config::Policy::Never && asta_block.is_none()) {
+        // Nothing to measure: the policy alone decides.
+        let l = cost::Launch { policy, staged_ok: false, asta_ok: asta_block.is_none(), in_asta: false, m: 0.0, times: Times::default(), convert_ns: 0.0, epoch_written_ns: 0.0 };
+        return cost::decide(&l);
+    }
+    let mut model = plan.kernel.model.lock();
+    if model.disk_key.is_none() {
+        let key = format!("{}|{}|{}", crate::diskcache::device_key(plan.program.device as cl_device_id), plan.kernel.private_name, plan.program.source_hash);
+        if let Some(t) = crate::diskcache::get_json::<Times>("times", &key) {
+            crate::log::debug(&format!("kernel {}: times from the cache: {t:?}", info.name));
+            model.times = t;
         }
+        model.disk_key = Some(key);
+    }
+    let m = structures(needs).unwrap_or(1.0);
+    let mut in_asta = true;
+    let mut epoch: f64 = 0.0;
+    let mut convert_ns = 0.0;
+    for n in needs {
+        let Need::Device(d) = n.need else { continue };
+        let Some(b) = registry::get().buffers.get(registry::key(n.mem)) else { continue };
+        let mut st = b.state.lock();
+        st.epoch_ns += model.times.written.unwrap_or(0.0) * m;
+        epoch = epoch.max(st.epoch_ns);
+        if st.current != Current::Device(d) {
+            in_asta = false;
+            convert_ns += match plan.program.rates.get(&(d.shape.s, d.shape.w, d.host)) {
+                Some(t) => t.round_trip_ns(d.shape.bytes()),
+                None => f64::INFINITY,
+            };
+        }
+    }
+    let l = cost::Launch {
+        policy,
+        staged_ok: false,
+        asta_ok: asta_block.is_none(),
+        in_asta,
+        m,
+        times: model.times,
+        convert_ns,
+        epoch_written_ns: epoch,
+    };
+    let mut d = cost::decide(&l);
+    if d.measure && model.untimed >= 3 {
+        d.measure = false;
+    }
+    if model.last != Some(d.variant) || d.measure {
+        crate::log::debug(&format!("kernel {}: runs {} ({})", info.name, d.variant.name(), d.reason));
+    }
+    model.last = Some(d.variant);
+    d
+}
+
+/// Keeps a launch's measured time (or counts that it could not be timed).
+fn record(name: &str, plan: &TransparentPlan, needs: &[BufferNeed], ran: Variant, ns: Option<f64>) {
+    let mut model = plan.kernel.model.lock();
+    let Some(ns) = ns else {
+        model.untimed += 1;
+        return;
+    };
+    let m = structures(needs).unwrap_or(1.0);
+    model.times.record(ran, ns / m);
+    crate::stats::kernel_time(name, ran, ns);
+    if let Some(key) = &model.disk_key {
+        crate::diskcache::put_json("times", key, &model.times);
     }
 }
 
 /// The application's kernel, every buffer in host layout: the path that is always correct.
-unsafe fn as_written(queue: cl_command_queue, kernel: cl_kernel, needs: &[BufferNeed], user: &[cl_event], enqueue: impl Fn(cl_kernel, cl_uint, *const cl_event) -> cl_int) -> cl_int {
+unsafe fn as_written(queue: cl_command_queue, kernel: cl_kernel, needs: &[BufferNeed], user: &[cl_event], enqueue: &impl Enqueue) -> cl_int {
     let host: Vec<BufferNeed> = needs.iter().map(|n| BufferNeed { mem: n.mem, need: if matches!(n.need, Need::Device(_)) { Need::Host } else { n.need }, must: false }).collect();
     match crate::guard("launch conversions", || access::prepare(queue, &host, user)) {
-        Some(Ok(w)) => enqueue(kernel, w.len(), w.ptr()),
+        Some(Ok(w)) => enqueue(kernel, None, w.len(), w.ptr()),
         Some(Err(e)) => e,
         None => CL_OUT_OF_RESOURCES,
     }
 }
 
-/// Converts the buffers and enqueues the copy; Err says why the kernel as written must run
-/// instead (the buffers may then be in ASTA: `as_written` brings them back).
-unsafe fn try_copy(
-    queue: cl_command_queue,
-    info: &KernelInfo,
-    plan: &TransparentPlan,
-    needs: &[BufferNeed],
-    user: &[cl_event],
-    enqueue: &impl Fn(cl_kernel, cl_uint, *const cl_event) -> cl_int,
-) -> Result<cl_int, String> {
-    // Decide before converting anything, so that one unconvertible buffer does not cost the
-    // others a round trip.
+/// Why the ASTA copy cannot run this launch, decided before converting anything, so that one
+/// unconvertible buffer does not cost the others a round trip.
+fn asta_blocker(needs: &[BufferNeed]) -> Option<String> {
     for n in needs.iter().filter(|n| matches!(n.need, Need::Device(_))) {
-        let b = registry::get().buffers.get(registry::key(n.mem)).ok_or("a buffer argument is not one clayout knows")?;
+        let Some(b) = registry::get().buffers.get(registry::key(n.mem)) else { return Some("a buffer argument is not one clayout knows".into()) };
         if b.flags & CL_MEM_USE_HOST_PTR != 0 {
-            return Err("a buffer was created with CL_MEM_USE_HOST_PTR, whose host memory the application may read directly".into());
+            return Some("a buffer was created with CL_MEM_USE_HOST_PTR, whose host memory the application may read directly".into());
         }
         if let Need::Device(d) = n.need {
             if d.shape.m.saturating_mul(d.shape.s as u64) > u32::MAX as u64 {
-                return Err(format!("a buffer holds {} structures of {} words, past the copy's 32-bit index arithmetic", d.shape.m, d.shape.s));
+                return Some(format!("a buffer holds {} structures of {} words, past the copy's 32-bit index arithmetic", d.shape.m, d.shape.s));
             }
         }
         let refused = super::convert::stays_host(&b, &b.state.lock());
         if let Some(why) = refused {
-            return Err(format!("a buffer stays in host layout: {why}"));
+            return Some(format!("a buffer stays in host layout: {why}"));
         }
     }
-    if let Some(why) = access::conflicting(needs) {
+    access::conflicting(needs)
+}
+
+/// Converts the buffers and enqueues the copy; Err says why the kernel as written must run
+/// instead (the buffers may then be in ASTA: `as_written` brings them back).
+unsafe fn try_copy(queue: cl_command_queue, info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], user: &[cl_event], enqueue: &impl Enqueue) -> Result<cl_int, String> {
+    if let Some(why) = asta_blocker(needs) {
         return Err(why);
     }
     let private = info.private.get_or_init(|| create_private(info, plan)).as_ref().map_err(|e| e.clone())?;
@@ -307,7 +448,7 @@ unsafe fn try_copy(
     if crate::fault::inject("kernel") {
         return Err("injected failure of the rewritten kernel's launch".into());
     }
-    let r = enqueue(private.handle as cl_kernel, wait.len(), wait.ptr());
+    let r = enqueue(private.handle as cl_kernel, None, wait.len(), wait.ptr());
     if r != CL_SUCCESS {
         return Err(format!("the rewritten copy could not be enqueued ({r})"));
     }

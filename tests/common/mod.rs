@@ -216,6 +216,9 @@ pub fn run(cmd: &Cmd, timeout: Duration) -> Output {
             c.env_remove(&*k);
         }
     }
+    // The mechanics tests want every convertible launch converted, and nothing learned by an
+    // earlier run: a test of the cost model or the cache sets these itself.
+    c.env("CLAYOUT_POLICY", "always").env("CLAYOUT_CACHE_DIR", "off");
     for (k, v) in &cmd.env {
         c.env(k, v);
     }

@@ -1,0 +1,287 @@
+//! The cost model of the transparent mode (docs/cost-model.md): for one launch of a rewritten
+//! kernel, which of its three forms runs.
+//!
+//! - `Written`: the application's kernel, its buffers in host layout;
+//! - `Staged`: the copy that stages its work-group's AoS slice through local memory, buffers in
+//!   host layout (nothing converted);
+//! - `Asta`: the copy that addresses ASTA, its buffers converted.
+//!
+//! The model never guesses what it can measure: a form whose time is unknown is measured on a
+//! launch of its own before the model leans on it. What it cannot know is how many more launches
+//! will come before the host reads the buffers back, so it converts only when the worst case,
+//! the host reading right after this launch, costs at most `LOSS_BUDGET` of what the launches on
+//! these buffers have cost so far as written. A conversion that one launch repays is therefore
+//! made at once; one that needs many launches waits until they have happened.
+//!
+//! Pure: times in, decision and reason out; the runtime measures and carries it out.
+
+use crate::config::Policy;
+use serde::{Deserialize, Serialize};
+
+/// Of the time the launches on a buffer would have taken without clayout, how much a
+/// conversion may cost in the worst case (the host reading right after it).
+pub const LOSS_BUDGET: f64 = 0.02;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    Written,
+    Staged,
+    Asta,
+}
+
+impl Variant {
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Written => "as written",
+            Variant::Staged => "staged",
+            Variant::Asta => "ASTA",
+        }
+    }
+}
+
+/// Measured device time of one kernel in each form, in nanoseconds per structure of its
+/// (first) rewritten buffer, so that a time measured at one size predicts another.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Times {
+    pub written: Option<f64>,
+    pub staged: Option<f64>,
+    pub asta: Option<f64>,
+}
+
+impl Times {
+    pub fn get(&self, v: Variant) -> Option<f64> {
+        match v {
+            Variant::Written => self.written,
+            Variant::Staged => self.staged,
+            Variant::Asta => self.asta,
+        }
+    }
+
+    /// Records a measurement: the lowest seen is kept, since the first launch of a form may
+    /// carry one-time costs (a compiler that builds at first launch, cold caches).
+    pub fn record(&mut self, v: Variant, ns_per_structure: f64) {
+        let slot = match v {
+            Variant::Written => &mut self.written,
+            Variant::Staged => &mut self.staged,
+            Variant::Asta => &mut self.asta,
+        };
+        *slot = Some(slot.map_or(ns_per_structure, |old| old.min(ns_per_structure)));
+    }
+}
+
+/// What the model knows at one launch.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub policy: Policy,
+    /// The staged copy exists and this launch's shape allows it.
+    pub staged_ok: bool,
+    /// The ASTA copy exists and every buffer can be converted.
+    pub asta_ok: bool,
+    /// Every buffer is already in the ASTA layout the copy needs.
+    pub in_asta: bool,
+    /// Structures of the first rewritten buffer (the unit of `Times`).
+    pub m: f64,
+    pub times: Times,
+    /// Device time of converting the buffers to ASTA now and back later, in ns.
+    pub convert_ns: f64,
+    /// What the launches on these buffers since the host last had them would have taken as
+    /// written, this launch included, in ns.
+    pub epoch_written_ns: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decision {
+    pub variant: Variant,
+    /// Time this launch, for the model.
+    pub measure: bool,
+    pub reason: String,
+}
+
+fn run(variant: Variant, reason: impl Into<String>) -> Decision {
+    Decision { variant, measure: false, reason: reason.into() }
+}
+
+fn measure(variant: Variant, reason: impl Into<String>) -> Decision {
+    Decision { variant, measure: true, reason: reason.into() }
+}
+
+fn ms(ns: f64) -> String {
+    format!("{:.3} ms", ns / 1e6)
+}
+
+/// The fastest form that keeps the buffers in host layout, and its time per structure.
+fn host_best(l: &Launch) -> Option<(Variant, f64)> {
+    let w = l.times.written?;
+    match l.times.staged.filter(|_| l.staged_ok) {
+        Some(s) if s < w => Some((Variant::Staged, s)),
+        _ => Some((Variant::Written, w)),
+    }
+}
+
+pub fn decide(l: &Launch) -> Decision {
+    match l.policy {
+        Policy::Always if l.asta_ok => run(Variant::Asta, "policy always"),
+        Policy::Always => run(Variant::Written, "policy always, but the buffers cannot be converted"),
+        Policy::Never => host_only(l, "policy never"),
+        Policy::Auto => auto(l),
+    }
+}
+
+/// The host-layout forms only: the staged copy once measured faster than the kernel as written.
+fn host_only(l: &Launch, why: &str) -> Decision {
+    if !l.staged_ok {
+        return run(Variant::Written, why);
+    }
+    if l.times.written.is_none() {
+        return measure(Variant::Written, format!("{why}: measuring the kernel as written"));
+    }
+    if l.times.staged.is_none() {
+        return measure(Variant::Staged, format!("{why}: measuring the staged copy"));
+    }
+    let (v, t) = host_best(l).expect("both measured");
+    run(v, format!("{why}: {} is the faster host-layout form ({:.3} ns per structure)", v.name(), t))
+}
+
+fn auto(l: &Launch) -> Decision {
+    if !l.staged_ok && !l.asta_ok {
+        return run(Variant::Written, "neither copy can run this launch");
+    }
+    if l.in_asta {
+        // The conversion is paid; only a measured loss sends the buffers back.
+        return match (l.times.asta, host_best(l)) {
+            (Some(a), Some((v, h))) if a > h => run(v, format!("ASTA copy measured slower ({a:.3} against {h:.3} ns per structure {}): back to host layout", v.name())),
+            (None, _) => measure(Variant::Asta, "buffers already in ASTA: measuring the ASTA copy"),
+            _ => run(Variant::Asta, "buffers already in ASTA"),
+        };
+    }
+    if l.times.written.is_none() {
+        return measure(Variant::Written, "first launch: measuring the kernel as written");
+    }
+    if l.staged_ok && l.times.staged.is_none() {
+        return measure(Variant::Staged, "measuring the staged copy");
+    }
+    let (hv, h) = host_best(l).expect("the kernel as written is measured");
+    if !l.asta_ok {
+        return run(hv, format!("the buffers cannot be converted; {} is the faster host-layout form", hv.name()));
+    }
+    // Until the ASTA copy is measured, the most it can gain is all of the host form's time.
+    let gain = (h - l.times.asta.unwrap_or(0.0)) * l.m;
+    if gain <= 0.0 {
+        return run(hv, format!("ASTA copy measured no faster than {}", hv.name()));
+    }
+    let worst = l.convert_ns - gain;
+    let budget = LOSS_BUDGET * l.epoch_written_ns;
+    let measured = if l.times.asta.is_some() { "measured" } else { "at most, ASTA not yet measured" };
+    if worst <= budget {
+        let why = if worst <= 0.0 {
+            format!("converting: one launch repays the conversion ({} against a gain of {} per launch, {measured})", ms(l.convert_ns), ms(gain))
+        } else {
+            format!("converting: the worst case ({} lost if the host reads right after) is within {:.0}% of the {} the launches so far took as written", ms(worst), LOSS_BUDGET * 100.0, ms(l.epoch_written_ns))
+        };
+        return Decision { variant: Variant::Asta, measure: l.times.asta.is_none(), reason: why };
+    }
+    run(hv, format!("not converting yet: the conversion ({}) would need {:.1} launches to repay, gain {} per launch ({measured})", ms(l.convert_ns), l.convert_ns / gain, ms(gain)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn launch(times: Times) -> Launch {
+        Launch { policy: Policy::Auto, staged_ok: false, asta_ok: true, in_asta: false, m: 1e6, times, convert_ns: 0.0, epoch_written_ns: 0.0 }
+    }
+
+    fn t(w: Option<f64>, s: Option<f64>, a: Option<f64>) -> Times {
+        Times { written: w, staged: s, asta: a }
+    }
+
+    #[test]
+    fn measures_each_form_before_leaning_on_it() {
+        let mut l = launch(Times::default());
+        l.staged_ok = true;
+        assert_eq!((decide(&l).variant, decide(&l).measure), (Variant::Written, true));
+        l.times.written = Some(1.0);
+        assert_eq!((decide(&l).variant, decide(&l).measure), (Variant::Staged, true));
+    }
+
+    #[test]
+    fn converts_at_once_when_one_launch_repays() {
+        // lbm on an H100: 1.38 ms as written, 0.33 ms in ASTA, 0.76 ms of conversions.
+        let mut l = launch(t(Some(1380.0 / 4.7), None, Some(330.0 / 4.7)));
+        l.m = 4.7e3;
+        l.convert_ns = 0.76e6;
+        l.epoch_written_ns = 1.38e6;
+        let d = decide(&l);
+        assert_eq!(d.variant, Variant::Asta, "{}", d.reason);
+        assert!(!d.measure);
+    }
+
+    #[test]
+    fn waits_until_the_worst_case_fits_the_budget() {
+        // blackscholes-like: staged 0.27 ms, ASTA 0.243 ms, conversions 0.92 ms.
+        let mut l = launch(t(Some(0.45), Some(0.27), Some(0.243)));
+        l.staged_ok = true;
+        l.convert_ns = 0.92e6;
+        l.epoch_written_ns = 0.45e6 * 30.0;
+        let d = decide(&l);
+        assert_eq!(d.variant, Variant::Staged, "{}", d.reason);
+        l.epoch_written_ns = 0.45e6 * 100.0;
+        assert_eq!(decide(&l).variant, Variant::Asta);
+    }
+
+    #[test]
+    fn unmeasured_asta_is_explored_only_when_even_its_best_case_fits() {
+        let mut l = launch(t(Some(1.0), None, None));
+        l.convert_ns = 0.5e6; // less than one launch as written (1 ms)
+        l.epoch_written_ns = 1e6;
+        let d = decide(&l);
+        assert_eq!((d.variant, d.measure), (Variant::Asta, true), "{}", d.reason);
+        l.convert_ns = 3e6;
+        assert_eq!(decide(&l).variant, Variant::Written);
+    }
+
+    #[test]
+    fn slower_asta_goes_back_to_host_layout() {
+        let mut l = launch(t(Some(1.0), None, Some(1.2)));
+        l.in_asta = true;
+        assert_eq!(decide(&l).variant, Variant::Written);
+        l.in_asta = false;
+        assert_eq!(decide(&l).variant, Variant::Written);
+        l.times.asta = Some(0.5);
+        l.in_asta = true;
+        assert_eq!(decide(&l).variant, Variant::Asta);
+    }
+
+    #[test]
+    fn policies() {
+        let mut l = launch(Times::default());
+        l.policy = Policy::Always;
+        assert_eq!(decide(&l).variant, Variant::Asta);
+        l.asta_ok = false;
+        assert_eq!(decide(&l).variant, Variant::Written);
+        l.policy = Policy::Never;
+        l.asta_ok = true;
+        assert_eq!(decide(&l).variant, Variant::Written);
+        l.staged_ok = true;
+        l.times = t(Some(2.0), Some(1.0), Some(0.1));
+        assert_eq!(decide(&l).variant, Variant::Staged);
+    }
+
+    #[test]
+    fn nothing_to_choose_measures_nothing() {
+        let mut l = launch(Times::default());
+        l.asta_ok = false;
+        let d = decide(&l);
+        assert_eq!((d.variant, d.measure), (Variant::Written, false));
+    }
+
+    #[test]
+    fn records_keep_the_fastest() {
+        let mut x = Times::default();
+        x.record(Variant::Asta, 3.0);
+        x.record(Variant::Asta, 2.0);
+        x.record(Variant::Asta, 2.5);
+        assert_eq!(x.asta, Some(2.0));
+    }
+}

@@ -1,0 +1,230 @@
+//! What the cost model needs to know about the device before the first launch, measured on a
+//! scratch buffer of a fixed, small size (never the data's size) on a profiling-free queue of
+//! clayout's own, once per (device, structure) and process, and kept on disk (`diskcache`) so
+//! that later runs start tuned:
+//!
+//! - the tile: a short search over ASTA tiles, each scored by a kernel that streams every word
+//!   of every structure in that tile's ASTA layout plus a conversion there and back shared over
+//!   `EPOCH` launches;
+//! - the conversions' cost per byte, each direction, at the chosen tile.
+
+use super::convert::OwnedEvent;
+use crate::layout::{Layout, Shape};
+use crate::real::api;
+use once_cell::sync::Lazy;
+use opencl_sys::*;
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// The launches a conversion is shared over when tiles are compared.
+const EPOCH: f64 = 30.0;
+/// Tiles a search tries (those the device and structure allow).
+const CANDIDATES: [u32; 4] = [32, 64, 128, 256];
+
+/// What clayout learned about one (device, structure, host layout).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Tuned {
+    pub tile: u32,
+    /// Device time of a conversion to ASTA and of one back, per byte of the buffer, in ns.
+    pub to_ns_per_byte: f64,
+    pub back_ns_per_byte: f64,
+    /// Whether the tile came from a search (false: the configured or default tile).
+    pub searched: bool,
+}
+
+impl Tuned {
+    /// Conversion there and back of `bytes`.
+    pub fn round_trip_ns(&self, bytes: u64) -> f64 {
+        (self.to_ns_per_byte + self.back_ns_per_byte) * bytes as f64
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Key {
+    device: usize,
+    s: u32,
+    w: u32,
+    host: Layout,
+    fixed_tile: Option<u32>,
+}
+
+static TUNED: Lazy<Mutex<HashMap<Key, Option<Tuned>>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+
+struct OwnedMem(cl_mem);
+impl Drop for OwnedMem {
+    fn drop(&mut self) {
+        unsafe { api().clReleaseMemObject(self.0) };
+    }
+}
+struct OwnedQueue(cl_command_queue);
+impl Drop for OwnedQueue {
+    fn drop(&mut self) {
+        unsafe { api().clReleaseCommandQueue(self.0) };
+    }
+}
+
+unsafe fn scalar<T: Copy + Default>(dev: cl_device_id, what: cl_device_info) -> T {
+    let mut v = T::default();
+    api().clGetDeviceInfo(dev, what, std::mem::size_of::<T>(), &mut v as *mut T as *mut _, std::ptr::null_mut());
+    v
+}
+
+/// The scratch size: big enough that a GPU runs at bandwidth, small next to its memory; a CPU
+/// device gets a small one (its timings only decide, they are not what it is tuned for).
+fn scratch_bytes(dev: cl_device_id) -> u64 {
+    let (ty, max_alloc, global): (cl_device_type, cl_ulong, cl_ulong) =
+        unsafe { (scalar(dev, CL_DEVICE_TYPE), scalar(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE), scalar(dev, CL_DEVICE_GLOBAL_MEM_SIZE)) };
+    let want: u64 = if ty & CL_DEVICE_TYPE_CPU != 0 { 4 << 20 } else { 256 << 20 };
+    want.min(max_alloc / 4).min(global / 16).max(1 << 16)
+}
+
+fn is_gpu(dev: cl_device_id) -> bool {
+    let ty: cl_device_type = unsafe { scalar(dev, CL_DEVICE_TYPE) };
+    ty & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR) != 0
+}
+
+/// The tuning for structures of `s` words of `w` bytes kept in `host` layout: `fixed_tile`
+/// when the tile is configured, else the best tile of a search (on GPUs; other devices take
+/// the default). Measured once per process, from the disk cache when it has it. None when
+/// nothing could be measured (the cost model then does not convert).
+pub fn tuned(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> Option<Tuned> {
+    let key = Key { device: dev as usize, s, w, host, fixed_tile };
+    if let Some(t) = TUNED.lock().get(&key) {
+        return *t;
+    }
+    let disk_key = format!("{}|S={s}|w={w}|host={host:?}|tile={fixed_tile:?}", crate::diskcache::device_key(dev));
+    let found = crate::diskcache::get_json::<Tuned>("tune", &disk_key).or_else(|| {
+        let t = crate::guard("tuning", || measure(ctx, dev, s, w, host, fixed_tile)).flatten();
+        match &t {
+            Some(t) => {
+                crate::log::info(&format!(
+                    "tuned S={s} w={w} {host:?}: tile {}{}, conversions {:.1} GB/s to ASTA, {:.1} GB/s back",
+                    t.tile,
+                    if t.searched { " (searched)" } else { "" },
+                    1.0 / t.to_ns_per_byte,
+                    1.0 / t.back_ns_per_byte
+                ));
+                crate::diskcache::put_json("tune", &disk_key, t);
+            }
+            None => crate::log::warn(&format!("conversions of S={s} w={w} could not be timed; the cost model will not convert such buffers")),
+        }
+        t
+    });
+    let mut all = TUNED.lock();
+    if let Some(t) = found.filter(|_| fixed_tile.is_none()) {
+        // The search measured its tile's conversions too: asking for that tile is answered.
+        all.insert(Key { fixed_tile: Some(t.tile), ..key.clone() }, Some(t));
+    }
+    all.insert(key, found);
+    found
+}
+
+fn measure(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> Option<Tuned> {
+    let mut err = CL_SUCCESS;
+    let q = unsafe { api().clCreateCommandQueue(ctx, dev, 0, &mut err) };
+    if q.is_null() {
+        return None;
+    }
+    let q = OwnedQueue(q);
+    let bytes = scratch_bytes(dev);
+    let m = bytes / (s as u64 * w as u64);
+    let shape = Shape::new(m, s, w);
+    let mem = unsafe { api().clCreateBuffer(ctx, CL_MEM_READ_WRITE, shape.bytes() as usize, std::ptr::null_mut(), &mut err) };
+    if mem.is_null() {
+        return None;
+    }
+    let mem = OwnedMem(mem);
+    let default = crate::marshal::default_tile(dev);
+    let tiles: Vec<u32> = match fixed_tile {
+        Some(t) => vec![t],
+        None if is_gpu(dev) => {
+            let mut v: Vec<u32> = CANDIDATES.iter().copied().chain([default]).collect();
+            v.sort();
+            v.dedup();
+            v
+        }
+        None => vec![default],
+    };
+    let mut best: Option<(f64, Tuned)> = None;
+    for &t in &tiles {
+        let asta = Layout::Asta { t };
+        let Some(to) = time(q.0, || convert(q.0, mem.0, shape, host, asta)) else { continue };
+        let Some(back) = time(q.0, || convert(q.0, mem.0, shape, asta, host)) else { continue };
+        let stream = if tiles.len() > 1 { stream_time(ctx, dev, q.0, mem.0, shape, t) } else { Some(0.0) };
+        let Some(stream) = stream else { continue };
+        let score = stream + (to + back) / EPOCH;
+        let b = shape.bytes() as f64;
+        let tuned = Tuned { tile: t, to_ns_per_byte: to / b, back_ns_per_byte: back / b, searched: tiles.len() > 1 };
+        crate::log::debug(&format!("tile {t} for S={s} w={w}: stream {:.3} ms, to ASTA {:.3} ms, back {:.3} ms", stream / 1e6, to / 1e6, back / 1e6));
+        // A tile must beat the smaller ones by 2 % to be taken: below that it is noise.
+        if best.as_ref().is_none_or(|(sc, _)| score < sc * 0.98) {
+            best = Some((score, tuned));
+        }
+    }
+    best.map(|(_, t)| t)
+}
+
+fn convert(q: cl_command_queue, mem: cl_mem, shape: Shape, from: Layout, to: Layout) -> bool {
+    match crate::marshal::enqueue_conversion(q, mem, 0, shape, from, to, &[]) {
+        Ok(done) => {
+            drop(OwnedEvent(done.event));
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// The fastest of three runs of `enqueue` on `q`, host-timed from a drained queue to its end;
+/// the first run is a warm-up.
+fn time(q: cl_command_queue, enqueue: impl Fn() -> bool) -> Option<f64> {
+    if unsafe { api().clFinish(q) } != CL_SUCCESS || !enqueue() || unsafe { api().clFinish(q) } != CL_SUCCESS {
+        return None;
+    }
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        if !enqueue() || unsafe { api().clFinish(q) } != CL_SUCCESS {
+            return None;
+        }
+        best = best.min(t0.elapsed().as_nanos() as f64);
+    }
+    Some(best)
+}
+
+/// Time of a kernel that reads and rewrites every word of every structure in ASTA with tile `t`:
+/// what a kernel touching all its members would see in that layout.
+fn stream_time(ctx: cl_context, dev: cl_device_id, q: cl_command_queue, mem: cl_mem, shape: Shape, t: u32) -> Option<f64> {
+    let word = if shape.w == 8 { "ulong" } else { "uint" };
+    let src = format!(
+        "{}\n__kernel void clayout_tune_stream(__global {word} *p, ulong M) {{\n  ulong i = get_global_id(0);\n  if (i >= M) return;\n  for (uint s = 0; s < {S}u; s++) {{\n    ulong k = CLAYOUT_ASTA_INDEX(i, s, {S}u, CLAYOUT_TILE, M);\n    p[k] = p[k] * 3 + 1;\n  }}\n}}\n",
+        crate::layout::asta_macros(Some(t)),
+        S = shape.s
+    );
+    let prog = super::probe::build(ctx, dev, &src, "", "build").ok()?;
+    let name = std::ffi::CString::new("clayout_tune_stream").unwrap();
+    let mut err = CL_SUCCESS;
+    let k = unsafe { api().clCreateKernel(prog.0, name.as_ptr(), &mut err) };
+    if k.is_null() {
+        return None;
+    }
+    struct K(cl_kernel);
+    impl Drop for K {
+        fn drop(&mut self) {
+            unsafe { api().clReleaseKernel(self.0) };
+        }
+    }
+    let k = K(k);
+    let m: cl_ulong = shape.m;
+    let ok = unsafe {
+        api().clSetKernelArg(k.0, 0, std::mem::size_of::<cl_mem>(), &mem as *const cl_mem as *const _) == CL_SUCCESS
+            && api().clSetKernelArg(k.0, 1, 8, &m as *const cl_ulong as *const _) == CL_SUCCESS
+    };
+    if !ok {
+        return None;
+    }
+    let local: usize = 128;
+    let global = (shape.m as usize).div_ceil(local) * local;
+    time(q, || unsafe { api().clEnqueueNDRangeKernel(q, k.0, 1, std::ptr::null(), &global, &local, 0, std::ptr::null(), std::ptr::null_mut()) == CL_SUCCESS })
+}

@@ -1,0 +1,95 @@
+//! CLAYOUT_POLICY on PoCL: `never` converts nothing, `always` converts every launch it can,
+//! `auto` measures each form before it leans on it and says why it chose each launch's form.
+//! Every policy gives the plain run's results bit for bit. (The decisions themselves, on given
+//! times, are unit-tested in src/runtime/cost.rs; timings on a CPU decide nothing worth asserting.)
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+fn dl_seq() -> &'static PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| build_c_in("tests/dl", "dl_seq"))
+}
+
+fn dl(name: &str) -> PathBuf {
+    paths().root.join("tests/dl").join(name)
+}
+
+fn seq(mode: &str) -> Cmd {
+    Cmd::new([dl_seq().as_os_str(), dl("particles_aos.cl").as_os_str(), mode.as_ref()])
+}
+
+fn under(policy: &str, mode: &str, cache: &str) -> (Output, Value) {
+    let json = scratch(&format!("{policy}-{mode}")).join("stats.json");
+    let cmd = seq(mode)
+        .shimmed()
+        .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+        .env("CLAYOUT_STATS", json.as_os_str())
+        .env("CLAYOUT_POLICY", policy)
+        .env("CLAYOUT_CACHE_DIR", cache);
+    let out = run(&cmd, TIMEOUT);
+    let stats = read_stats(&json, &out);
+    (out, stats)
+}
+
+fn launches(stats: &Value, kernel: &str, form: &str) -> u64 {
+    stats["policy"]["kernels"][kernel]["launches"][form].as_u64().unwrap_or(0)
+}
+
+fn reasons(stats: &Value, kernel: &str) -> Vec<String> {
+    stats["policy"]["kernels"][kernel]["reasons"].as_array().map(|a| a.iter().map(|r| r.as_str().unwrap().to_string()).collect()).unwrap_or_default()
+}
+
+#[test]
+fn never_converts_nothing() {
+    for mode in ["launches", "multi", "soa"] {
+        let base = run(&seq(mode), TIMEOUT);
+        assert_ok(&base);
+        let (out, stats) = under("never", mode, "off");
+        assert_same(&base, &out);
+        assert_eq!(stats["marshal"]["to_device_layout"], 0, "{mode}: {stats:#}");
+        assert_eq!(stats["launches_rewritten"], 0, "{mode}: {stats:#}");
+        assert_eq!(stats["policy"]["policy"], "never");
+    }
+    let (_, stats) = under("never", "launches", "off");
+    assert_eq!(launches(&stats, "advance", "written"), 10, "{stats:#}");
+    assert!(reasons(&stats, "advance").iter().all(|r| r.contains("policy never")), "{stats:#}");
+}
+
+#[test]
+fn always_converts_every_launch() {
+    let base = run(&seq("launches"), TIMEOUT);
+    let (out, stats) = under("always", "launches", "off");
+    assert_same(&base, &out);
+    assert_eq!(launches(&stats, "advance", "asta"), 10, "{stats:#}");
+    assert_eq!(stats["marshal"]["to_device_layout"], 1, "{stats:#}");
+}
+
+/// `auto` first times the kernel as written, then decides each launch with a reason; whatever
+/// it decides, the results are the plain run's.
+#[test]
+fn auto_measures_before_deciding() {
+    for mode in ["launches", "multi", "map", "twoqueues", "soa"] {
+        let base = run(&seq(mode), TIMEOUT);
+        assert_ok(&base);
+        let (out, stats) = under("auto", mode, "off");
+        assert_same(&base, &out);
+        assert_eq!(stats["policy"]["policy"], "auto");
+        let kernels = stats["policy"]["kernels"].as_object().unwrap_or_else(|| panic!("{mode}: no decisions\n{stats:#}"));
+        assert!(!kernels.is_empty(), "{mode}: {stats:#}");
+        for (k, _) in kernels {
+            let r = reasons(&stats, k);
+            assert!(r[0].contains("first launch: measuring the kernel as written"), "{mode} {k}: {r:?}");
+            assert!(stats["policy"]["kernels"][k]["measured_ms"]["written"].as_f64().is_some(), "{mode} {k}: {stats:#}");
+        }
+    }
+    let (out, stats) = under("auto", "launches", "off");
+    let total: u64 = ["written", "asta"].iter().map(|f| launches(&stats, "advance", f)).sum();
+    assert_eq!(total, 10, "{stats:#}");
+    let logged = out.shim_lines();
+    assert!(logged.iter().all(|l| !l.contains("error")), "{}", out.show("auto"));
+}
