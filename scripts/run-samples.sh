@@ -3,7 +3,8 @@
 # JSON file; checks that all variants of a sample compute the same bits.
 #
 #   scripts/run-samples.sh [--platform NAME] [--size small|large] [--iters "1 2 4 8 30 100"]
-#                          [--tile T] [--json FILE] [--with-transparent] [--samples "lbm ..."]
+#                          [--tile T] [--json FILE] [--with-transparent] [--with-auto]
+#                          [--samples "lbm ..."]
 #                          [--timeout SECONDS] [--lib PATH] [--no-profile] [--no-warmup]
 #                          [--out DIR]
 #
@@ -16,7 +17,12 @@
 #                (SoA host layout, --asta --soa)
 #   transparent  with --with-transparent: the unmodified AoS program under clayout with the
 #                sample's side file (CLAYOUT_ANNOTATIONS=samples/NAME/NAME.dl), for the
-#                transparent mode that rewrites the AoS kernel itself
+#                transparent mode that rewrites the AoS kernel itself, CLAYOUT_POLICY=always
+#   auto         with --with-auto: the same under CLAYOUT_POLICY=auto (the default), the cost
+#                model choosing per launch; its cache (tiles, conversion costs, kernel times) is
+#                the one the warm-up runs filled
+#   auto-cold    with --with-auto: the same with an empty cache directory of its own
+# Every clayout run except auto-cold shares one CLAYOUT_CACHE_DIR under the work directory.
 # Before the measured runs, each variant of each sample runs once with -i 1, unrecorded, so that
 # the OpenCL implementation's program caches are warm (PoCL compiles kernels at their first launch
 # and keeps them on disk); --no-warmup skips that. Every run is killed after --timeout seconds (default 60 for small, 600 for large) and the
@@ -42,6 +48,7 @@ iters_list="1 2"
 tile=
 json=
 transparent=0
+auto=0
 samples="blackscholes lbm particles spmv-ell"
 timeout_s=
 lib=${CLAYOUT_LIB:-}
@@ -58,6 +65,7 @@ while [ $# -gt 0 ]; do
         --tile) tile=$2; shift ;;
         --json) json=$2; shift ;;
         --with-transparent) transparent=1 ;;
+        --with-auto) auto=1 ;;
         --samples) samples=$2; shift ;;
         --timeout) timeout_s=$2; shift ;;
         --lib) lib=$2; shift ;;
@@ -121,17 +129,23 @@ n=0
 run_one() { # sample variant iters use_clayout(0/1) annotations args...
     local sample=$1 variant=$2 iters=$3 clayout=$4 ann=$5
     shift 5
+    local policy=always cache="$work/cache"
+    case "$variant" in
+        auto|auto-soa) policy=auto ;;
+        auto-cold) policy=auto; cache="$work/$((n + 1))/cache" ;;
+    esac
     n=$((n + 1))
     local d="$work/$n"
     mkdir -p "$d"
     local bin="$out/$sample/$sample"
-    local -a envs=(env -u LD_PRELOAD -u CLAYOUT_STATS -u CLAYOUT_ANNOTATIONS -u CLAYOUT_TILE -u CLAYOUT_PROFILE -u CLAYOUT_DISABLE)
+    local -a envs=(env -u LD_PRELOAD -u CLAYOUT_STATS -u CLAYOUT_ANNOTATIONS -u CLAYOUT_TILE -u CLAYOUT_PROFILE -u CLAYOUT_DISABLE -u CLAYOUT_POLICY -u CLAYOUT_CACHE_DIR)
     [ -n "$platform" ] && envs+=(SAMPLE_PLATFORM="$platform")
     local -a launcher=()
     if [ "$clayout" = 1 ]; then
         [ -n "$tile" ] && envs+=(CLAYOUT_TILE="$tile")
         [ "$profile" = 1 ] && envs+=(CLAYOUT_PROFILE=1)
         [ -n "$ann" ] && envs+=(CLAYOUT_ANNOTATIONS="$ann")
+        envs+=(CLAYOUT_POLICY="$policy" CLAYOUT_CACHE_DIR="$cache")
         launcher=("$root/ld_preload/clayout-run" --lib "$lib" --stats="$d/stats.json" --)
     fi
     local t0 t1 rc
@@ -167,6 +181,11 @@ run_all() { # iteration list
             if [ "$transparent" = 1 ]; then
                 run_one "$sample" transparent "$it" 1 "$ann" $args
                 [ "$sample" = spmv-ell ] && run_one "$sample" transparent-soa "$it" 1 "$ann" $args --soa
+            fi
+            if [ "$auto" = 1 ]; then
+                run_one "$sample" auto "$it" 1 "$ann" $args
+                [ "$recording" = 1 ] && run_one "$sample" auto-cold "$it" 1 "$ann" $args
+                [ "$sample" = spmv-ell ] && run_one "$sample" auto-soa "$it" 1 "$ann" $args --soa
             fi
         }
     done
@@ -220,6 +239,8 @@ for line in open(runs_tsv):
                 'fallbacks': len(st.get('fallbacks', [])) + st.get('fallbacks_not_listed', 0),
                 'fallback_reasons': [f.get('object', '') + ': ' + f.get('reason', '') for f in st.get('fallbacks', [])][:5],
                 'rewritten_kernels': st.get('rewritten_kernels'),
+                'decisions': {k: v.get('launches') for k, v in st.get('policy', {}).get('kernels', {}).items()},
+                'reasons': {k: v.get('reasons') for k, v in st.get('policy', {}).get('kernels', {}).items()},
             })
         except Exception as e:
             rec['stats_error'] = str(e)

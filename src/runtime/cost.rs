@@ -47,7 +47,15 @@ pub struct Times {
     pub written: Option<f64>,
     pub staged: Option<f64>,
     pub asta: Option<f64>,
+    /// Launches timed in each form (written, staged, ASTA).
+    #[serde(default)]
+    pub timed: [u32; 3],
 }
+
+/// Launches of a form timed before the model trusts its time: the first launch of a kernel
+/// may carry one-time costs (a compiler that builds at first launch, cold caches), the lowest
+/// of two does not.
+pub const TIMED_LAUNCHES: u32 = 2;
 
 impl Times {
     pub fn get(&self, v: Variant) -> Option<f64> {
@@ -67,6 +75,12 @@ impl Times {
             Variant::Asta => &mut self.asta,
         };
         *slot = Some(slot.map_or(ns_per_structure, |old| old.min(ns_per_structure)));
+        self.timed[v as usize] += 1;
+    }
+
+    /// Whether the form still needs timing before the model acts on it.
+    pub fn unsettled(&self, v: Variant) -> bool {
+        self.timed[v as usize] < TIMED_LAUNCHES
     }
 }
 
@@ -133,10 +147,10 @@ fn host_only(l: &Launch, why: &str) -> Decision {
     if !l.staged_ok {
         return run(Variant::Written, why);
     }
-    if l.times.written.is_none() {
+    if l.times.unsettled(Variant::Written) {
         return measure(Variant::Written, format!("{why}: measuring the kernel as written"));
     }
-    if l.times.staged.is_none() {
+    if l.times.unsettled(Variant::Staged) {
         return measure(Variant::Staged, format!("{why}: measuring the staged copy"));
     }
     let (v, t) = host_best(l).expect("both measured");
@@ -149,16 +163,18 @@ fn auto(l: &Launch) -> Decision {
     }
     if l.in_asta {
         // The conversion is paid; only a measured loss sends the buffers back.
+        if l.times.unsettled(Variant::Asta) {
+            return measure(Variant::Asta, "buffers already in ASTA: measuring the ASTA copy");
+        }
         return match (l.times.asta, host_best(l)) {
             (Some(a), Some((v, h))) if a > h => run(v, format!("ASTA copy measured slower ({a:.3} against {h:.3} ns per structure {}): back to host layout", v.name())),
-            (None, _) => measure(Variant::Asta, "buffers already in ASTA: measuring the ASTA copy"),
             _ => run(Variant::Asta, "buffers already in ASTA"),
         };
     }
-    if l.times.written.is_none() {
-        return measure(Variant::Written, "first launch: measuring the kernel as written");
+    if l.times.unsettled(Variant::Written) {
+        return measure(Variant::Written, if l.times.written.is_none() { "first launch: measuring the kernel as written" } else { "measuring the kernel as written again" });
     }
-    if l.staged_ok && l.times.staged.is_none() {
+    if l.staged_ok && l.times.unsettled(Variant::Staged) {
         return measure(Variant::Staged, "measuring the staged copy");
     }
     let (hv, h) = host_best(l).expect("the kernel as written is measured");
@@ -193,7 +209,8 @@ mod tests {
     }
 
     fn t(w: Option<f64>, s: Option<f64>, a: Option<f64>) -> Times {
-        Times { written: w, staged: s, asta: a }
+        let n = |x: Option<f64>| if x.is_some() { TIMED_LAUNCHES } else { 0 };
+        Times { written: w, staged: s, asta: a, timed: [n(w), n(s), n(a)] }
     }
 
     #[test]
@@ -201,7 +218,9 @@ mod tests {
         let mut l = launch(Times::default());
         l.staged_ok = true;
         assert_eq!((decide(&l).variant, decide(&l).measure), (Variant::Written, true));
-        l.times.written = Some(1.0);
+        l.times.record(Variant::Written, 1.0);
+        assert_eq!((decide(&l).variant, decide(&l).measure), (Variant::Written, true), "timed twice");
+        l.times.record(Variant::Written, 1.0);
         assert_eq!((decide(&l).variant, decide(&l).measure), (Variant::Staged, true));
     }
 
@@ -243,8 +262,10 @@ mod tests {
 
     #[test]
     fn slower_asta_goes_back_to_host_layout() {
-        let mut l = launch(t(Some(1.0), None, Some(1.2)));
+        let mut l = launch(t(Some(1.0), None, None));
         l.in_asta = true;
+        assert_eq!(decide(&l), measure(Variant::Asta, "buffers already in ASTA: measuring the ASTA copy"));
+        l.times = t(Some(1.0), None, Some(1.2));
         assert_eq!(decide(&l).variant, Variant::Written);
         l.in_asta = false;
         assert_eq!(decide(&l).variant, Variant::Written);
