@@ -8,9 +8,9 @@ pub fn get_json<T: serde::de::DeserializeOwned>(_kind: &str, _key: &str) -> Opti
     None
 }
 pub fn put_json<T: serde::Serialize>(_kind: &str, _key: &str, _value: &T) {}
-pub fn hash(s: &str) -> u64 {
+pub fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in s.bytes() {
+    for &b in bytes {
         h ^= b as u64;
         h = h.wrapping_mul(0x0100_0000_01b3);
     }

@@ -241,7 +241,7 @@ fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, 
         }
     }
     crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
-    let source_hash = crate::diskcache::hash(&format!("{source}\n{options}"));
+    let source_hash = crate::diskcache::fnv1a(format!("{source}\n{options}").as_bytes());
     Ok(PrivateProgram { program: built, tile, wrong_layouts, device: device as usize, source_hash, rates })
 }
 
