@@ -196,6 +196,8 @@ pub struct KernelInfo {
     pub plan: once_cell::sync::OnceCell<crate::runtime::program::PlanResult>,
     /// The transparent mode's copy of this kernel object, created at its first launch.
     pub private: once_cell::sync::OnceCell<Result<crate::runtime::transparent::PrivateKernel, String>>,
+    /// Its staged copy (local-memory staging, no conversion), created at its first staged launch.
+    pub staged: once_cell::sync::OnceCell<Result<crate::runtime::transparent::PrivateKernel, String>>,
 }
 
 #[derive(Debug)]

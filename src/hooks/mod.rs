@@ -406,7 +406,7 @@ pub unsafe fn clLinkProgram(
 fn record_kernel(k: cl_kernel, program: cl_program, name: String, args: Vec<Option<ArgValue>>) {
     guard("kernel", || {
         let program_info = reg().programs.get(key(program));
-        reg().kernels.insert(key(k), KernelInfo { name, program: key(program), program_info, args: Mutex::new(args), plan: Default::default(), private: Default::default() });
+        reg().kernels.insert(key(k), KernelInfo { name, program: key(program), program_info, args: Mutex::new(args), plan: Default::default(), private: Default::default(), staged: Default::default() });
     });
 }
 

@@ -57,6 +57,18 @@ pub struct RewrittenKernel {
     pub hosts: HashMap<String, Layout>,
     /// What the cost model knows of this kernel.
     pub model: Mutex<Model>,
+    /// The copy that stages its buffers through local memory, when the kernel touches only
+    /// its own structures.
+    pub staged: Option<StagedCopy>,
+}
+
+#[derive(Debug)]
+pub struct StagedCopy {
+    pub private_name: String,
+    /// The trailing `ulong` arguments of the copy: the structures in each staged buffer.
+    pub extra_args: Vec<ExtraArg>,
+    /// Local memory each work-item needs, in bytes (S*w summed over the staged buffers).
+    pub bytes_per_item: u64,
 }
 
 /// The cost model's record of one rewritten kernel.
@@ -86,6 +98,8 @@ pub struct PrivateProgram {
     source_hash: u64,
     /// Conversion costs of each (S, w, host layout) of the copies, at the program's tile.
     rates: HashMap<(u32, u32, Layout), Tuned>,
+    /// The largest work-group the staged copies' local memory holds (0: none can run).
+    stage_wg: usize,
 }
 
 /// The copy of one application kernel object, with the arguments last given to it.
@@ -127,13 +141,17 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
         match outcome {
             Ok((out, req, layouts)) => {
                 current = out.source;
+                let staged = stage(&current, &req).map(|(source, copy)| {
+                    current = source;
+                    copy
+                });
                 crate::stats::rewritten_kernel();
                 crate::log::info(&format!("kernel {name}: rewritten to ASTA addressing as {}", req.private_name));
                 let indices = req.params.iter().map(|p| (p.name.clone(), p.index)).collect();
                 let hosts = layout.params.iter().map(|p| (p.name.clone(), if p.host.is_aos() { Layout::Aos } else { Layout::Soa })).collect();
                 done.insert(
                     name.clone(),
-                    Arc::new(RewrittenKernel { private_name: req.private_name, extra_args: out.extra_args, layouts, indices, hosts, model: Mutex::new(Model::default()) }),
+                    Arc::new(RewrittenKernel { private_name: req.private_name, extra_args: out.extra_args, layouts, indices, hosts, model: Mutex::new(Model::default()), staged }),
                 );
             }
             Err(why) => {
@@ -148,6 +166,25 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
     }
     dump(&current, done.keys());
     Some(Rewrites { source: current, kernels: done, private: Mutex::new(None) })
+}
+
+/// The staged copy of a kernel the rewriter turned into an ASTA copy, if it qualifies (every
+/// access of its buffers is to the work-item's own structure). A refusal costs nothing: the
+/// kernel still has its other forms.
+fn stage(current: &str, req: &rewrite::RewriteRequest) -> Option<(String, StagedCopy)> {
+    let mut req = req.clone();
+    req.private_name = format!("{}__clayout_staged", req.kernel);
+    match rewrite::stage_kernel(current, &req) {
+        Ok(st) => {
+            crate::log::info(&format!("kernel {}: staged copy {}", req.kernel, req.private_name));
+            let bytes_per_item = req.params.iter().map(|p| p.layout.words as u64 * p.layout.word_bytes as u64).sum();
+            Some((st.source, StagedCopy { private_name: req.private_name, extra_args: st.extra_args, bytes_per_item }))
+        }
+        Err(why) => {
+            crate::log::info(&format!("kernel {}: no staged copy ({why})", req.kernel));
+            None
+        }
+    }
 }
 
 /// CLAYOUT_DUMP_DIR: one file per rewritten program.
@@ -199,7 +236,8 @@ fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, 
     };
     let (tile, options) = with_tile(user, Some(device), searched);
     // 32-bit index arithmetic in the copies; launches on bigger buffers run as written.
-    let options = format!("{options} -D {INDEX32_MACRO}");
+    let stage_wg = stage_capacity(device, kernels);
+    let options = format!("{options} -D {INDEX32_MACRO} -D {STAGE_WG_MACRO}={}", stage_wg.max(1));
     // One probe kernel, in the same build, checks every structure layout the copies assume.
     let mut types: BTreeMap<&str, &StructLayout> = BTreeMap::new();
     for k in kernels.values() {
@@ -242,11 +280,27 @@ fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, 
     }
     crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
     let source_hash = crate::diskcache::fnv1a(format!("{source}\n{options}").as_bytes());
-    Ok(PrivateProgram { program: built, tile, wrong_layouts, device: device as usize, source_hash, rates })
+    Ok(PrivateProgram { program: built, tile, wrong_layouts, device: device as usize, source_hash, rates, stage_wg })
 }
 
 /// Selects the copies' 32-bit index arithmetic (see the rewriter's generated index functions).
 const INDEX32_MACRO: &str = "CLAYOUT_INDEX32";
+/// The work-group capacity of the staged copies' local arrays.
+const STAGE_WG_MACRO: &str = "CLAYOUT_STAGE_WG";
+/// Fewer work-items than this per group would not make the staged loads coalesce.
+const STAGE_WG_MIN: usize = 32;
+
+/// The largest power-of-two work-group, at most 256, whose staged slices fit in half the
+/// device's local memory for every staged copy (the other half is left to the kernel's own
+/// `__local` arrays); 0 when fewer than `STAGE_WG_MIN` fit.
+fn stage_capacity(device: cl_device_id, kernels: &HashMap<String, Arc<RewrittenKernel>>) -> usize {
+    let Some(need) = kernels.values().filter_map(|k| k.staged.as_ref()).map(|s| s.bytes_per_item).max() else { return 0 };
+    let mut local: cl_ulong = 0;
+    unsafe { api().clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, 8, &mut local as *mut cl_ulong as *mut c_void, std::ptr::null_mut()) };
+    let fits = (local / 2 / need.max(1)).min(256) as usize;
+    let cap = if fits == 0 { 0 } else { 1 << fits.ilog2() };
+    if cap < STAGE_WG_MIN { 0 } else { cap }
+}
 
 /// The launch plan of a rewritten kernel: its buffers to ASTA with the private program's tile,
 /// each one optional (`must: false`): the kernel as written can always run instead.
@@ -290,7 +344,8 @@ pub unsafe fn launch(
     user: &[cl_event],
     enqueue: impl Enqueue,
 ) -> cl_int {
-    let decision = crate::guard("cost model", || decide(info, plan, needs, dims)).unwrap_or_else(|| Decision {
+    let staged_local = staged_local(plan, dims);
+    let decision = crate::guard("cost model", || decide(info, plan, needs, staged_local.is_some())).unwrap_or_else(|| Decision {
         variant: Variant::Written,
         measure: false,
         reason: "internal error in the cost model".into(),
@@ -308,7 +363,19 @@ pub unsafe fn launch(
                 }
             }
         }
-        _ => (Variant::Written, as_written(queue, kernel, needs, user, &enqueue)),
+        Variant::Staged => {
+            let local = staged_local.unwrap_or(0);
+            let attempt = crate::guard("staged launch", || try_staged(queue, info, plan, needs, user, local, &enqueue)).unwrap_or_else(|| Err("internal error".into()));
+            match attempt {
+                Ok(r) => (Variant::Staged, r),
+                Err(why) => {
+                    let what = format!("kernel {}", info.name);
+                    crate::log::once(LogLevel::Info, &format!("{what} staged: {why}"), &format!("{what}: the staged copy cannot run ({why}); runs as written"));
+                    (Variant::Written, as_written(queue, kernel, needs, user, &enqueue))
+                }
+            }
+        }
+        Variant::Written => (Variant::Written, as_written(queue, kernel, needs, user, &enqueue)),
     };
     crate::stats::transparent_launch(ran == Variant::Asta);
     crate::stats::decision(&info.name, ran, &decision.reason);
@@ -329,10 +396,10 @@ fn structures(needs: &[BufferNeed]) -> Option<f64> {
 
 /// Asks the cost model which form this launch runs in, and keeps each buffer's count of what
 /// its launches would have cost as written.
-fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], _dims: &Dims) -> Decision {
+fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], staged_ok: bool) -> Decision {
     let policy = crate::config::get().policy;
     let asta_block = asta_blocker(needs);
-    if policy == crate::config::Policy::Always || (policy == crate::config::Policy::Never && asta_block.is_none()) {
+    if policy == crate::config::Policy::Always || (policy == crate::config::Policy::Never && !staged_ok) {
         // Nothing to measure: the policy alone decides.
         let l = cost::Launch { policy, staged_ok: false, asta_ok: asta_block.is_none(), in_asta: false, m: 0.0, times: Times::default(), convert_ns: 0.0, epoch_written_ns: 0.0 };
         return cost::decide(&l);
@@ -366,7 +433,7 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], _dims
     }
     let l = cost::Launch {
         policy,
-        staged_ok: false,
+        staged_ok,
         asta_ok: asta_block.is_none(),
         in_asta,
         m,
@@ -402,12 +469,17 @@ fn record(name: &str, plan: &TransparentPlan, needs: &[BufferNeed], ran: Variant
 
 /// The application's kernel, every buffer in host layout: the path that is always correct.
 unsafe fn as_written(queue: cl_command_queue, kernel: cl_kernel, needs: &[BufferNeed], user: &[cl_event], enqueue: &impl Enqueue) -> cl_int {
-    let host: Vec<BufferNeed> = needs.iter().map(|n| BufferNeed { mem: n.mem, need: if matches!(n.need, Need::Device(_)) { Need::Host } else { n.need }, must: false }).collect();
+    let host = host_needs(needs);
     match crate::guard("launch conversions", || access::prepare(queue, &host, user)) {
         Some(Ok(w)) => enqueue(kernel, None, w.len(), w.ptr()),
         Some(Err(e)) => e,
         None => CL_OUT_OF_RESOURCES,
     }
+}
+
+/// `needs` with every buffer in its host layout.
+fn host_needs(needs: &[BufferNeed]) -> Vec<BufferNeed> {
+    needs.iter().map(|n| BufferNeed { mem: n.mem, need: if matches!(n.need, Need::Device(_)) { Need::Host } else { n.need }, must: false }).collect()
 }
 
 /// Why the ASTA copy cannot run this launch, decided before converting anything, so that one
@@ -437,14 +509,19 @@ unsafe fn try_copy(queue: cl_command_queue, info: &KernelInfo, plan: &Transparen
     if let Some(why) = asta_blocker(needs) {
         return Err(why);
     }
-    let private = info.private.get_or_init(|| create_private(info, plan)).as_ref().map_err(|e| e.clone())?;
+    let private = info.private.get_or_init(|| create_private(info, plan, &plan.kernel.private_name)).as_ref().map_err(|e| e.clone())?;
     let args = info.args.lock().clone();
     if args.iter().any(Option::is_none) {
         return Err("not every argument is set".into());
     }
     let wait: WaitList = access::try_prepare(queue, needs, user).map_err(|f| f.reason)?;
     let mut set = private.args.lock();
-    set_args(private.handle as cl_kernel, &mut set, &args, plan, needs)?;
+    set_args(private.handle as cl_kernel, &mut set, &args, plan, &plan.kernel.extra_args, |_, mem| {
+        needs.iter().find_map(|n| match n.need {
+            Need::Device(d) if registry::key(n.mem) == mem => Some(d.shape.m),
+            _ => None,
+        })
+    })?;
     if crate::fault::inject("kernel") {
         return Err("injected failure of the rewritten kernel's launch".into());
     }
@@ -455,11 +532,58 @@ unsafe fn try_copy(queue: cl_command_queue, info: &KernelInfo, plan: &Transparen
     Ok(r)
 }
 
-fn create_private(info: &KernelInfo, plan: &TransparentPlan) -> Result<PrivateKernel, String> {
+/// The work-group size the staged copy runs this launch with, if it can run it: a 1-D launch
+/// whose global size fits the copy's index variables, with the application's work-group size
+/// if it gave one the staged slices fit, else the largest power of two they fit that divides
+/// the global size.
+fn staged_local(plan: &TransparentPlan, dims: &Dims) -> Option<usize> {
+    plan.kernel.staged.as_ref()?;
+    let cap = plan.program.stage_wg as u64;
+    if dims.task || dims.global.len() != 1 || cap == 0 || dims.global[0] > i32::MAX as u64 {
+        return None;
+    }
+    let local = match &dims.local {
+        Some(l) => l[0],
+        None => (0..=cap.ilog2()).rev().map(|k| 1u64 << k).find(|l| dims.global[0] % l == 0)?,
+    };
+    (local <= cap && local as usize >= STAGE_WG_MIN).then_some(local as usize)
+}
+
+/// Enqueues the staged copy with the buffers in host layout; Err says why the kernel as
+/// written must run instead.
+unsafe fn try_staged(queue: cl_command_queue, info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], user: &[cl_event], local: usize, enqueue: &impl Enqueue) -> Result<cl_int, String> {
+    let copy = plan.kernel.staged.as_ref().ok_or("no staged copy")?;
+    let private = info.staged.get_or_init(|| create_private(info, plan, &copy.private_name)).as_ref().map_err(|e| e.clone())?;
+    let args = info.args.lock().clone();
+    if args.iter().any(Option::is_none) {
+        return Err("not every argument is set".into());
+    }
+    let host = host_needs(needs);
+    let wait: WaitList = access::try_prepare(queue, &host, user).map_err(|f| f.reason)?;
+    // The copy's slices may cover whole buffers: their layout never changes, so the extent
+    // does not matter, and a work-item the annotation's extent leaves out still finds its
+    // structure where the kernel as written would.
+    let mut set = private.args.lock();
+    set_args(private.handle as cl_kernel, &mut set, &args, plan, &copy.extra_args, |param, mem| {
+        let l = plan.kernel.layouts.get(param)?;
+        let b = registry::get().buffers.get(mem)?;
+        Some(b.size as u64 / (l.words as u64 * l.word_bytes as u64).max(1))
+    })?;
+    if crate::fault::inject("kernel") {
+        return Err("injected failure of the staged kernel's launch".into());
+    }
+    let r = enqueue(private.handle as cl_kernel, Some(local), wait.len(), wait.ptr());
+    if r != CL_SUCCESS {
+        return Err(format!("the staged copy could not be enqueued ({r})"));
+    }
+    Ok(r)
+}
+
+fn create_private(info: &KernelInfo, plan: &TransparentPlan, private_name: &str) -> Result<PrivateKernel, String> {
     if crate::fault::inject("kernel") {
         return Err("injected failure of the rewritten kernel's creation".into());
     }
-    let name = CString::new(plan.kernel.private_name.as_str()).map_err(|_| "bad kernel name")?;
+    let name = CString::new(private_name).map_err(|_| "bad kernel name")?;
     let mut err = CL_SUCCESS;
     let k = unsafe { api().clCreateKernel(plan.program.program.0, name.as_ptr(), &mut err) };
     if k.is_null() {
@@ -470,22 +594,24 @@ fn create_private(info: &KernelInfo, plan: &TransparentPlan) -> Result<PrivateKe
 
 /// Gives the copy the application's arguments (only those that changed since its last launch)
 /// and M of each rewritten buffer.
-fn set_args(k: cl_kernel, set: &mut Vec<Option<ArgValue>>, args: &[Option<ArgValue>], plan: &TransparentPlan, needs: &[BufferNeed]) -> Result<(), String> {
+/// `m_of(param, buffer)` gives the structure count passed for a rewritten parameter.
+fn set_args(
+    k: cl_kernel,
+    set: &mut Vec<Option<ArgValue>>,
+    args: &[Option<ArgValue>],
+    plan: &TransparentPlan,
+    extra: &[ExtraArg],
+    m_of: impl Fn(&str, usize) -> Option<u64>,
+) -> Result<(), String> {
     let mut want: Vec<Option<ArgValue>> = args.to_vec();
-    for e in &plan.kernel.extra_args {
+    for e in extra {
         let index = want.len().max(e.index + 1);
         want.resize(index, None);
         let mem = match plan.kernel.indices.get(&e.param).and_then(|&i| args.get(i)) {
             Some(Some(ArgValue::Mem(h))) => *h,
             _ => return Err(format!("{} is not a buffer argument", e.param)),
         };
-        let m = needs
-            .iter()
-            .find_map(|n| match n.need {
-                Need::Device(d) if registry::key(n.mem) == mem => Some(d.shape.m),
-                _ => None,
-            })
-            .ok_or_else(|| format!("no extent for {}", e.param))?;
+        let m = m_of(&e.param, mem).ok_or_else(|| format!("no extent for {}", e.param))?;
         want[e.index] = Some(ArgValue::Bytes(m.to_ne_bytes().to_vec()));
     }
     set.resize(want.len(), None);
