@@ -216,6 +216,10 @@ pub fn run(cmd: &Cmd, timeout: Duration) -> Output {
             c.env_remove(&*k);
         }
     }
+    // clayout's on-disk cache goes under the target directory, not the user's home; shared by
+    // every test, so most runs load the conversion kernels as binaries. A test that sets its own
+    // CLAYOUT_CACHE_DIR overrides this.
+    c.env("CLAYOUT_CACHE_DIR", paths().work.join("cache"));
     for (k, v) in &cmd.env {
         c.env(k, v);
     }
