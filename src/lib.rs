@@ -2,6 +2,7 @@
 //! layout their kernels access fastest. See docs/architecture.md for the module map.
 
 pub mod annotation;
+pub mod binaries;
 pub mod config;
 pub mod diskcache;
 pub mod exports;

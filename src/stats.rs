@@ -136,6 +136,49 @@ pub struct PolicyReport {
     pub kernels: BTreeMap<String, KernelDecisions>,
 }
 
+// ---- The on-disk cache (diskcache.rs) -------------------------------------------------------
+
+/// What one look-up or write of the on-disk cache came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheEvent {
+    Hit,
+    Miss,
+    Write,
+    /// A file that was damaged (cut short, wrong checksum, not a record).
+    Corrupt,
+    /// A whole file written for another key, by another format, or refused by its user.
+    Stale,
+}
+
+static CACHE_EVENTS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
+
+pub fn cache(event: CacheEvent) {
+    CACHE_EVENTS[event as usize].fetch_add(1, Relaxed);
+}
+
+#[derive(Debug, Serialize)]
+pub struct Cache {
+    pub hits: u64,
+    pub misses: u64,
+    pub writes: u64,
+    pub ignored_corrupt: u64,
+    pub ignored_stale: u64,
+}
+
+fn cache_report() -> Cache {
+    let n = |e: CacheEvent| CACHE_EVENTS[e as usize].load(Relaxed);
+    Cache { hits: n(CacheEvent::Hit), misses: n(CacheEvent::Miss), writes: n(CacheEvent::Write), ignored_corrupt: n(CacheEvent::Corrupt), ignored_stale: n(CacheEvent::Stale) }
+}
+
+/// The summary's line, or nothing for a run that never used the cache.
+fn cache_summary(c: &Cache) -> Option<String> {
+    (c.hits + c.misses + c.writes + c.ignored_corrupt + c.ignored_stale > 0).then(|| {
+        format!("  on-disk cache: {} hits, {} misses, {} writes, {} corrupt and {} stale files ignored\n", c.hits, c.misses, c.writes, c.ignored_corrupt, c.ignored_stale)
+    })
+}
+
+// ----------------------------------------------------------------------------------------------
+
 #[derive(Debug, Serialize)]
 pub struct Marshal {
     pub to_device_layout: u64,
@@ -151,6 +194,7 @@ pub struct Report {
     pub intercepted_calls: u64,
     pub calls: BTreeMap<&'static str, u64>,
     pub marshal: Marshal,
+    pub cache: Cache,
     pub fallbacks: Vec<Fallback>,
     pub fallbacks_not_listed: u64,
     pub rewritten_kernels: u64,
@@ -187,6 +231,7 @@ pub fn report() -> Report {
             bytes: MARSHAL_BYTES.load(Relaxed),
             device_ns: MARSHAL_NS.load(Relaxed),
         },
+        cache: cache_report(),
         fallbacks,
         fallbacks_not_listed: FALLBACKS_DROPPED.load(Relaxed),
         rewritten_kernels: REWRITTEN.load(Relaxed),
@@ -222,6 +267,7 @@ pub fn summary(r: &Report) -> String {
         m.bytes as f64 / (1 << 20) as f64,
         m.device_ns as f64 / 1e6
     );
+    s.extend(cache_summary(&r.cache));
     let _ = writeln!(s, "  kernels rewritten: {}, refused: {}", r.rewritten_kernels, r.rewrite_refusals);
     if r.launches_rewritten + r.launches_as_written > 0 {
         let _ = writeln!(s, "  launches of rewritten kernels: {} in ASTA, {} as written", r.launches_rewritten, r.launches_as_written);

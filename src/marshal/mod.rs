@@ -118,20 +118,7 @@ struct DevInfo {
 static DEVINFO: Lazy<Mutex<HashMap<usize, DevInfo>>> = Lazy::new(|| Mutex::new(HashMap::new()));
 
 unsafe fn dev_string(d: cl_device_id, what: cl_device_info) -> String {
-    let mut n: size_t = 0;
-    if api().clGetDeviceInfo(d, what, 0, ptr::null_mut(), &mut n) != CL_SUCCESS || n == 0 {
-        return String::new();
-    }
-    let mut buf = vec![0u8; n];
-    if api().clGetDeviceInfo(d, what, n, buf.as_mut_ptr() as *mut c_void, ptr::null_mut())
-        != CL_SUCCESS
-    {
-        return String::new();
-    }
-    String::from_utf8_lossy(&buf)
-        .trim_end_matches('\0')
-        .trim()
-        .to_string()
+    crate::real::info_string(|n, v, r| api().clGetDeviceInfo(d, what, n, v, r))
 }
 
 unsafe fn dev_scalar<T: Copy + Default>(d: cl_device_id, what: cl_device_info) -> T {
@@ -222,44 +209,7 @@ unsafe fn build(ctx: cl_context, dev: cl_device_id, t: u32, opts: &str) -> Resul
         return Err("injected failure of a conversion kernel build".into());
     }
     let src = format!("{}\n{}", crate::layout::asta_macros(Some(t)), SOURCE);
-    let csrc = CString::new(src).map_err(|e| e.to_string())?;
-    let mut strings = [csrc.as_ptr()];
-    let lens = [csrc.as_bytes().len()];
-    let mut err: cl_int = 0;
-    let prog =
-        api().clCreateProgramWithSource(ctx, 1, strings.as_mut_ptr(), lens.as_ptr(), &mut err);
-    if prog.is_null() || err != CL_SUCCESS {
-        return Err(format!("clCreateProgramWithSource: {err}"));
-    }
-    let copts = CString::new(opts).map_err(|e| e.to_string())?;
-    let devs = [dev];
-    let e = api().clBuildProgram(
-        prog,
-        1,
-        devs.as_ptr(),
-        copts.as_ptr(),
-        None,
-        ptr::null_mut(),
-    );
-    if e != CL_SUCCESS {
-        let mut n: size_t = 0;
-        api().clGetProgramBuildInfo(prog, dev, CL_PROGRAM_BUILD_LOG, 0, ptr::null_mut(), &mut n);
-        let mut log = vec![0u8; n.max(1)];
-        api().clGetProgramBuildInfo(
-            prog,
-            dev,
-            CL_PROGRAM_BUILD_LOG,
-            n,
-            log.as_mut_ptr() as *mut c_void,
-            ptr::null_mut(),
-        );
-        api().clReleaseProgram(prog);
-        let log = String::from_utf8_lossy(&log)
-            .trim_end_matches('\0')
-            .to_string();
-        return Err(format!("clBuildProgram {e} with `{opts}`: {log}"));
-    }
-    Ok(Prog(prog))
+    crate::binaries::build(ctx, dev, &src, opts, "conv").map(Prog)
 }
 
 struct Kernel(cl_kernel);

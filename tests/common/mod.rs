@@ -216,9 +216,11 @@ pub fn run(cmd: &Cmd, timeout: Duration) -> Output {
             c.env_remove(&*k);
         }
     }
-    // The mechanics tests want every convertible launch converted, and nothing learned by an
-    // earlier run: a test of the cost model or the cache sets these itself.
-    c.env("CLAYOUT_POLICY", "always").env("CLAYOUT_CACHE_DIR", "off");
+    // The mechanics tests want every convertible launch converted: a test of the cost model
+    // sets CLAYOUT_POLICY itself. clayout's on-disk cache goes under the target directory, not
+    // the user's home; shared by every test, so most runs load the conversion kernels as
+    // binaries. A test that sets its own CLAYOUT_CACHE_DIR overrides this.
+    c.env("CLAYOUT_POLICY", "always").env("CLAYOUT_CACHE_DIR", paths().work.join("cache"));
     for (k, v) in &cmd.env {
         c.env(k, v);
     }
