@@ -184,7 +184,7 @@ config_table! {
     stats: StatsOut = "CLAYOUT_STATS", default "",
         "1 prints a summary on standard error at exit; a path ending in .json writes the statistics there as JSON.";
     tile: Tile = "CLAYOUT_TILE", default "",
-        "Tile size T of the ASTA layout; empty picks the device's coalescing width (32 on NVIDIA, 64 on AMD, 32 elsewhere).";
+        "Tile size T of the ASTA layout; empty lets clayout search the best tile once per GPU and structure for the transparent mode's copies (docs/cost-model.md) and otherwise take the device's coalescing width (32 on NVIDIA, 64 on AMD, 32 elsewhere).";
     annotations: Option<String> = "CLAYOUT_ANNOTATIONS", default "",
         "Side file of //DL: annotations, one per line starting with the kernel name, for kernels whose source cannot be edited.";
     rewrite: bool = "CLAYOUT_REWRITE", default "1",
