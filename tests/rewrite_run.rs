@@ -331,7 +331,22 @@ struct Arg {
     shape: Option<(Shape, Layout)>,
 }
 
-fn run(cl: &Cl, prog: cl_program, kernel: &str, args: &mut [Arg], extra: &[ExtraArg]) {
+/// One argument of a launch: a buffer (read back into its vector afterwards) or a value.
+enum KArg<'a> {
+    Mem(&'a mut Vec<u8>),
+    U32(u32),
+    F32(f32),
+    U64(u64),
+}
+
+fn launch(
+    cl: &Cl,
+    prog: cl_program,
+    kernel: &str,
+    args: &mut [KArg],
+    global: usize,
+    local: Option<usize>,
+) {
     unsafe {
         let name = CString::new(kernel).unwrap();
         let mut err = 0;
@@ -339,50 +354,35 @@ fn run(cl: &Cl, prog: cl_program, kernel: &str, args: &mut [Arg], extra: &[Extra
         assert_eq!(err, CL_SUCCESS, "clCreateKernel {kernel}");
         let mut mems = Vec::new();
         for (n, a) in args.iter().enumerate() {
-            let mem = api().clCreateBuffer(
-                cl.ctx,
-                CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                a.host.len(),
-                a.host.as_ptr() as *mut c_void,
-                &mut err,
-            );
-            assert_eq!(err, CL_SUCCESS);
-            assert_eq!(
-                api().clSetKernelArg(
-                    k,
-                    n as cl_uint,
-                    std::mem::size_of::<cl_mem>(),
-                    &mem as *const cl_mem as *const c_void
-                ),
-                CL_SUCCESS
-            );
-            mems.push(mem);
+            let set = |size: usize, value: *const c_void| {
+                assert_eq!(
+                    api().clSetKernelArg(k, n as cl_uint, size, value),
+                    CL_SUCCESS,
+                    "{kernel}: argument {n}"
+                );
+            };
+            match a {
+                KArg::Mem(host) => {
+                    let mem = api().clCreateBuffer(
+                        cl.ctx,
+                        CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                        host.len(),
+                        host.as_ptr() as *mut c_void,
+                        &mut err,
+                    );
+                    assert_eq!(err, CL_SUCCESS);
+                    set(
+                        std::mem::size_of::<cl_mem>(),
+                        &mem as *const cl_mem as *const c_void,
+                    );
+                    mems.push(mem);
+                }
+                KArg::U32(v) => set(4, v as *const u32 as *const c_void),
+                KArg::F32(v) => set(4, v as *const f32 as *const c_void),
+                KArg::U64(v) => set(8, v as *const u64 as *const c_void),
+            }
         }
-        let n = M as cl_uint;
-        assert_eq!(
-            api().clSetKernelArg(
-                k,
-                args.len() as cl_uint,
-                4,
-                &n as *const cl_uint as *const c_void
-            ),
-            CL_SUCCESS
-        );
-        for e in extra {
-            let mv = M as cl_ulong;
-            assert_eq!(
-                api().clSetKernelArg(
-                    k,
-                    e.index as cl_uint,
-                    8,
-                    &mv as *const cl_ulong as *const c_void
-                ),
-                CL_SUCCESS,
-                "extra arg {}",
-                e.index
-            );
-        }
-        let global = M;
+        let local_ptr = local.as_ref().map_or(ptr::null(), |l| l as *const usize);
         assert_eq!(
             api().clEnqueueNDRangeKernel(
                 cl.queue,
@@ -390,7 +390,7 @@ fn run(cl: &Cl, prog: cl_program, kernel: &str, args: &mut [Arg], extra: &[Extra
                 1,
                 ptr::null(),
                 &global,
-                ptr::null(),
+                local_ptr,
                 0,
                 ptr::null(),
                 ptr::null_mut()
@@ -398,15 +398,19 @@ fn run(cl: &Cl, prog: cl_program, kernel: &str, args: &mut [Arg], extra: &[Extra
             CL_SUCCESS,
             "launch {kernel}"
         );
-        for (a, mem) in args.iter_mut().zip(&mems) {
+        let hosts = args.iter_mut().filter_map(|a| match a {
+            KArg::Mem(h) => Some(h),
+            _ => None,
+        });
+        for (host, mem) in hosts.zip(&mems) {
             assert_eq!(
                 api().clEnqueueReadBuffer(
                     cl.queue,
                     *mem,
                     CL_TRUE,
                     0,
-                    a.host.len(),
-                    a.host.as_mut_ptr() as *mut c_void,
+                    host.len(),
+                    host.as_mut_ptr() as *mut c_void,
                     0,
                     ptr::null(),
                     ptr::null_mut()
@@ -417,6 +421,26 @@ fn run(cl: &Cl, prog: cl_program, kernel: &str, args: &mut [Arg], extra: &[Extra
         }
         api().clReleaseKernel(k);
     }
+}
+
+/// A copy's extra arguments, M structures each, after the kernel's own `args`.
+fn push_extra(args: &mut Vec<KArg>, extra: &[ExtraArg], m: usize) {
+    for e in extra {
+        assert_eq!(
+            e.index,
+            args.len(),
+            "extra arguments follow the kernel's own"
+        );
+        args.push(KArg::U64(m as u64));
+    }
+}
+
+/// The buffers, then `n` = M, then the rewritten copy's extra arguments, each M.
+fn run(cl: &Cl, prog: cl_program, kernel: &str, args: &mut [Arg], extra: &[ExtraArg]) {
+    let mut kargs: Vec<KArg> = args.iter_mut().map(|a| KArg::Mem(&mut a.host)).collect();
+    kargs.push(KArg::U32(M as u32));
+    push_extra(&mut kargs, extra, M);
+    launch(cl, prog, kernel, &mut kargs, M, None);
 }
 
 fn check_tile(cl: &Cl, src: &str, extras: &[Vec<ExtraArg>], t: u32, options: &str) {
@@ -491,13 +515,8 @@ fn check_tile(cl: &Cl, src: &str, extras: &[Vec<ExtraArg>], t: u32, options: &st
             if let Some((sh, from)) = o.shape {
                 permute_host(&mut a.host, sh, Layout::Asta { t }, from);
             }
-            if o.host != a.host {
-                let w = o.shape.map_or(4, |(s, _)| s.w as usize);
-                let first = (0..o.host.len() / w)
-                    .find(|&k| o.host[k * w..k * w + w] != a.host[k * w..k * w + w])
-                    .unwrap();
-                panic!("{kernel} (T={t}) buffer {n}: word {first} differs: original {:?}, rewritten {:?}", &o.host[first * w..first * w + w], &a.host[first * w..first * w + w]);
-            }
+            let w = o.shape.map_or(4, |(s, _)| s.w as usize);
+            assert_same(&o.host, &a.host, w, &format!("{kernel} (T={t}) buffer {n}"));
         }
     }
     unsafe {
@@ -505,14 +524,37 @@ fn check_tile(cl: &Cl, src: &str, extras: &[Vec<ExtraArg>], t: u32, options: &st
     }
 }
 
+/// Panics naming the first `w`-byte word where the original's result and the copy's differ.
+fn assert_same(original: &[u8], copy: &[u8], w: usize, what: &str) {
+    if let Some(k) =
+        (0..original.len() / w).find(|&k| original[k * w..k * w + w] != copy[k * w..k * w + w])
+    {
+        let word = |b: &[u8]| b[k * w..k * w + w].to_vec();
+        panic!(
+            "{what}: word {k} differs: original {:?}, copy {:?}",
+            word(original),
+            word(copy)
+        );
+    }
+    assert_eq!(original.len(), copy.len(), "{what}");
+}
+
+/// The platform to run on, once program `src` is written where `dump_var` names, if it does.
+fn platform_for(src: &str, dump_var: &str) -> Option<Cl> {
+    if let Ok(path) = std::env::var(dump_var) {
+        std::fs::write(path, src).unwrap();
+    }
+    let cl = cl();
+    if cl.is_none() {
+        eprintln!("no OpenCL platform: skipped");
+    }
+    cl
+}
+
 #[test]
 fn rewritten_kernels_agree_with_the_originals_on_pocl() {
     let (src, extras) = rewritten_program();
-    if let Ok(path) = std::env::var("CLAYOUT_REWRITE_DUMP") {
-        std::fs::write(path, &src).unwrap();
-    }
-    let Some(cl) = cl() else {
-        eprintln!("no OpenCL platform: skipped");
+    let Some(cl) = platform_for(&src, "CLAYOUT_REWRITE_DUMP") else {
         return;
     };
     // M = 100: with T = 32 three full tiles and a tail of 4; with T = 128 only the tail.
@@ -521,4 +563,230 @@ fn rewritten_kernels_agree_with_the_originals_on_pocl() {
     }
     // The 32-bit index arithmetic the runtime selects for buffers of fewer than 2^32 words.
     check_tile(&cl, &src, &extras, 32, "-D CLAYOUT_INDEX32");
+}
+
+/// The staged copies: the samples' AoS kernels as they are, the ASTA cases above that address
+/// only the work-item's own structure, and kernels for what neither has.
+fn staged_source() -> String {
+    let samples = concat!(
+        include_str!("../samples/blackscholes/blackscholes_aos.cl"),
+        include_str!("../samples/particles/particles_aos.cl"),
+    );
+    format!("{samples}{SOURCE}{STAGED_EXTRA}")
+}
+
+const STAGED_EXTRA: &str = r#"
+/* A copy from one buffer to another copies members, not the padding between them (whose value
+   C leaves unspecified): a structure without padding keeps the comparison bit for bit. */
+typedef struct { float x, y, z; int id; float4 v; float a[4]; } Full;
+
+__kernel void s_whole(__global Full *p, __global Full *q, uint n) {
+  const ulong i = get_global_id(0);
+  if (i >= n) return;
+  Full b = q[i];
+  b.x += b.v.y;
+  b.a[2] = (float)b.id;
+  b.v *= 0.5f;
+  p[i] = b;
+  q[i].id = (int)i;
+}
+
+__kernel void s_returns(__global Body *p, uint n) {
+  int i = get_global_id(0);
+  if (i >= n) return;
+  for (int k = 0; k < 3; k++) {
+    if (p[i].a[k] > 15.0f) return;
+    (p + i)->a[k] += (float)k * p[i].x;
+    p[i].id++;
+  }
+}
+"#;
+
+/// M for the staged kernels: not a multiple of any work-group size the test launches.
+const STAGED_M: usize = 1000;
+
+/// An argument of a staged case.
+#[derive(Clone, Copy)]
+enum SArg {
+    /// STAGED_M structures of this type, staged.
+    Staged(&'static str),
+    /// This many floats, left alone.
+    Floats(usize),
+    /// `n`, the number of structures.
+    N,
+    U32(u32),
+    F32(f32),
+}
+
+fn staged_cases() -> Vec<(&'static str, Vec<SArg>)> {
+    use SArg::*;
+    let body = || vec![Staged("Body"), N];
+    vec![
+        (
+            "black_scholes",
+            vec![Staged("option_t"), F32(0.02), F32(0.3), N],
+        ),
+        (
+            "particles_accelerate",
+            vec![Staged("particle_t"), Floats(64), U32(16), N, F32(0.001)],
+        ),
+        ("particles_drift", vec![Staged("particle_t"), N, F32(0.01)]),
+        (
+            "particles_bounce",
+            vec![Staged("particle_t"), N, F32(5.0), F32(0.9)],
+        ),
+        ("k_member", body()),
+        ("k_array", body()),
+        ("k_component", body()),
+        ("k_whole", body()),
+        ("k_vector", body()),
+        ("k_sizeof_incdec", body()),
+        ("k_double", vec![Staged("Dbl"), N]),
+        ("k_const_in", vec![Staged("Body"), Floats(STAGED_M), N]),
+        ("k_vec3", vec![Staged("P3"), N]),
+        ("k_two", vec![Staged("Body"), Staged("Body"), N]),
+        ("s_whole", vec![Staged("Full"), Staged("Full"), N]),
+        ("s_returns", body()),
+    ]
+}
+
+/// Every staged copy appended to one program, one after the other.
+fn staged_program() -> (String, Vec<Staged>) {
+    let source = staged_source();
+    let mut src = source.clone();
+    let mut out = Vec::new();
+    for (kernel, args) in staged_cases() {
+        let sig = clayout::annotation::kernels(&source)
+            .into_iter()
+            .filter_map(Result::ok)
+            .find(|k| k.name == kernel)
+            .unwrap();
+        let params = args
+            .iter()
+            .enumerate()
+            .filter_map(|(k, a)| match a {
+                SArg::Staged(ty) => Some(ParamRewrite {
+                    index: k,
+                    name: sig.params[k].name.clone(),
+                    layout: struct_layout(&source, ty).unwrap(),
+                    host: HostKind::Aos,
+                }),
+                _ => None,
+            })
+            .collect();
+        let req = RewriteRequest {
+            kernel: kernel.into(),
+            private_name: format!("{kernel}__clayout_staged"),
+            params,
+        };
+        let r = stage_kernel(&src, &req).unwrap_or_else(|e| panic!("{kernel}: refused: {e}"));
+        src = r.source.clone();
+        out.push(r);
+    }
+    (src, out)
+}
+
+/// The launch arguments of a staged case, with the copy's `extra` arguments (each M).
+fn staged_args<'a>(args: &[SArg], bufs: &'a mut [Vec<u8>], extra: &[ExtraArg]) -> Vec<KArg<'a>> {
+    let mut mems = bufs.iter_mut();
+    let mut out: Vec<KArg> = args
+        .iter()
+        .map(|a| match *a {
+            SArg::Staged(_) | SArg::Floats(_) => KArg::Mem(mems.next().unwrap()),
+            SArg::N => KArg::U32(STAGED_M as u32),
+            SArg::U32(v) => KArg::U32(v),
+            SArg::F32(v) => KArg::F32(v),
+        })
+        .collect();
+    push_extra(&mut out, extra, STAGED_M);
+    out
+}
+
+fn check_staged(cl: &Cl, src: &str, staged: &[Staged], options: &str, local: usize) {
+    let prog = build(cl, src, options);
+    // Rounded up to whole work-groups, and one more group wholly past M.
+    let global = STAGED_M.div_ceil(local) * local + local;
+    for ((kernel, args), st) in staged_cases().into_iter().zip(staged) {
+        let mut bufs: Vec<Vec<u8>> = args
+            .iter()
+            .enumerate()
+            .filter_map(|(n, a)| match a {
+                SArg::Staged(ty) => {
+                    Some(data(&struct_layout(src, ty).unwrap(), STAGED_M, n as u64))
+                }
+                SArg::Floats(k) => {
+                    Some(data(&StructLayout::flat("float", 1).unwrap(), *k, n as u64))
+                }
+                _ => None,
+            })
+            .collect();
+        let before = bufs.clone();
+        let mut copy = bufs.clone();
+        launch(
+            cl,
+            prog,
+            kernel,
+            &mut staged_args(&args, &mut bufs, &[]),
+            global,
+            Some(local),
+        );
+        let name = format!("{kernel}__clayout_staged");
+        launch(
+            cl,
+            prog,
+            &name,
+            &mut staged_args(&args, &mut copy, &st.extra_args),
+            global,
+            Some(local),
+        );
+        assert!(bufs != before, "{kernel} changed nothing");
+        for (n, (o, c)) in bufs.iter().zip(&copy).enumerate() {
+            assert_same(
+                o,
+                c,
+                4,
+                &format!("{kernel} ({options}, local {local}) buffer {n}"),
+            );
+        }
+    }
+    unsafe {
+        api().clReleaseProgram(prog);
+    }
+}
+
+#[test]
+fn staged_kernels_agree_with_the_originals_on_pocl() {
+    let (src, staged) = staged_program();
+    let writes: Vec<(&str, Vec<bool>)> = staged
+        .iter()
+        .zip(staged_cases())
+        .map(|(s, (k, _))| (k, s.params.iter().map(|p| p.writes_back).collect()))
+        .collect();
+    for (k, w) in &writes {
+        let expected = match *k {
+            "k_const_in" => vec![false],
+            "k_two" | "s_whole" => vec![true, true],
+            _ => vec![true],
+        };
+        assert_eq!(*w, expected, "{k}");
+    }
+    let Some(cl) = platform_for(&src, "CLAYOUT_STAGE_DUMP") else {
+        return;
+    };
+    // Groups of 64 and of 48 work-items (CLAYOUT_STAGE_WG, 64, holds either), the last group
+    // partial; 64-bit and 32-bit index arithmetic; CLAYOUT_STAGE_WG given and defaulted.
+    check_staged(
+        &cl,
+        &src,
+        &staged,
+        "-D CLAYOUT_TILE=32 -D CLAYOUT_STAGE_WG=64",
+        64,
+    );
+    check_staged(
+        &cl,
+        &src,
+        &staged,
+        "-D CLAYOUT_TILE=32 -D CLAYOUT_INDEX32",
+        48,
+    );
 }

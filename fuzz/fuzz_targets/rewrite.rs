@@ -3,12 +3,33 @@
 //! the previous one's output. Invariants: no panic; a refusal names a construct's line and
 //! gives a one-line reason; a rewritten program still holds every kernel it held, and its
 //! copy is a kernel the signature reader accepts, with the original parameters plus one per
-//! rewritten buffer.
+//! rewritten buffer. Each kernel is staged too (`stage_kernel`, not chained), under the same
+//! invariants, with one flag per staged buffer.
 #![no_main]
 
 use clayout::annotation::{annotations_in_source, kernels};
-use clayout::rewrite::{request, rewrite_kernel};
+use clayout::rewrite::{request, rewrite_kernel, stage_kernel, Refusal, RewriteRequest};
 use libfuzzer_sys::fuzz_target;
+
+fn check_refusal(r: &Refusal) {
+    assert!(!r.reason.is_empty() && !r.reason.contains('\n'), "{r:?}");
+    assert!(r.line >= 1, "{r:?}");
+}
+
+/// `out` holds every kernel `before` held, and a copy named `copy` taking `extra` more
+/// arguments than `kernel`.
+fn check_copy(before: &str, out: &str, kernel: &str, copy: &str, extra: usize) {
+    let original = kernels(before).into_iter().flatten().find(|k| k.name == kernel).expect("the kernel it rewrote");
+    let copy = kernels(out)
+        .into_iter()
+        .flatten()
+        .find(|k| k.name == copy)
+        .unwrap_or_else(|| panic!("no kernel {copy} in the rewritten source"));
+    assert_eq!(copy.params.len(), original.params.len() + extra);
+    let names = |s: &str| -> Vec<String> { kernels(s).into_iter().flatten().map(|k| k.name).collect() };
+    let after = names(out);
+    assert!(names(before).iter().all(|k| after.contains(k)), "a kernel of the program was lost");
+}
 
 fuzz_target!(|data: &[u8]| {
     let Ok(source) = std::str::from_utf8(data) else { return };
@@ -19,22 +40,18 @@ fuzz_target!(|data: &[u8]| {
             continue;
         }
         let Ok((req, _)) = request(source, &layout) else { continue };
-        match rewrite_kernel(&current, &req) {
-            Err(r) => {
-                assert!(!r.reason.is_empty() && !r.reason.contains('\n'), "{r:?}");
-                assert!(r.line >= 1, "{r:?}");
-            }
+        let staged_req = RewriteRequest { private_name: format!("{}__clayout_staged", req.kernel), ..req.clone() };
+        match stage_kernel(&current, &staged_req) {
+            Err(r) => check_refusal(&r),
             Ok(out) => {
-                let original = kernels(&current).into_iter().flatten().find(|k| k.name == layout.kernel).expect("the kernel it rewrote");
-                let copy = kernels(&out.source)
-                    .into_iter()
-                    .flatten()
-                    .find(|k| k.name == req.private_name)
-                    .unwrap_or_else(|| panic!("no kernel {} in the rewritten source", req.private_name));
-                assert_eq!(copy.params.len(), original.params.len() + out.extra_args.len());
-                let before: Vec<String> = kernels(&current).into_iter().flatten().map(|k| k.name).collect();
-                let after: Vec<String> = kernels(&out.source).into_iter().flatten().map(|k| k.name).collect();
-                assert!(before.iter().all(|k| after.contains(k)), "a kernel of the program was lost");
+                check_copy(&current, &out.source, &req.kernel, &staged_req.private_name, out.extra_args.len());
+                assert_eq!(out.params.len(), req.params.len());
+            }
+        }
+        match rewrite_kernel(&current, &req) {
+            Err(r) => check_refusal(&r),
+            Ok(out) => {
+                check_copy(&current, &out.source, &req.kernel, &req.private_name, out.extra_args.len());
                 current = out.source;
             }
         }

@@ -2,7 +2,7 @@
 //! buffer's name in a function body must be one of the forms this module recognizes; anything
 //! else refuses the kernel, since one access left in AoS terms would read the wrong words.
 
-use super::emit::{self, component, words_of, Needs};
+use super::emit::{self, component, words_of, Needs, Space};
 use super::funcs::{self, matching, FnDef, Macro};
 use super::layout::{canonical_scalar, StructLayout};
 use super::Refusal;
@@ -31,9 +31,19 @@ pub(crate) struct Target {
     pub base: String,
     pub is_const: bool,
     pub kind: Kind,
+    /// Where its accesses point: the buffer, or (staged kernels only) a local copy.
+    pub space: Space,
 }
 
 impl Target {
+    /// The words an access reads: the buffer, or its local copy of `base` words.
+    pub fn array(&self) -> String {
+        match self.space {
+            Space::Asta => self.name.clone(),
+            Space::Local => format!("clayout_stage_{}", self.name),
+        }
+    }
+
     /// What a helper copy depends on, for naming it.
     fn descriptor(&self) -> String {
         let kind = match &self.kind {
@@ -48,10 +58,10 @@ impl Target {
     }
 }
 
-const ASSIGN_OPS: [&str; 11] = [
+pub(super) const ASSIGN_OPS: [&str; 11] = [
     "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
 ];
-const NOT_CALLS: [&str; 8] = [
+pub(super) const NOT_CALLS: [&str; 8] = [
     "if",
     "while",
     "for",
@@ -87,7 +97,7 @@ type R<T> = Result<T, Refusal>;
 pub(crate) struct Rewriter<'s> {
     pub src: &'s str,
     pub toks: Vec<Token>,
-    macros: HashMap<String, Macro>,
+    pub(super) macros: HashMap<String, Macro>,
     pub needs: Needs,
     /// Rewritten helper copies, callees before callers.
     pub copies: Vec<String>,
@@ -98,6 +108,10 @@ pub(crate) struct Rewriter<'s> {
     /// `#line` directives of the source, (physical line of the directive, line it sets), so
     /// that a source rewritten before (with `#line`s of its own) maps back to the original.
     line_marks: Vec<(u32, u32)>,
+    /// Names of the targets the rewritten code can store to.
+    pub stored: HashSet<String>,
+    /// The staged rewrite's state while it rewrites the kernel (see stage.rs).
+    pub stage: Option<super::stage::StageCtx>,
 }
 
 impl<'s> Rewriter<'s> {
@@ -124,6 +138,8 @@ impl<'s> Rewriter<'s> {
             done: HashSet::new(),
             in_progress: HashSet::new(),
             insert_at: 0,
+            stored: HashSet::new(),
+            stage: None,
         }
     }
 
@@ -135,17 +151,17 @@ impl<'s> Rewriter<'s> {
         }
     }
 
-    fn text(&self, j: usize) -> &'s str {
+    pub(super) fn text(&self, j: usize) -> &'s str {
         self.toks.get(j).map_or("", |t| t.text(self.src))
     }
 
-    fn is(&self, j: usize, p: &str) -> bool {
+    pub(super) fn is(&self, j: usize, p: &str) -> bool {
         self.toks
             .get(j)
             .is_some_and(|t| t.kind == TokenKind::Punct && t.text(self.src) == p)
     }
 
-    fn close_of(&self, open: usize) -> R<usize> {
+    pub(super) fn close_of(&self, open: usize) -> R<usize> {
         matching(self.src, &self.toks, open)
             .map(|e| e - 1)
             .ok_or_else(|| self.refuse(open, open + 1, "unbalanced brackets"))
@@ -180,7 +196,7 @@ impl<'s> Rewriter<'s> {
     }
 
     /// Whether the `&`, `*`, `+` or `-` at `j` is a unary operator.
-    fn unary(&self, j: usize) -> bool {
+    pub(super) fn unary(&self, j: usize) -> bool {
         if j == 0 {
             return true;
         }
@@ -237,6 +253,9 @@ impl<'s> Rewriter<'s> {
         }
         if t.kind == TokenKind::Ident && s == "sizeof" {
             return self.sizeof(j, ctx);
+        }
+        if t.kind == TokenKind::Ident && s == "return" && self.stage.is_some() {
+            return self.staged_return(j).map(Some);
         }
         if t.kind == TokenKind::Ident && !member && self.is(j + 1, "(") && !NOT_CALLS.contains(&s) {
             return self.call(j, ctx);
@@ -337,6 +356,9 @@ impl<'s> Rewriter<'s> {
             return Ok(None);
         }
         let g = ctx[bare[0].1].name.clone();
+        if ctx[bare[0].1].space == Space::Local {
+            return Err(self.refuse(j, close + 1, format!("`{g}` is passed to `{name}`: a staged buffer is only read through its work-item's own structure, in the kernel itself")));
+        }
         if self.macros.contains_key(name) {
             return Err(self.refuse(j, close + 1, format!("`{g}` is passed to macro `{name}`, whose expansion the rewriter does not follow")));
         }
@@ -424,6 +446,16 @@ impl<'s> Rewriter<'s> {
         new_name: &str,
         targets: &[(usize, Target)],
     ) -> R<String> {
+        let mut out = self.header(def, new_name, targets);
+        let ctx: Vec<Target> = targets.iter().map(|(_, g)| g.clone()).collect();
+        out.push_str(&self.expr(def.open, def.close + 1, &ctx)?);
+        out.push('\n');
+        Ok(out)
+    }
+
+    /// The copy's `#line` and header, up to its body's `{`. A staged buffer keeps its
+    /// parameter: only the copy's prologue and epilogue address it, word by word.
+    pub fn header(&self, def: &FnDef, new_name: &str, targets: &[(usize, Target)]) -> String {
         let src = self.src;
         let mut edits: Vec<(usize, usize, String)> = vec![(
             self.toks[def.name].span.start,
@@ -432,7 +464,7 @@ impl<'s> Rewriter<'s> {
         )];
         for (n, g) in targets {
             let p = &def.params[*n];
-            if matches!(g.kind, Kind::Struct) {
+            if matches!(g.kind, Kind::Struct) && g.space == Space::Asta {
                 edits.push((p.span.start, p.span.end, param_text(src, p, &g.base)));
             }
         }
@@ -454,10 +486,7 @@ impl<'s> Rewriter<'s> {
             cursor = b;
         }
         out.push_str(&src[cursor..self.toks[def.open].span.start]);
-        let ctx: Vec<Target> = targets.iter().map(|(_, g)| g.clone()).collect();
-        out.push_str(&self.expr(def.open, def.close + 1, &ctx)?);
-        out.push('\n');
-        Ok(out)
+        out
     }
 
     /// An access starting at `first` (`&`, the `(` of `(p + e)->`, or the target itself).
@@ -495,6 +524,21 @@ impl<'s> Rewriter<'s> {
         }
         let g = ctx[ti].clone();
         let index_text = match index {
+            // The subscript is the work-item's own structure, which sits at its local id.
+            _ if g.space == Space::Local => {
+                if addr {
+                    return Err(self.refuse(
+                        first,
+                        k,
+                        format!(
+                            "address of a word of staged `{}`: it would point to the local copy",
+                            g.name
+                        ),
+                    ));
+                }
+                self.staged_subscript(first, k, index, &g.name)?;
+                "clayout_lid".to_string()
+            }
             Some((a, b)) => format!("({})", self.expr(a, b, ctx)?.trim()),
             None => "0".to_string(),
         };
@@ -513,6 +557,14 @@ impl<'s> Rewriter<'s> {
                 (k, format!("{}[{idx}]", g.name))
             }
         };
+        let incdec = |j: usize| self.is(j, "++") || self.is(j, "--");
+        let assigned = self
+            .toks
+            .get(end)
+            .is_some_and(|t| t.kind == TokenKind::Punct && ASSIGN_OPS.contains(&t.text(self.src)));
+        if addr || assigned || incdec(end) || (first > 0 && incdec(first - 1)) {
+            self.stored.insert(g.name.clone());
+        }
         k = end;
         if self.toks[first..(k + 1).min(self.toks.len())]
             .iter()
@@ -542,7 +594,7 @@ impl<'s> Rewriter<'s> {
         index: &str,
         pure: bool,
     ) -> R<(usize, String)> {
-        let (words, m) = (g.layout.words, g.m.as_str());
+        let (words, m, space) = (g.layout.words, g.m.as_str(), g.space);
         if !(self.is(k, ".") || self.is(k, "->")) {
             if self.is(k, "[") {
                 return Err(self.refuse(first, k + 1, "subscript of a whole structure"));
@@ -554,9 +606,9 @@ impl<'s> Rewriter<'s> {
                     "address of a whole structure: its words are not contiguous in ASTA",
                 ));
             }
-            let (ld, st) = self.needs.structure(&g.layout, &g.base);
-            let load = format!("{ld}({}, {index}, {m})", g.name);
-            let name = g.name.clone();
+            let (ld, st) = self.needs.structure(space, &g.layout, &g.base);
+            let name = g.array();
+            let load = format!("{ld}({name}, {index}, {m})");
             let idx = index.to_string();
             let mm = m.to_string();
             return self.value(
@@ -564,6 +616,7 @@ impl<'s> Rewriter<'s> {
                 k,
                 hi,
                 ctx,
+                &g.name,
                 "a whole structure",
                 load,
                 false,
@@ -594,12 +647,13 @@ impl<'s> Rewriter<'s> {
             s = format!("{} + ({}) * {}", mem.word_offset, e.trim(), mem.stride());
             k = close + 1;
         }
-        let words_ptr = |is_const: bool| words_of(&g.name, &g.base, &mem.scalar, is_const);
+        let array = g.array();
+        let words_ptr = |is_const: bool| words_of(space, &array, &g.base, &mem.scalar, is_const);
         if mem.lanes == 1 {
             if addr && mem.count > 1 {
                 return Err(self.refuse(first, k, "address of an array member's element: the callee could index from it, and the elements are not contiguous in ASTA"));
             }
-            let w = emit::word(&words_ptr(g.is_const), index, &s, words, m);
+            let w = emit::word(space, &words_ptr(g.is_const), index, &s, words, m);
             return Ok((k, if addr { format!("&{w}") } else { w }));
         }
         // A vector member, or one of its components.
@@ -624,7 +678,7 @@ impl<'s> Rewriter<'s> {
                 let s = format!("{s} + {lane}");
                 return Ok((
                     k + 2,
-                    emit::word(&words_ptr(g.is_const), index, &s, words, m),
+                    emit::word(space, &words_ptr(g.is_const), index, &s, words, m),
                 ));
             }
         }
@@ -638,7 +692,7 @@ impl<'s> Rewriter<'s> {
         if self.is(k, "[") {
             return Err(self.refuse(first, k + 1, "subscript of a vector member (write `.sN`)"));
         }
-        let (ld, st) = self.needs.vector(&mem.scalar, mem.lanes);
+        let (ld, st) = self.needs.vector(space, &mem.scalar, mem.lanes);
         let load = format!("{ld}({}, {index}, {s}, {words}, {m})", words_ptr(true));
         let sp = words_ptr(false);
         let (idx, mm, ty) = (index.to_string(), m.to_string(), mem.elem_type());
@@ -648,6 +702,7 @@ impl<'s> Rewriter<'s> {
             k,
             hi,
             ctx,
+            &g.name,
             "a whole vector member",
             load,
             pure && elem_pure,
@@ -663,6 +718,7 @@ impl<'s> Rewriter<'s> {
         k: usize,
         hi: usize,
         ctx: &[Target],
+        target: &str,
         what: &str,
         load: String,
         compound_ok: bool,
@@ -683,6 +739,7 @@ impl<'s> Rewriter<'s> {
             }
             let rhs = self.expr(k + 1, end, ctx)?;
             let rhs = rhs.trim();
+            self.stored.insert(target.to_string());
             if op == "=" {
                 return Ok((end, store(format!("({rhs})"))));
             }

@@ -111,10 +111,11 @@ fn def(
     })
 }
 
-/// A `#define`: its parameters (function-like) and the identifiers of its body.
+/// A `#define`: its parameters (function-like), the identifiers of its body and the body.
 pub(crate) struct Macro {
     pub params: Option<Vec<String>>,
     pub idents: Vec<String>,
+    pub body: String,
     pub line: u32,
 }
 
@@ -147,16 +148,19 @@ pub(crate) fn macros(src: &str, toks: &[Token]) -> HashMap<String, Macro> {
         } else {
             None
         };
-        let idents = inner[k.min(inner.len())..]
+        let body = &inner[k.min(inner.len())..];
+        let idents = body
             .iter()
             .filter(|p| p.kind == TokenKind::Ident)
             .map(|p| p.text(rest).to_string())
             .collect();
+        let body = body.first().map_or("", |b| &rest[b.span.start..]);
         out.insert(
             name.text(rest).to_string(),
             Macro {
                 params,
                 idents,
+                body: body.to_string(),
                 line: t.line,
             },
         );
@@ -166,8 +170,15 @@ pub(crate) fn macros(src: &str, toks: &[Token]) -> HashMap<String, Macro> {
 
 /// Whether macro `name` can expand to text naming `target`, directly or through other macros.
 pub(crate) fn mentions(macros: &HashMap<String, Macro>, name: &str, target: &str) -> bool {
+    expansion_idents(macros, name).iter().any(|id| id == target)
+}
+
+/// Every identifier that macro `name` can expand to, through other macros too, but for its
+/// own parameters' names.
+pub(crate) fn expansion_idents(macros: &HashMap<String, Macro>, name: &str) -> Vec<String> {
     let mut seen = vec![name.to_string()];
     let mut stack = vec![name.to_string()];
+    let mut out = Vec::new();
     while let Some(n) = stack.pop() {
         let Some(m) = macros.get(&n) else { continue };
         for id in &m.idents {
@@ -175,14 +186,12 @@ pub(crate) fn mentions(macros: &HashMap<String, Macro>, name: &str, target: &str
             if is_param {
                 continue;
             }
-            if id == target {
-                return true;
-            }
+            out.push(id.clone());
             if macros.contains_key(id) && !seen.contains(id) {
                 seen.push(id.clone());
                 stack.push(id.clone());
             }
         }
     }
-    false
+    out
 }

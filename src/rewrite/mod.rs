@@ -7,6 +7,8 @@
 //! - `emit`: the generated index and load/store functions.
 //! - `funcs`: helper function definitions and macros of the rest of the program.
 //! - `request`: a validated annotation to a [`RewriteRequest`].
+//! - `stage`: the other copy, [`stage_kernel`]: the buffer stays AoS, each work-group stages
+//!   its structures in local memory with coalesced accesses.
 //!
 //! What is not recognized refuses the whole kernel ([`Refusal`]); the runtime then leaves it as
 //! the application wrote it.
@@ -16,14 +18,18 @@ mod emit;
 mod funcs;
 pub mod layout;
 mod request;
+mod stage;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_layout;
+#[cfg(test)]
+mod tests_stage;
 
 pub use layout::{probe_expressions, struct_layout, MemberLayout, StructLayout};
 pub use request::request;
+pub use stage::{stage_kernel, Staged, StagedParam};
 
 use crate::annotation::lex::line_col;
 use crate::annotation::signature::{kernels, AddrSpace};
@@ -115,18 +121,47 @@ fn refusal(line: u32, construct: &str, reason: impl Into<String>) -> Refusal {
 /// requested buffers in ASTA with tile `CLAYOUT_TILE` and takes one extra trailing `ulong`
 /// argument per buffer (see [`Rewritten::extra_args`]).
 pub fn rewrite_kernel(src: &str, req: &RewriteRequest) -> Result<Rewritten, Refusal> {
-    let sig = kernels(src)
+    let Prepared {
+        mut rw,
+        def,
+        targets,
+        extra_args,
+        ..
+    } = prepare(src, req)?;
+    let kernel = rw.function_copy(&def, &req.private_name, &targets)?;
+    Ok(Rewritten {
+        source: assemble(&rw, &def, "ASTA", &req.kernel, &kernel),
+        extra_args,
+    })
+}
+
+/// A request checked against the kernel's signature: its definition and one target per
+/// requested buffer, addressed in ASTA until the caller says otherwise.
+struct Prepared<'s> {
+    rw: Rewriter<'s>,
+    def: funcs::FnDef,
+    /// The kernel's line, for refusals about the kernel as a whole.
+    line: u32,
+    targets: Vec<(usize, Target)>,
+    extra_args: Vec<ExtraArg>,
+}
+
+fn prepare<'s>(src: &'s str, req: &RewriteRequest) -> Result<Prepared<'s>, Refusal> {
+    let rw = Rewriter::new(src);
+    let mut sigs = kernels(src)
         .into_iter()
         .filter_map(Result::ok)
-        .find(|k| k.name == req.kernel && k.body.is_some())
-        .ok_or_else(|| {
-            refusal(
-                0,
-                &req.kernel,
-                "no readable definition of this kernel in the source",
-            )
-        })?;
-    let mut rw = Rewriter::new(src);
+        .filter(|k| k.name == req.kernel)
+        .peekable();
+    // A prototype names the line; a kernel missing altogether has none (0).
+    let first_line = sigs.peek().map_or(0, |k| rw.logical(k.line));
+    let sig = sigs.find(|k| k.body.is_some()).ok_or_else(|| {
+        refusal(
+            first_line,
+            &req.kernel,
+            "no readable definition of this kernel in the source",
+        )
+    })?;
     let def = match funcs::find_function(src, &rw.toks, &req.kernel) {
         Some(Ok(d)) => d,
         Some(Err(e)) => return Err(refusal(rw.logical(sig.line), &req.kernel, e)),
@@ -214,6 +249,7 @@ pub fn rewrite_kernel(src: &str, req: &RewriteRequest) -> Result<Rewritten, Refu
                 base,
                 is_const: p.is_const,
                 kind,
+                space: emit::Space::Asta,
             },
         ));
         extra_args.push(ExtraArg {
@@ -222,23 +258,33 @@ pub fn rewrite_kernel(src: &str, req: &RewriteRequest) -> Result<Rewritten, Refu
             what: ExtraKind::StructCount,
         });
     }
-    let kernel = rw.function_copy(&def, &req.private_name, &targets)?;
+    Ok(Prepared {
+        rw,
+        def,
+        line,
+        targets,
+        extra_args,
+    })
+}
+
+/// The whole program with copy `kernel` (a `what` copy of `name`), the helper copies and the
+/// generated functions inserted after the original kernel, and the original's numbering
+/// resumed after them.
+fn assemble(rw: &Rewriter, def: &funcs::FnDef, what: &str, name: &str, kernel: &str) -> String {
+    let src = rw.src;
     let insert_at = rw.insert_at.max(rw.toks[def.close].span.end);
     let end_line = rw.logical(line_col(src, insert_at).0);
     let mut out = String::with_capacity(src.len() * 2);
     out.push_str(&src[..insert_at]);
-    out.push_str("\n/* clayout: ASTA copy of kernel `");
-    out.push_str(&req.kernel);
-    out.push_str("` */\n");
+    out.push_str(&format!(
+        "\n/* clayout: {what} copy of kernel `{name}` */\n"
+    ));
     out.push_str(&rw.needs.text());
     for c in &rw.copies {
         out.push_str(c);
     }
-    out.push_str(&kernel);
+    out.push_str(kernel);
     out.push_str(&format!("#line {end_line}\n"));
     out.push_str(&src[insert_at..]);
-    Ok(Rewritten {
-        source: out,
-        extra_args,
-    })
+    out
 }

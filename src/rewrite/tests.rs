@@ -4,9 +4,10 @@
 
 use super::*;
 
-const BODY: &str = "typedef struct { float x, y, z; int id; float4 v; float a[2]; } Body;\n";
+pub(super) const BODY: &str =
+    "typedef struct { float x, y, z; int id; float4 v; float a[2]; } Body;\n";
 
-fn request(src: &str, kernel: &str, params: &[(usize, &str, &str)]) -> RewriteRequest {
+pub(super) fn request(src: &str, kernel: &str, params: &[(usize, &str, &str)]) -> RewriteRequest {
     RewriteRequest {
         kernel: kernel.into(),
         private_name: format!("{kernel}__clayout_asta"),
@@ -23,7 +24,7 @@ fn request(src: &str, kernel: &str, params: &[(usize, &str, &str)]) -> RewriteRe
 }
 
 /// A program with one kernel `k(__global Body *p, uint n)` whose body is `body`.
-fn program(body: &str) -> String {
+pub(super) fn program(body: &str) -> String {
     format!("{BODY}//DL: AoS: p[n]\n__kernel void k(__global Body *p, uint n) {{\n  uint i = get_global_id(0);\n{body}\n}}\n")
 }
 
@@ -34,9 +35,13 @@ fn rewrite(body: &str) -> Result<Rewritten, Refusal> {
 
 /// The rewritten kernel's body lines after the `uint i` line.
 fn body_of(r: &Rewritten) -> String {
-    let s = &r.source;
+    body_in(&r.source, "k__clayout_asta")
+}
+
+/// The body lines of kernel `copy` of program `s` after the `uint i` line.
+pub(super) fn body_in(s: &str, copy: &str) -> String {
     let start = s
-        .find("__kernel void k__clayout_asta")
+        .find(&format!("__kernel void {copy}("))
         .expect("rewritten kernel");
     let from =
         s[start..].find("get_global_id(0);\n").unwrap() + start + "get_global_id(0);\n".len();
@@ -192,9 +197,9 @@ fn eight_byte_words() {
     assert!(r.source.contains("(__global double *p, ulong clayout_M_p) { ((__global long *)p)[clayout_asta((0), 1, 4, clayout_M_p)] = (long)p[clayout_asta((1), 2 + 1, 4, clayout_M_p)]; }"));
 }
 
-fn flat(body: &str, host: HostKind, s: u32) -> Result<String, Refusal> {
-    let src = format!("__kernel void k(__global float *f, uint n) {{\n{body}\n}}\n");
-    let req = RewriteRequest {
+/// Kernel `k`'s flat float buffer `f` (parameter 0) of `s` words per element, copied as `k2`.
+pub(super) fn flat_request(host: HostKind, s: u32) -> RewriteRequest {
+    RewriteRequest {
         kernel: "k".into(),
         private_name: "k2".into(),
         params: vec![ParamRewrite {
@@ -203,8 +208,12 @@ fn flat(body: &str, host: HostKind, s: u32) -> Result<String, Refusal> {
             layout: StructLayout::flat("float", s).unwrap(),
             host,
         }],
-    };
-    let r = rewrite_kernel(&src, &req)?;
+    }
+}
+
+fn flat(body: &str, host: HostKind, s: u32) -> Result<String, Refusal> {
+    let src = format!("__kernel void k(__global float *f, uint n) {{\n{body}\n}}\n");
+    let r = rewrite_kernel(&src, &flat_request(host, s))?;
     let start = r.source.find("__kernel void k2").unwrap();
     let from = r.source[start..].find("{\n").unwrap() + start + 2;
     let to = r.source[from..].find("\n}\n").unwrap() + from;
@@ -399,10 +408,18 @@ fn request_refusals() {
         .contains("not parameter 0"));
     let mut req = request(&src, "k", &[(0, "p", "Body")]);
     req.kernel = "nope".into();
-    assert!(rewrite_kernel(&src, &req)
-        .unwrap_err()
-        .reason
-        .contains("no readable definition"));
+    let e = rewrite_kernel(&src, &req).unwrap_err();
+    assert!(
+        e.reason.contains("no readable definition") && e.line == 0,
+        "{e}"
+    );
+    // A prototype alone: its line.
+    let proto = format!("{BODY}__kernel void k(__global Body *p, uint n);\n");
+    let e = rewrite_kernel(&proto, &request(&src, "k", &[(0, "p", "Body")])).unwrap_err();
+    assert!(
+        e.reason.contains("no readable definition") && e.line == 2,
+        "{e}"
+    );
     let other = "typedef struct { float a; } Other;";
     let mut req = request(&src, "k", &[(0, "p", "Body")]);
     req.params[0].layout = struct_layout(other, "Other").unwrap();
