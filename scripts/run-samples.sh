@@ -4,7 +4,7 @@
 #
 #   scripts/run-samples.sh [--platform NAME] [--size small|large] [--iters "1 2 4 8 30 100"]
 #                          [--tile T] [--json FILE] [--with-transparent] [--with-auto]
-#                          [--samples "lbm ..."]
+#                          [--samples "lbm ..."] [--only "aos auto ..."]
 #                          [--timeout SECONDS] [--lib PATH] [--no-profile] [--no-warmup]
 #                          [--out DIR]
 #
@@ -23,6 +23,7 @@
 #                the one the warm-up runs filled
 #   auto-cold    with --with-auto: the same with an empty cache directory of its own
 # Every clayout run except auto-cold shares one CLAYOUT_CACHE_DIR under the work directory.
+# --only "VARIANT..." runs just those variants (e.g. for repeated timing runs).
 # Before the measured runs, each variant of each sample runs once with -i 1, unrecorded, so that
 # the OpenCL implementation's program caches are warm (PoCL compiles kernels at their first launch
 # and keeps them on disk); --no-warmup skips that. Every run is killed after --timeout seconds (default 60 for small, 600 for large) and the
@@ -49,6 +50,7 @@ tile=
 json=
 transparent=0
 auto=0
+only=
 samples="blackscholes lbm particles spmv-ell"
 timeout_s=
 lib=${CLAYOUT_LIB:-}
@@ -66,6 +68,7 @@ while [ $# -gt 0 ]; do
         --json) json=$2; shift ;;
         --with-transparent) transparent=1 ;;
         --with-auto) auto=1 ;;
+        --only) only=" $2 "; shift ;;
         --samples) samples=$2; shift ;;
         --timeout) timeout_s=$2; shift ;;
         --lib) lib=$2; shift ;;
@@ -129,6 +132,7 @@ n=0
 run_one() { # sample variant iters use_clayout(0/1) annotations args...
     local sample=$1 variant=$2 iters=$3 clayout=$4 ann=$5
     shift 5
+    [ -n "$only" ] && [[ "$only" != *" $variant "* ]] && return
     local policy=always cache="$work/cache"
     case "$variant" in
         auto|auto-soa) policy=auto ;;

@@ -1,5 +1,6 @@
-//! CLAYOUT_POLICY on PoCL: `never` converts nothing, `always` converts every launch it can,
-//! `auto` measures each form before it leans on it and says why it chose each launch's form.
+//! CLAYOUT_POLICY on PoCL: `never` converts nothing (it may stage), `always` converts every
+//! launch it can, `auto` measures each form before it leans on it, says why it chose each
+//! launch's form, and remembers the times in its cache.
 //! Every policy gives the plain run's results bit for bit. (The decisions themselves, on given
 //! times, are unit-tested in src/runtime/cost.rs; timings on a CPU decide nothing worth asserting.)
 
@@ -56,7 +57,10 @@ fn never_converts_nothing() {
         assert_eq!(stats["policy"]["policy"], "never");
     }
     let (_, stats) = under("never", "launches", "off");
-    assert_eq!(launches(&stats, "advance", "written"), 10, "{stats:#}");
+    // advance touches only its own particle: never still times its staged copy against it
+    // (twice), then runs whichever was faster.
+    assert_eq!(launches(&stats, "advance", "written") + launches(&stats, "advance", "staged"), 10, "{stats:#}");
+    assert!(launches(&stats, "advance", "staged") >= 2, "{stats:#}");
     assert!(reasons(&stats, "advance").iter().all(|r| r.contains("policy never")), "{stats:#}");
 }
 
@@ -88,8 +92,44 @@ fn auto_measures_before_deciding() {
         }
     }
     let (out, stats) = under("auto", "launches", "off");
-    let total: u64 = ["written", "asta"].iter().map(|f| launches(&stats, "advance", f)).sum();
+    let total: u64 = ["written", "staged", "asta"].iter().map(|f| launches(&stats, "advance", f)).sum();
     assert_eq!(total, 10, "{stats:#}");
     let logged = out.shim_lines();
     assert!(logged.iter().all(|l| !l.contains("error")), "{}", out.show("auto"));
+}
+
+/// The kernel times `auto` measured are kept in the cache: the next run decides from its first
+/// launch without timing anything. A damaged times record is ignored with a log line, and that
+/// run measures again.
+#[test]
+fn auto_remembers_kernel_times_across_runs() {
+    let dir = scratch("policy-cache");
+    let _ = std::fs::remove_dir_all(&dir);
+    let cache = dir.to_str().unwrap();
+    let base = run(&seq("launches"), TIMEOUT);
+    let (first, stats) = under("auto", "launches", cache);
+    assert_same(&base, &first);
+    assert!(reasons(&stats, "advance").iter().any(|r| r.contains("measuring")), "{stats:#}");
+    let (second, stats) = under("auto", "launches", cache);
+    assert_same(&base, &second);
+    let r = reasons(&stats, "advance");
+    assert!(r.iter().all(|r| !r.contains("measuring")), "the second run measured again: {r:?}");
+    assert!(stats["policy"]["kernels"]["advance"]["measured_ms"].as_object().is_none_or(|m| m.is_empty()), "{stats:#}");
+    // Damage every times record: ignored, logged, measured again, same results.
+    let mut damaged = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap().to_string_lossy().starts_with("times-") {
+            let mut bytes = std::fs::read(&p).unwrap();
+            let last = bytes.len() - 2;
+            bytes[last] ^= 0x55;
+            std::fs::write(&p, bytes).unwrap();
+            damaged += 1;
+        }
+    }
+    assert!(damaged >= 1, "no times record in {}", dir.display());
+    let (third, stats) = under("auto", "launches", cache);
+    assert_same(&base, &third);
+    assert!(third.shim_lines().iter().any(|l| l.contains("ignoring corrupt file") && l.contains("times-")), "{}", third.show("damaged cache"));
+    assert!(reasons(&stats, "advance").iter().any(|r| r.contains("first launch: measuring")), "{stats:#}");
 }

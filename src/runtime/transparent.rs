@@ -558,6 +558,20 @@ unsafe fn try_staged(queue: cl_command_queue, info: &KernelInfo, plan: &Transpar
     if args.iter().any(Option::is_none) {
         return Err("not every argument is set".into());
     }
+    // The write-back of a staged slice would overwrite what the kernel wrote to the same bytes
+    // through another argument.
+    let whose = |h: usize| super::convert::whose_bytes(h as cl_mem).map_or(h, |(w, _)| w);
+    let mems: Vec<(usize, usize)> = args.iter().enumerate().filter_map(|(i, a)| match a {
+        Some(ArgValue::Mem(h)) if *h != 0 => Some((i, whose(*h))),
+        _ => None,
+    }).collect();
+    for &i in plan.kernel.indices.values() {
+        if let Some(&(_, b)) = mems.iter().find(|(j, _)| *j == i) {
+            if mems.iter().any(|&(j, c)| j != i && c == b) {
+                return Err("a staged buffer is also passed for another argument".into());
+            }
+        }
+    }
     let host = host_needs(needs);
     let wait: WaitList = access::try_prepare(queue, &host, user).map_err(|f| f.reason)?;
     // The copy's slices may cover whole buffers: their layout never changes, so the extent
