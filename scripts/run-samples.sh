@@ -245,6 +245,7 @@ for line in open(runs_tsv):
                 'rewritten_kernels': st.get('rewritten_kernels'),
                 'decisions': {k: v.get('launches') for k, v in st.get('policy', {}).get('kernels', {}).items()},
                 'reasons': {k: v.get('reasons') for k, v in st.get('policy', {}).get('kernels', {}).items()},
+                'measured_ms': {k: v.get('measured_ms') for k, v in st.get('policy', {}).get('kernels', {}).items()},
             })
         except Exception as e:
             rec['stats_error'] = str(e)

@@ -85,3 +85,33 @@ fn transparent_mode_faults_leave_results_unchanged() {
         }
     }
 }
+
+/// The same under the policies that run the staged copies (never, auto): a failed build, copy
+/// creation or launch leaves the kernels as written, with the plain run's results.
+#[test]
+fn staged_copies_faults_leave_results_unchanged() {
+    let side = paths().root.join("tests/dl/particles.dl");
+    for mode in ["launches", "multi"] {
+        let base = run(&cmd("particles_aos.cl", mode), TIMEOUT);
+        assert_ok(&base);
+        for policy in ["never", "auto"] {
+            for site in ["build", "kernel", "all"] {
+                let json = scratch(&format!("{policy}-{site}")).join("stats.json");
+                let out = run(
+                    &cmd("particles_aos.cl", mode)
+                        .shimmed_with(fault_lib())
+                        .env("CLAYOUT_FAULT", site)
+                        .env("CLAYOUT_POLICY", policy)
+                        .env("CLAYOUT_ANNOTATIONS", side.as_os_str())
+                        .env("CLAYOUT_STATS", json.as_os_str()),
+                    TIMEOUT,
+                );
+                assert_same(&base, &out);
+                let stats = read_stats(&json, &out);
+                assert_eq!(stats["launches_rewritten"].as_u64(), Some(0), "{mode} {policy} {site}: {stats:#}");
+                let staged = stats["policy"]["kernels"]["advance"]["launches"]["staged"].as_u64().unwrap_or(0);
+                assert_eq!(staged, 0, "{mode} {policy} {site}: a staged copy ran\n{stats:#}");
+            }
+        }
+    }
+}
