@@ -4,7 +4,8 @@ with --with-auto --with-transparent (several files: the median of each run's net
 
     scripts/policy-table.py RESULTS.json... [--markdown]
 
-Net time as clayout-plot computes it: kernel_ms, plus for clayout runs the share of the
+"Spread" is how far apart the slowest and fastest runs of the program without clayout were: the
+noise floor against which the 2 % target is judged. Net time as clayout-plot computes it: kernel_ms, plus for clayout runs the share of the
 conversions' device time that went back to the host layout at the read (by count). For every
 sample and iteration count it prints the plain program (no clayout), `always` (the `transparent`
 variant), `auto` with the cache the warm-up filled, and `auto` with an empty cache, and checks the
@@ -55,7 +56,7 @@ rows = [
     ('spmv-ell (column-major)', 'soa', 'transparent-soa', 'auto-soa', None),
 ]
 iters = sorted({k[2] for k in med})
-print('| Sample | iterations | without clayout ms | always ms (speedup) | auto ms (speedup) | auto, empty cache ms (speedup) | auto vs without | auto / always speedup |')
+print('| Sample | iterations | without clayout ms (spread) | always ms (speedup) | auto ms (speedup) | auto, empty cache ms (speedup) | auto vs without | auto / always speedup |')
 print('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
 misses = []
 for label, plain, always, auto, cold in rows:
@@ -69,7 +70,9 @@ for label, plain, always, auto, cold in rows:
         al = med.get((sample, always, it))
         vs = '%+.1f %%' % ((a / p - 1) * 100) if a else '-'
         keep = '%.0f %%' % (100 * (p / a) / (p / al)) if a and al else '-'
-        print('| %s | %d | %.2f | %s | %s | %s | %s | %s |' % (label, it, p, cell(always), cell(auto), cell(cold), vs, keep))
+        rs = runs[(sample, plain, it)]
+        spread = ' (%.0f %%)' % (100 * (max(rs) / min(rs) - 1)) if len(rs) > 1 else ''
+        print('| %s | %d | %.2f%s | %s | %s | %s | %s | %s |' % (label, it, p, spread, cell(always), cell(auto), cell(cold), vs, keep))
         if a and a > 1.02 * p:
             misses.append('%s, %d iterations: auto %.1f %% slower than without clayout' % (label, it, (a / p - 1) * 100))
         if it == 30 and a and al and p / al > 1 and (p / a) < 0.95 * (p / al):

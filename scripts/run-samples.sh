@@ -24,8 +24,9 @@
 #   auto-cold    with --with-auto: the same with an empty cache directory of its own
 # Every clayout run except auto-cold shares one CLAYOUT_CACHE_DIR under the work directory.
 # --only "VARIANT..." runs just those variants (e.g. for repeated timing runs).
-# Before the measured runs, each variant of each sample runs once with -i 1, unrecorded, so that
-# the OpenCL implementation's program caches are warm (PoCL compiles kernels at their first launch
+# Before the measured runs, each variant of each sample runs once with -i 1 (auto: -i 30, so that
+# the cost model has timed every form it may choose), unrecorded, so that the OpenCL
+# implementation's program caches (and clayout's) are warm (PoCL compiles kernels at their first launch
 # and keeps them on disk); --no-warmup skips that. Every run is killed after --timeout seconds (default 60 for small, 600 for large) and the
 # harness goes on with the next one.
 #
@@ -135,7 +136,10 @@ run_one() { # sample variant iters use_clayout(0/1) annotations args...
     [ -n "$only" ] && [[ "$only" != *" $variant "* ]] && return
     local policy=always cache="$work/cache"
     case "$variant" in
-        auto|auto-soa) policy=auto ;;
+        auto|auto-soa)
+            policy=auto
+            # The warm-up trains the cost model: long enough to time every form it may choose.
+            [ "$recording" = 0 ] && iters=30 ;;
         auto-cold) policy=auto; cache="$work/$((n + 1))/cache" ;;
     esac
     n=$((n + 1))

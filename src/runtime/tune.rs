@@ -122,6 +122,23 @@ pub fn tuned(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, f
 }
 
 fn measure(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> Option<Tuned> {
+    let default = crate::marshal::default_tile(dev);
+    let tiles: Vec<u32> = match fixed_tile {
+        Some(t) => vec![t],
+        None if is_gpu(dev) => {
+            let mut v: Vec<u32> = CANDIDATES.iter().copied().chain([default]).collect();
+            v.sort();
+            v.dedup();
+            v
+        }
+        None => vec![default],
+    };
+    search(ctx, dev, s, w, host, &tiles)
+}
+
+/// Times conversions (and, with more than one tile, the streaming kernel) for each of `tiles`
+/// on a scratch buffer, and returns the best tile with its conversion costs.
+pub fn search(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, tiles: &[u32]) -> Option<Tuned> {
     let mut err = CL_SUCCESS;
     let q = unsafe { api().clCreateCommandQueue(ctx, dev, 0, &mut err) };
     if q.is_null() {
@@ -136,19 +153,8 @@ fn measure(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, fix
         return None;
     }
     let mem = OwnedMem(mem);
-    let default = crate::marshal::default_tile(dev);
-    let tiles: Vec<u32> = match fixed_tile {
-        Some(t) => vec![t],
-        None if is_gpu(dev) => {
-            let mut v: Vec<u32> = CANDIDATES.iter().copied().chain([default]).collect();
-            v.sort();
-            v.dedup();
-            v
-        }
-        None => vec![default],
-    };
     let mut best: Option<(f64, Tuned)> = None;
-    for &t in &tiles {
+    for &t in tiles {
         let asta = Layout::Asta { t };
         let Some(to) = time(q.0, || convert(q.0, mem.0, shape, host, asta)) else { continue };
         let Some(back) = time(q.0, || convert(q.0, mem.0, shape, asta, host)) else { continue };
@@ -156,7 +162,7 @@ fn measure(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, fix
         let Some(stream) = stream else { continue };
         let score = stream + (to + back) / EPOCH;
         let b = shape.bytes() as f64;
-        let tuned = Tuned { tile: t, to_ns_per_byte: to / b, back_ns_per_byte: back / b, searched: tiles.len() > 1 };
+        let tuned = Tuned { tile: t, to_ns_per_byte: to.max(1.0) / b, back_ns_per_byte: back.max(1.0) / b, searched: tiles.len() > 1 };
         crate::log::debug(&format!("tile {t} for S={s} w={w}: stream {:.3} ms, to ASTA {:.3} ms, back {:.3} ms", stream / 1e6, to / 1e6, back / 1e6));
         // A tile must beat the smaller ones by 2 % to be taken: below that it is noise.
         if best.as_ref().is_none_or(|(sc, _)| score < sc * 0.98) {
