@@ -94,6 +94,10 @@ pub struct Launch {
     pub asta_ok: bool,
     /// Every buffer is already in the ASTA layout the copy needs.
     pub in_asta: bool,
+    /// A launch of some kernel brought one of the buffers back from ASTA since the host last
+    /// accessed them: the kernels sharing them disagree, and converting again would only
+    /// start another round trip.
+    pub sent_back: bool,
     /// Structures of the first rewritten buffer (the unit of `Times`).
     pub m: f64,
     pub times: Times,
@@ -178,6 +182,9 @@ fn auto(l: &Launch) -> Decision {
         return measure(Variant::Staged, "measuring the staged copy");
     }
     let (hv, h) = host_best(l).expect("the kernel as written is measured");
+    if l.sent_back {
+        return run(hv, format!("another launch sent these buffers back to host layout since the host last saw them: they stay there; {} is the faster host-layout form", hv.name()));
+    }
     if !l.asta_ok {
         return run(hv, format!("the buffers cannot be converted; {} is the faster host-layout form", hv.name()));
     }
@@ -205,7 +212,7 @@ mod tests {
     use super::*;
 
     fn launch(times: Times) -> Launch {
-        Launch { policy: Policy::Auto, staged_ok: false, asta_ok: true, in_asta: false, m: 1e6, times, convert_ns: 0.0, epoch_written_ns: 0.0 }
+        Launch { policy: Policy::Auto, staged_ok: false, asta_ok: true, in_asta: false, sent_back: false, m: 1e6, times, convert_ns: 0.0, epoch_written_ns: 0.0 }
     }
 
     fn t(w: Option<f64>, s: Option<f64>, a: Option<f64>) -> Times {
@@ -272,6 +279,18 @@ mod tests {
         l.times.asta = Some(0.5);
         l.in_asta = true;
         assert_eq!(decide(&l).variant, Variant::Asta);
+    }
+
+    #[test]
+    fn buffers_sent_back_by_another_kernel_stay_in_host_layout() {
+        // particles on a CPU: accelerate gains in ASTA, drift loses; without this rule the
+        // buffer would go there and back every iteration.
+        let mut l = launch(t(Some(7.5), None, Some(3.7)));
+        l.convert_ns = 1.0;
+        l.epoch_written_ns = 1e9;
+        assert_eq!(decide(&l).variant, Variant::Asta);
+        l.sent_back = true;
+        assert_eq!(decide(&l).variant, Variant::Written);
     }
 
     #[test]

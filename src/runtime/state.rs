@@ -103,11 +103,14 @@ pub struct BufferState {
     /// What the launches of rewritten kernels on this buffer since the host last accessed it
     /// would have taken as written, in ns (the cost model's measure of reuse).
     pub epoch_ns: f64,
+    /// A launch brought this buffer back from a device layout since the host last accessed
+    /// it (the cost model then leaves it in host layout until the host does).
+    pub sent_back: bool,
 }
 
 impl Default for BufferState {
     fn default() -> Self {
-        BufferState { current: Current::Host, pinned: None, last_event: None, maps: 0, epoch_ns: 0.0 }
+        BufferState { current: Current::Host, pinned: None, last_event: None, maps: 0, epoch_ns: 0.0, sent_back: false }
     }
 }
 

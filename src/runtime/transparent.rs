@@ -401,7 +401,7 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
     let asta_block = asta_blocker(needs);
     if policy == crate::config::Policy::Always || (policy == crate::config::Policy::Never && !staged_ok) {
         // Nothing to measure: the policy alone decides.
-        let l = cost::Launch { policy, staged_ok: false, asta_ok: asta_block.is_none(), in_asta: false, m: 0.0, times: Times::default(), convert_ns: 0.0, epoch_written_ns: 0.0 };
+        let l = cost::Launch { policy, staged_ok: false, asta_ok: asta_block.is_none(), in_asta: false, sent_back: false, m: 0.0, times: Times::default(), convert_ns: 0.0, epoch_written_ns: 0.0 };
         return cost::decide(&l);
     }
     let mut model = plan.kernel.model.lock();
@@ -415,14 +415,18 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
     }
     let m = structures(needs).unwrap_or(1.0);
     let mut in_asta = true;
+    let mut sent_back = false;
     let mut epoch: f64 = 0.0;
     let mut convert_ns = 0.0;
+    let mut buffers = Vec::new();
     for n in needs {
         let Need::Device(d) = n.need else { continue };
         let Some(b) = registry::get().buffers.get(registry::key(n.mem)) else { continue };
         let mut st = b.state.lock();
         st.epoch_ns += model.times.written.unwrap_or(0.0) * m;
         epoch = epoch.max(st.epoch_ns);
+        sent_back |= st.sent_back;
+        buffers.push((b.clone(), matches!(st.current, Current::Device(_))));
         if st.current != Current::Device(d) {
             in_asta = false;
             convert_ns += match plan.program.rates.get(&(d.shape.s, d.shape.w, d.host)) {
@@ -436,12 +440,22 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
         staged_ok,
         asta_ok: asta_block.is_none(),
         in_asta,
+        sent_back,
         m,
         times: model.times,
         convert_ns,
         epoch_written_ns: epoch,
     };
     let mut d = cost::decide(&l);
+    if d.variant != Variant::Asta {
+        // This launch brings converted buffers back: until the host accesses them, converting
+        // them again would only start another round trip.
+        for (b, converted) in &buffers {
+            if *converted {
+                b.state.lock().sent_back = true;
+            }
+        }
+    }
     if d.measure && model.untimed >= 3 {
         d.measure = false;
     }
