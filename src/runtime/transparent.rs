@@ -328,8 +328,9 @@ pub fn plan(program: &ProgramInfo, rewrites: &Rewrites, rewritten: &Arc<Rewritte
 }
 
 /// Runs one launch of a rewritten kernel in the form the policy (the cost model, under `auto`)
-/// picks: its ASTA copy on converted buffers, or the application's kernel on host-layout
-/// buffers. Whatever keeps the ASTA copy from running falls back to the kernel as written.
+/// picks: its ASTA copy on converted buffers, its staged copy or the application's kernel on
+/// host-layout buffers. Whatever keeps a copy from running falls back to the kernel as written.
+/// A launch the model asked to time is timed here, around the enqueue, with no lock held.
 ///
 /// # Safety
 /// As for the enqueue call `enqueue` wraps.
