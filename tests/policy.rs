@@ -8,21 +8,6 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::path::PathBuf;
-use std::sync::OnceLock;
-
-fn dl_seq() -> &'static PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| build_c_in("tests/dl", "dl_seq"))
-}
-
-fn dl(name: &str) -> PathBuf {
-    paths().root.join("tests/dl").join(name)
-}
-
-fn seq(mode: &str) -> Cmd {
-    Cmd::new([dl_seq().as_os_str(), dl("particles_aos.cl").as_os_str(), mode.as_ref()])
-}
 
 fn under(policy: &str, mode: &str, cache: &str) -> (Output, Value) {
     let json = scratch(&format!("{policy}-{mode}")).join("stats.json");

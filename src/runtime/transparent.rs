@@ -352,31 +352,19 @@ pub unsafe fn launch(
         reason: "internal error in the cost model".into(),
     });
     let timer = if decision.measure && measure::wait_list_complete(user) { measure::start(queue) } else { None };
-    let (ran, r) = match decision.variant {
-        Variant::Asta => {
-            let attempt = crate::guard("transparent launch", || try_copy(queue, info, plan, needs, user, &enqueue)).unwrap_or_else(|| Err("internal error".into()));
-            match attempt {
-                Ok(r) => (Variant::Asta, r),
-                Err(why) => {
-                    let what = format!("kernel {}", info.name);
-                    crate::log::once(LogLevel::Info, &format!("{what}: {why}"), &format!("{what}: runs as written on host-layout buffers ({why})"));
-                    (Variant::Written, as_written(queue, kernel, needs, user, &enqueue))
-                }
-            }
+    let attempt = match decision.variant {
+        Variant::Asta => Some(crate::guard("transparent launch", || try_copy(queue, info, plan, needs, user, &enqueue))),
+        Variant::Staged => Some(crate::guard("staged launch", || try_staged(queue, info, plan, needs, user, staged_local.unwrap_or(0), &enqueue))),
+        Variant::Written => None,
+    };
+    let (ran, r) = match attempt.map(|a| a.unwrap_or_else(|| Err("internal error".into()))) {
+        None => (Variant::Written, as_written(queue, kernel, needs, user, &enqueue)),
+        Some(Ok(r)) => (decision.variant, r),
+        Some(Err(why)) => {
+            let what = format!("kernel {} ({} copy)", info.name, decision.variant.name());
+            crate::log::once(LogLevel::Info, &format!("{what}: {why}"), &format!("{what}: runs as written on host-layout buffers ({why})"));
+            (Variant::Written, as_written(queue, kernel, needs, user, &enqueue))
         }
-        Variant::Staged => {
-            let local = staged_local.unwrap_or(0);
-            let attempt = crate::guard("staged launch", || try_staged(queue, info, plan, needs, user, local, &enqueue)).unwrap_or_else(|| Err("internal error".into()));
-            match attempt {
-                Ok(r) => (Variant::Staged, r),
-                Err(why) => {
-                    let what = format!("kernel {}", info.name);
-                    crate::log::once(LogLevel::Info, &format!("{what} staged: {why}"), &format!("{what}: the staged copy cannot run ({why}); runs as written"));
-                    (Variant::Written, as_written(queue, kernel, needs, user, &enqueue))
-                }
-            }
-        }
-        Variant::Written => (Variant::Written, as_written(queue, kernel, needs, user, &enqueue)),
     };
     crate::stats::transparent_launch(ran == Variant::Asta);
     crate::stats::decision(&info.name, ran, &decision.reason);

@@ -400,3 +400,20 @@ impl Cmd {
         self.clone().env("LD_PRELOAD", lib.as_os_str())
     }
 }
+
+/// tests/dl/dl_seq.c, built once per test binary: it runs the call sequences of the DL runtime's
+/// tests with the kernels file it is given.
+pub fn dl_seq() -> &'static PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| build_c_in("tests/dl", "dl_seq"))
+}
+
+/// A file of tests/dl.
+pub fn dl(name: &str) -> PathBuf {
+    paths().root.join("tests/dl").join(name)
+}
+
+/// dl_seq running call sequence `mode` with the unmodified AoS kernels (particles_aos.cl).
+pub fn seq(mode: &str) -> Cmd {
+    Cmd::new([dl_seq().as_os_str(), dl("particles_aos.cl").as_os_str(), mode.as_ref()])
+}
