@@ -200,7 +200,7 @@ config_table! {
     policy: Policy = "CLAYOUT_POLICY", default "auto",
         "When the transparent mode converts buffers to ASTA for a rewritten kernel: always, never (rewritten kernels run as written, or staged through local memory), or auto (the cost model decides from measured kernel and conversion times, docs/cost-model.md). Kernels written for a device layout are converted under every policy.";
     cache_dir: CacheDir = "CLAYOUT_CACHE_DIR", default "",
-        "Directory of clayout's on-disk cache (conversion kernel binaries, tuned tiles, kernel timings), keyed by device and driver version; empty means $XDG_CACHE_HOME/clayout or $HOME/.cache/clayout, off keeps nothing on disk.";
+        "Directory of clayout's on-disk cache (binaries of the conversion kernels and of the transparent mode's programs, tuned tiles, kernel timings), keyed by device and driver version; empty means $XDG_CACHE_HOME/clayout or $HOME/.cache/clayout, off keeps nothing on disk.";
     opencl_library: Option<String> = "CLAYOUT_OPENCL_LIBRARY", default "",
         "Path of the real OpenCL library to forward to, when the loader the application uses cannot be found by itself.";
 }

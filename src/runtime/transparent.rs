@@ -256,7 +256,7 @@ fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, 
         probe_src.push_str("  }\n");
     }
     probe_src.push_str("}\n");
-    let built = probe::build(ctx, device, &format!("{source}{probe_src}"), &options, "build").map_err(|e| format!("the rewritten program: {e}"))?;
+    let built = build_cached(ctx, device, &format!("{source}{probe_src}"), &options).map_err(|e| format!("the rewritten program: {e}"))?;
     let got = probe::run(ctx, device, built.0, "clayout_probe_layout", expected.len()).map_err(|e| format!("the structure layout probe: {e}"))?;
     let mut wrong_layouts = HashMap::new();
     for ((t, expr, want), got) in expected.into_iter().zip(got) {
@@ -281,6 +281,23 @@ fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, 
     crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
     let source_hash = crate::diskcache::fnv1a(format!("{source}\n{options}").as_bytes());
     Ok(PrivateProgram { program: built, tile, wrong_layouts, device: device as usize, source_hash, rates, stage_wg })
+}
+
+/// The private program, from the on-disk cache's binary when its context has one device (the
+/// binary is for one device; a program for several is built from source for all of them).
+fn build_cached(ctx: cl_context, device: cl_device_id, source: &str, options: &str) -> Result<OwnedProgram, String> {
+    let devices = registry::get().contexts.get(registry::key(ctx)).map_or(0, |c| c.devices.len());
+    if devices != 1 {
+        return probe::build(ctx, device, source, options, "build");
+    }
+    if crate::fault::inject("build") {
+        return Err("injected build failure".into());
+    }
+    crate::binaries::build(ctx, device, source, options, "private").map(OwnedProgram).map_err(|e| {
+        // The build log's first error says enough in the one line this ends up in.
+        let first = e.lines().map(str::trim).find(|l| l.contains("error")).unwrap_or_else(|| e.lines().next().unwrap_or(""));
+        first.to_string()
+    })
 }
 
 /// Selects the copies' 32-bit index arithmetic (see the rewriter's generated index functions).

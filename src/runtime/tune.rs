@@ -72,11 +72,11 @@ unsafe fn scalar<T: Copy + Default>(dev: cl_device_id, what: cl_device_info) -> 
 }
 
 /// The scratch size: big enough that a GPU runs at bandwidth, small next to its memory; a CPU
-/// device gets a small one (its timings only decide, they are not what it is tuned for).
+/// device gets a smaller one, still large enough that its timings are not mostly noise.
 fn scratch_bytes(dev: cl_device_id) -> u64 {
     let (ty, max_alloc, global): (cl_device_type, cl_ulong, cl_ulong) =
         unsafe { (scalar(dev, CL_DEVICE_TYPE), scalar(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE), scalar(dev, CL_DEVICE_GLOBAL_MEM_SIZE)) };
-    let want: u64 = if ty & CL_DEVICE_TYPE_CPU != 0 { 4 << 20 } else { 256 << 20 };
+    let want: u64 = if ty & CL_DEVICE_TYPE_CPU != 0 { 16 << 20 } else { 256 << 20 };
     want.min(max_alloc / 4).min(global / 16).max(1 << 16)
 }
 
