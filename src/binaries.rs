@@ -1,5 +1,5 @@
-//! Programs clayout builds for itself (the conversion kernels; later the transparent mode's
-//! private programs), kept as device binaries in the on-disk cache so that a later run skips
+//! Programs clayout builds for itself (the conversion kernels and the transparent mode's private
+//! programs), kept as device binaries in the on-disk cache so that a later run skips
 //! the compiler. The binary is only ever a shortcut: whatever goes wrong with it, the program is
 //! built from its source as without a cache.
 

@@ -598,6 +598,13 @@ unsafe fn try_staged(queue: cl_command_queue, info: &KernelInfo, plan: &Transpar
     // does not matter, and a work-item the annotation's extent leaves out still finds its
     // structure where the kernel as written would.
     let mut set = private.args.lock();
+    // Its slice offsets are word indices in the copy's 32-bit index arithmetic.
+    for (param, &i) in &plan.kernel.indices {
+        let (Some(Some(ArgValue::Mem(h))), Some(l)) = (args.get(i), plan.kernel.layouts.get(param)) else { continue };
+        if registry::get().buffers.get(*h).is_some_and(|b| b.size as u64 / l.word_bytes.max(1) as u64 > u32::MAX as u64) {
+            return Err(format!("{param} holds 2^32 words or more, past the copy's 32-bit index arithmetic"));
+        }
+    }
     set_args(private.handle as cl_kernel, &mut set, &args, plan, &copy.extra_args, |param, mem| {
         let l = plan.kernel.layouts.get(param)?;
         let b = registry::get().buffers.get(mem)?;
