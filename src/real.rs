@@ -148,3 +148,14 @@ pub unsafe fn info_vec<T: Copy + Default>(query: impl Fn(libc::size_t, *mut c_vo
 pub unsafe fn info_string(query: impl Fn(libc::size_t, *mut c_void, *mut libc::size_t) -> opencl_sys::cl_int) -> String {
     info_vec::<u8>(query).map(|b| String::from_utf8_lossy(&b).trim_end_matches('\0').trim().to_string()).unwrap_or_default()
 }
+
+/// A fixed-size answer of `clGetDeviceInfo` (a number, a bit field); `T::default()` when the
+/// query fails.
+///
+/// # Safety
+/// `device` must be a valid device and `T` the type of the answer to `what`.
+pub unsafe fn device_scalar<T: Copy + Default>(device: opencl_sys::cl_device_id, what: opencl_sys::cl_device_info) -> T {
+    let mut v = T::default();
+    let _ = api().clGetDeviceInfo(device, what, std::mem::size_of::<T>(), &mut v as *mut T as *mut c_void, std::ptr::null_mut());
+    v
+}

@@ -114,11 +114,16 @@ static DECISIONS: Mutex<BTreeMap<String, KernelDecisions>> = Mutex::new(BTreeMap
 /// One launch of a rewritten kernel ran in form `ran`, for `reason`.
 pub fn decision(kernel: &str, ran: Variant, reason: &str) {
     let mut all = DECISIONS.lock();
-    let k = all.entry(kernel.to_string()).or_default();
+    // Called at every launch: the kernel's entry is looked up before anything is allocated.
+    if !all.contains_key(kernel) {
+        all.insert(kernel.to_string(), KernelDecisions::default());
+    }
+    let k = all.get_mut(kernel).expect("inserted above");
     *k.launches.entry(ran).or_default() += 1;
     // Reasons that differ only in their figures count as one.
-    let shape = |r: &str| r.chars().filter(|c| !c.is_ascii_digit() && *c != '.').collect::<String>();
-    if k.reasons.len() < REASONS_KEPT && !k.reasons.iter().any(|r| shape(r) == shape(reason)) {
+    let figure = |c: &char| c.is_ascii_digit() || *c == '.';
+    let same = |r: &str| r.chars().filter(|c| !figure(c)).eq(reason.chars().filter(|c| !figure(c)));
+    if k.reasons.len() < REASONS_KEPT && !k.reasons.iter().any(|r| same(r)) {
         k.reasons.push(reason.to_string());
     }
 }

@@ -121,18 +121,6 @@ unsafe fn dev_string(d: cl_device_id, what: cl_device_info) -> String {
     crate::real::info_string(|n, v, r| api().clGetDeviceInfo(d, what, n, v, r))
 }
 
-unsafe fn dev_scalar<T: Copy + Default>(d: cl_device_id, what: cl_device_info) -> T {
-    let mut v = T::default();
-    let _ = api().clGetDeviceInfo(
-        d,
-        what,
-        std::mem::size_of::<T>(),
-        &mut v as *mut T as *mut c_void,
-        ptr::null_mut(),
-    );
-    v
-}
-
 fn dev_info(d: cl_device_id) -> DevInfo {
     if let Some(i) = DEVINFO.lock().get(&(d as usize)) {
         return i.clone();
@@ -140,8 +128,8 @@ fn dev_info(d: cl_device_id) -> DevInfo {
     // SAFETY: plain device queries on a device handle the caller holds.
     let info = unsafe {
         let vendor = dev_string(d, CL_DEVICE_VENDOR);
-        let local_mem: cl_ulong = dev_scalar(d, CL_DEVICE_LOCAL_MEM_SIZE);
-        let max_wg: size_t = dev_scalar(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+        let local_mem: cl_ulong = crate::real::device_scalar(d, CL_DEVICE_LOCAL_MEM_SIZE);
+        let max_wg: size_t = crate::real::device_scalar(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
         let v = vendor.to_ascii_lowercase();
         let simd = if v.contains("nvidia") {
             32

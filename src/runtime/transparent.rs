@@ -27,6 +27,7 @@ use crate::registry::{self, ArgValue, KernelInfo, ProgramInfo};
 use crate::rewrite::{self, ExtraArg, StructLayout};
 use libc::c_void;
 use opencl_sys::*;
+use once_cell::sync::OnceCell;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::CString;
@@ -312,8 +313,7 @@ const STAGE_WG_MIN: usize = 32;
 /// `__local` arrays); 0 when fewer than `STAGE_WG_MIN` fit.
 fn stage_capacity(device: cl_device_id, kernels: &HashMap<String, Arc<RewrittenKernel>>) -> usize {
     let Some(need) = kernels.values().filter_map(|k| k.staged.as_ref()).map(|s| s.bytes_per_item).max() else { return 0 };
-    let mut local: cl_ulong = 0;
-    unsafe { api().clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, 8, &mut local as *mut cl_ulong as *mut c_void, std::ptr::null_mut()) };
+    let local: cl_ulong = unsafe { crate::real::device_scalar(device, CL_DEVICE_LOCAL_MEM_SIZE) };
     let fits = (local / 2 / need.max(1)).min(256) as usize;
     let cap = if fits == 0 { 0 } else { 1 << fits.ilog2() };
     if cap < STAGE_WG_MIN { 0 } else { cap }
@@ -404,12 +404,13 @@ fn structures(needs: &[BufferNeed]) -> Option<f64> {
 /// its launches would have cost as written.
 fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], staged_ok: bool) -> Decision {
     let policy = crate::config::get().policy;
-    let asta_block = asta_blocker(needs);
     if policy == crate::config::Policy::Always || (policy == crate::config::Policy::Never && !staged_ok) {
-        // Nothing to measure: the policy alone decides.
-        let l = cost::Launch { policy, staged_ok: false, asta_ok: asta_block.is_none(), in_asta: false, sent_back: false, m: 0.0, times: Times::default(), convert_ns: 0.0, epoch_written_ns: 0.0 };
+        // Nothing to measure: the policy alone decides. Whether the buffers can be converted is
+        // checked once, by the ASTA copy's launch, which falls back to the kernel as written.
+        let l = cost::Launch { policy, staged_ok: false, asta_ok: true, in_asta: false, sent_back: false, m: 0.0, times: Times::default(), convert_ns: 0.0, epoch_written_ns: 0.0 };
         return cost::decide(&l);
     }
+    let asta_block = asta_blocker(needs);
     let mut model = plan.kernel.model.lock();
     if model.disk_key.is_none() {
         let key = format!("{}|{}|{}", crate::diskcache::device_key(plan.program.device as cl_device_id), plan.kernel.private_name, plan.program.source_hash);
@@ -529,25 +530,53 @@ unsafe fn try_copy(queue: cl_command_queue, info: &KernelInfo, plan: &Transparen
     if let Some(why) = asta_blocker(needs) {
         return Err(why);
     }
-    let private = info.private.get_or_init(|| create_private(info, plan, &plan.kernel.private_name)).as_ref().map_err(|e| e.clone())?;
-    let args = info.args.lock().clone();
-    if args.iter().any(Option::is_none) {
-        return Err("not every argument is set".into());
-    }
-    let wait: WaitList = access::try_prepare(queue, needs, user).map_err(|f| f.reason)?;
-    let mut set = private.args.lock();
-    set_args(private.handle as cl_kernel, &mut set, &args, plan, &plan.kernel.extra_args, |_, mem| {
+    let (private, args) = copy_with_args(&info.private, info, plan, &plan.kernel.private_name)?;
+    let m_of = |_: &str, mem: usize| {
         needs.iter().find_map(|n| match n.need {
             Need::Device(d) if registry::key(n.mem) == mem => Some(d.shape.m),
             _ => None,
         })
-    })?;
-    if crate::fault::inject("kernel") {
-        return Err("injected failure of the rewritten kernel's launch".into());
+    };
+    enqueue_copy(queue, private, &args, plan, needs, user, (&plan.kernel.extra_args, m_of), None, "rewritten", enqueue)
+}
+
+/// The kernel object of a copy (created at its first launch, in `cell`) and the application's
+/// arguments, every one of them set.
+fn copy_with_args<'a>(cell: &'a OnceCell<Result<PrivateKernel, String>>, info: &KernelInfo, plan: &TransparentPlan, name: &str) -> Result<(&'a PrivateKernel, Vec<Option<ArgValue>>), String> {
+    let private = cell.get_or_init(|| create_private(info, plan, name)).as_ref().map_err(|e| e.clone())?;
+    let args = info.args.lock().clone();
+    if args.iter().any(Option::is_none) {
+        return Err("not every argument is set".into());
     }
-    let r = enqueue(private.handle as cl_kernel, None, wait.len(), wait.ptr());
+    Ok((private, args))
+}
+
+/// Brings the buffers to `needs`, gives copy `private` the application's arguments and its
+/// extra ones (`extra`: the extra arguments and the structure count of each buffer), and
+/// enqueues it with work-group size `local` (None: the application's). `what` names the copy
+/// in the reasons.
+#[allow(clippy::too_many_arguments)]
+unsafe fn enqueue_copy(
+    queue: cl_command_queue,
+    private: &PrivateKernel,
+    args: &[Option<ArgValue>],
+    plan: &TransparentPlan,
+    needs: &[BufferNeed],
+    user: &[cl_event],
+    extra: (&[ExtraArg], impl Fn(&str, usize) -> Option<u64>),
+    local: Option<usize>,
+    what: &str,
+    enqueue: &impl Enqueue,
+) -> Result<cl_int, String> {
+    let wait: WaitList = access::try_prepare(queue, needs, user).map_err(|f| f.reason)?;
+    let mut set = private.args.lock();
+    set_args(private.handle as cl_kernel, &mut set, args, plan, extra.0, extra.1)?;
+    if crate::fault::inject("kernel") {
+        return Err(format!("injected failure of the {what} kernel's launch"));
+    }
+    let r = enqueue(private.handle as cl_kernel, local, wait.len(), wait.ptr());
     if r != CL_SUCCESS {
-        return Err(format!("the rewritten copy could not be enqueued ({r})"));
+        return Err(format!("the {what} copy could not be enqueued ({r})"));
     }
     Ok(r)
 }
@@ -573,11 +602,7 @@ fn staged_local(plan: &TransparentPlan, dims: &Dims) -> Option<usize> {
 /// written must run instead.
 unsafe fn try_staged(queue: cl_command_queue, info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], user: &[cl_event], local: usize, enqueue: &impl Enqueue) -> Result<cl_int, String> {
     let copy = plan.kernel.staged.as_ref().ok_or("no staged copy")?;
-    let private = info.staged.get_or_init(|| create_private(info, plan, &copy.private_name)).as_ref().map_err(|e| e.clone())?;
-    let args = info.args.lock().clone();
-    if args.iter().any(Option::is_none) {
-        return Err("not every argument is set".into());
-    }
+    let (private, args) = copy_with_args(&info.staged, info, plan, &copy.private_name)?;
     // The write-back of a staged slice would overwrite what the kernel wrote to the same bytes
     // through another argument.
     let whose = |h: usize| super::convert::whose_bytes(h as cl_mem).map_or(h, |(w, _)| w);
@@ -592,12 +617,6 @@ unsafe fn try_staged(queue: cl_command_queue, info: &KernelInfo, plan: &Transpar
             }
         }
     }
-    let host = host_needs(needs);
-    let wait: WaitList = access::try_prepare(queue, &host, user).map_err(|f| f.reason)?;
-    // The copy's slices may cover whole buffers: their layout never changes, so the extent
-    // does not matter, and a work-item the annotation's extent leaves out still finds its
-    // structure where the kernel as written would.
-    let mut set = private.args.lock();
     // Its slice offsets are word indices in the copy's 32-bit index arithmetic.
     for (param, &i) in &plan.kernel.indices {
         let (Some(Some(ArgValue::Mem(h))), Some(l)) = (args.get(i), plan.kernel.layouts.get(param)) else { continue };
@@ -605,19 +624,15 @@ unsafe fn try_staged(queue: cl_command_queue, info: &KernelInfo, plan: &Transpar
             return Err(format!("{param} holds 2^32 words or more, past the copy's 32-bit index arithmetic"));
         }
     }
-    set_args(private.handle as cl_kernel, &mut set, &args, plan, &copy.extra_args, |param, mem| {
+    // The copy's slices may cover whole buffers: their layout never changes, so the extent
+    // does not matter, and a work-item the annotation's extent leaves out still finds its
+    // structure where the kernel as written would.
+    let m_of = |param: &str, mem: usize| {
         let l = plan.kernel.layouts.get(param)?;
         let b = registry::get().buffers.get(mem)?;
         Some(b.size as u64 / (l.words as u64 * l.word_bytes as u64).max(1))
-    })?;
-    if crate::fault::inject("kernel") {
-        return Err("injected failure of the staged kernel's launch".into());
-    }
-    let r = enqueue(private.handle as cl_kernel, Some(local), wait.len(), wait.ptr());
-    if r != CL_SUCCESS {
-        return Err(format!("the staged copy could not be enqueued ({r})"));
-    }
-    Ok(r)
+    };
+    enqueue_copy(queue, private, &args, plan, &host_needs(needs), user, (&copy.extra_args, m_of), Some(local), "staged", enqueue)
 }
 
 fn create_private(info: &KernelInfo, plan: &TransparentPlan, private_name: &str) -> Result<PrivateKernel, String> {

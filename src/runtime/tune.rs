@@ -10,7 +10,7 @@
 
 use super::convert::OwnedEvent;
 use crate::layout::{Layout, Shape};
-use crate::real::api;
+use crate::real::{api, device_scalar};
 use once_cell::sync::Lazy;
 use opencl_sys::*;
 use parking_lot::Mutex;
@@ -65,23 +65,17 @@ impl Drop for OwnedQueue {
     }
 }
 
-unsafe fn scalar<T: Copy + Default>(dev: cl_device_id, what: cl_device_info) -> T {
-    let mut v = T::default();
-    api().clGetDeviceInfo(dev, what, std::mem::size_of::<T>(), &mut v as *mut T as *mut _, std::ptr::null_mut());
-    v
-}
-
 /// The scratch size: big enough that a GPU runs at bandwidth, small next to its memory; a CPU
 /// device gets a smaller one, still large enough that its timings are not mostly noise.
 fn scratch_bytes(dev: cl_device_id) -> u64 {
     let (ty, max_alloc, global): (cl_device_type, cl_ulong, cl_ulong) =
-        unsafe { (scalar(dev, CL_DEVICE_TYPE), scalar(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE), scalar(dev, CL_DEVICE_GLOBAL_MEM_SIZE)) };
+        unsafe { (device_scalar(dev, CL_DEVICE_TYPE), device_scalar(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE), device_scalar(dev, CL_DEVICE_GLOBAL_MEM_SIZE)) };
     let want: u64 = if ty & CL_DEVICE_TYPE_CPU != 0 { 16 << 20 } else { 256 << 20 };
     want.min(max_alloc / 4).min(global / 16).max(1 << 16)
 }
 
 fn is_gpu(dev: cl_device_id) -> bool {
-    let ty: cl_device_type = unsafe { scalar(dev, CL_DEVICE_TYPE) };
+    let ty: cl_device_type = unsafe { device_scalar(dev, CL_DEVICE_TYPE) };
     ty & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR) != 0
 }
 
