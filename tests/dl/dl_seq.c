@@ -86,6 +86,23 @@ static cl_mem make_buffer(cl_mem_flags flags, size_t size, void *host)
     return b;
 }
 
+/* Kernel `name` of the two-buffer kind (exchange, gather): arguments a, b, n. */
+static cl_kernel pair_kernel(const char *name, cl_mem a, cl_mem b)
+{
+    cl_kernel k = kernel(name);
+    CHECK(clSetKernelArg(k, 0, sizeof a, &a));
+    CHECK(clSetKernelArg(k, 1, sizeof b, &b));
+    CHECK(clSetKernelArg(k, 2, sizeof n, &n));
+    return k;
+}
+
+/* Reads buffer b (`bytes` bytes) into host memory h and prints its checksum under `what`. */
+static void read_show(const char *what, cl_mem b, void *h, size_t bytes)
+{
+    CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+    show(what, h, bytes);
+}
+
 static char *read_file(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -142,8 +159,7 @@ int main(int argc, char **argv)
         CHECK(clEnqueueWriteBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
         for (int i = 0; i < 10; i++)
             step(q, k, b, 0, NULL, NULL);
-        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
-        show("after 10 launches", h, bytes);
+        read_show("after 10 launches", b, h, bytes);
         clReleaseMemObject(b);
     } else if (!strcmp(mode, "map")) {
         cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
@@ -161,8 +177,7 @@ int main(int argc, char **argv)
         fill_particles(m, n, 3.0f);
         CHECK(clEnqueueUnmapMemObject(q, b, m, 0, NULL, NULL));
         step(q, k, b, 0, NULL, NULL);
-        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
-        show("after invalidating map", h, bytes);
+        read_show("after invalidating map", b, h, bytes);
         clReleaseMemObject(b);
     } else if (!strcmp(mode, "partial")) {
         cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
@@ -173,8 +188,7 @@ int main(int argc, char **argv)
         fill_particles(h2, 10, 9.0f);
         CHECK(clEnqueueWriteBuffer(q, b, CL_TRUE, off, 10 * sizeof(particle_t), h2, 0, NULL, NULL));
         step(q, k, b, 0, NULL, NULL);
-        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
-        show("after partial write", h, bytes);
+        read_show("after partial write", b, h, bytes);
         clReleaseMemObject(b);
     } else if (!strcmp(mode, "copy")) {
         cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
@@ -183,10 +197,8 @@ int main(int argc, char **argv)
         step(q, k, b, 0, NULL, NULL);
         CHECK(clEnqueueCopyBuffer(q, b, c, 0, 0, bytes, 0, NULL, NULL));
         step(q, k, b, 0, NULL, NULL);
-        CHECK(clEnqueueReadBuffer(q, c, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
-        show("copy", h, bytes);
-        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
-        show("source", h, bytes);
+        read_show("copy", c, h, bytes);
+        read_show("source", b, h, bytes);
         clReleaseMemObject(b);
         clReleaseMemObject(c);
     } else if (!strcmp(mode, "fill")) {
@@ -195,12 +207,10 @@ int main(int argc, char **argv)
         float pattern = 0.5f;
         CHECK(clEnqueueFillBuffer(q, b, &pattern, sizeof pattern, 40, 400, 0, NULL, NULL));
         step(q, k, b, 0, NULL, NULL);
-        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
-        show("after partial fill", h, bytes);
+        read_show("after partial fill", b, h, bytes);
         CHECK(clEnqueueFillBuffer(q, b, &pattern, sizeof pattern, 0, bytes, 0, NULL, NULL));
         step(q, k, b, 0, NULL, NULL);
-        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
-        show("after whole fill", h, bytes);
+        read_show("after whole fill", b, h, bytes);
         clReleaseMemObject(b);
     } else if (!strcmp(mode, "mixed")) {
         cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
@@ -214,8 +224,7 @@ int main(int argc, char **argv)
         CHECK(clSetKernelArg(s, 2, sizeof kk, &kk));
         CHECK(clEnqueueNDRangeKernel(q, s, 1, NULL, &g, NULL, 0, NULL, NULL));
         step(q, k, b, 0, NULL, NULL);
-        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
-        show("mixed kernels", h, bytes);
+        read_show("mixed kernels", b, h, bytes);
         clReleaseKernel(s);
         clReleaseMemObject(b);
     } else if (!strcmp(mode, "twoqueues")) {
@@ -267,8 +276,7 @@ int main(int argc, char **argv)
         float pattern = 2.0f;
         CHECK(clEnqueueFillBuffer(q, sub, &pattern, sizeof pattern, 0, 64, 0, NULL, NULL));
         step(q, k, b, 0, NULL, NULL);
-        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
-        show("parent", h, bytes);
+        read_show("parent", b, h, bytes);
         clReleaseMemObject(sub);
         clReleaseMemObject(b);
     } else if (!strcmp(mode, "hostptr")) {
@@ -293,8 +301,7 @@ int main(int argc, char **argv)
         cl_kernel ks = kernel("step_soa");
         for (int i = 0; i < 5; i++)
             step(q, ks, b, 0, NULL, NULL);
-        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, f, 0, NULL, NULL));
-        show("soa", f, bytes);
+        read_show("soa", b, f, bytes);
         clReleaseKernel(ks);
         clReleaseMemObject(b);
         free(f);
@@ -302,19 +309,14 @@ int main(int argc, char **argv)
         fill_particles(h2, n, 5.0f);
         cl_mem a = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
         cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h2);
-        cl_kernel x = kernel("exchange");
         size_t g = global_size();
         step(q, k, a, 0, NULL, NULL);
-        CHECK(clSetKernelArg(x, 0, sizeof a, &a));
-        CHECK(clSetKernelArg(x, 1, sizeof b, &b));
-        CHECK(clSetKernelArg(x, 2, sizeof n, &n));
+        cl_kernel x = pair_kernel("exchange", a, b);
         for (int i = 0; i < 3; i++)
             CHECK(clEnqueueNDRangeKernel(q, x, 1, NULL, &g, NULL, 0, NULL, NULL));
         step(q, k, b, 0, NULL, NULL);
-        CHECK(clEnqueueReadBuffer(q, a, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
-        show("a", h, bytes);
-        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h2, 0, NULL, NULL));
-        show("b", h2, bytes);
+        read_show("a", a, h, bytes);
+        read_show("b", b, h2, bytes);
         clReleaseKernel(x);
         clReleaseMemObject(a);
         clReleaseMemObject(b);
@@ -324,23 +326,18 @@ int main(int argc, char **argv)
         fill_particles(h2, n, 5.0f);
         cl_mem own = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
         cl_mem shared = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h2);
-        cl_kernel gk = kernel("gather");
+        cl_kernel gk = pair_kernel("gather", own, shared);
         size_t g = global_size();
         particle_t *m = clEnqueueMapBuffer(q, shared, CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL, NULL, &err);
         CHECK(err);
-        CHECK(clSetKernelArg(gk, 0, sizeof own, &own));
-        CHECK(clSetKernelArg(gk, 1, sizeof shared, &shared));
-        CHECK(clSetKernelArg(gk, 2, sizeof n, &n));
         for (int i = 0; i < 2; i++)
             CHECK(clEnqueueNDRangeKernel(q, gk, 1, NULL, &g, NULL, 0, NULL, NULL));
         CHECK(clFinish(q));
         show("map while kernels read", m, bytes);
         CHECK(clEnqueueUnmapMemObject(q, shared, m, 0, NULL, NULL));
         CHECK(clEnqueueNDRangeKernel(q, gk, 1, NULL, &g, NULL, 0, NULL, NULL));
-        CHECK(clEnqueueReadBuffer(q, own, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
-        show("own", h, bytes);
-        CHECK(clEnqueueReadBuffer(q, shared, CL_TRUE, 0, bytes, h2, 0, NULL, NULL));
-        show("shared", h2, bytes);
+        read_show("own", own, h, bytes);
+        read_show("shared", shared, h2, bytes);
         clReleaseKernel(gk);
         clReleaseMemObject(own);
         clReleaseMemObject(shared);
@@ -363,8 +360,7 @@ int main(int argc, char **argv)
         step(q, k, b, 0, NULL, NULL); /* the source program's kernel first: ASTA under clayout */
         for (int i = 0; i < 3; i++)
             step(q, k2, b, 0, NULL, NULL);
-        CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
-        show("from binary", h, bytes);
+        read_show("from binary", b, h, bytes);
         clReleaseMemObject(b);
         clReleaseKernel(k2);
         clReleaseProgram(p2);
