@@ -22,6 +22,21 @@ fn under(policy: &str, mode: &str, cache: &str) -> (Output, Value) {
     (out, stats)
 }
 
+/// An empty directory of the test's own.
+fn fresh_dir(name: &str) -> std::path::PathBuf {
+    let dir = scratch(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+/// Flips bits near the end of a cache record, inside its payload.
+fn damage(path: &std::path::Path) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let last = bytes.len() - 2;
+    bytes[last] ^= 0x55;
+    std::fs::write(path, bytes).unwrap();
+}
+
 fn launches(stats: &Value, kernel: &str, form: &str) -> u64 {
     stats["policy"]["kernels"][kernel]["launches"][form].as_u64().unwrap_or(0)
 }
@@ -88,8 +103,7 @@ fn auto_measures_before_deciding() {
 /// run measures again.
 #[test]
 fn auto_remembers_kernel_times_across_runs() {
-    let dir = scratch("policy-cache");
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = fresh_dir("policy-cache");
     let cache = dir.to_str().unwrap();
     let base = run(&seq("launches"), TIMEOUT);
     let (first, stats) = under("auto", "launches", cache);
@@ -105,10 +119,7 @@ fn auto_remembers_kernel_times_across_runs() {
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
         if p.file_name().unwrap().to_string_lossy().starts_with("times-") {
-            let mut bytes = std::fs::read(&p).unwrap();
-            let last = bytes.len() - 2;
-            bytes[last] ^= 0x55;
-            std::fs::write(&p, bytes).unwrap();
+            damage(&p);
             damaged += 1;
         }
     }
@@ -117,4 +128,45 @@ fn auto_remembers_kernel_times_across_runs() {
     assert_same(&base, &third);
     assert!(third.shim_lines().iter().any(|l| l.contains("ignoring corrupt file") && l.contains("times-")), "{}", third.show("damaged cache"));
     assert!(reasons(&stats, "advance").iter().any(|r| r.contains("first launch: measuring")), "{stats:#}");
+}
+
+/// What becomes of converted buffers is learnt per kernel argument and kept in the cache: gather
+/// writes `own`, which the host reads back, and reads `shared`, which the program releases
+/// without reading. The record is written once, is read by the next run, and a damaged one is
+/// ignored with a log line. (How `auto` uses it is unit-tested in src/runtime/habits.rs and
+/// measured in docs/results.md.)
+#[test]
+fn what_becomes_of_converted_buffers_is_remembered() {
+    let dir = fresh_dir("policy-habits");
+    let cache = dir.to_str().unwrap();
+    let base = run(&seq("gatherread"), TIMEOUT);
+    assert_ok(&base);
+    let with_log = |policy: &str| {
+        let cmd = seq("gatherread")
+            .shimmed()
+            .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+            .env("CLAYOUT_POLICY", policy)
+            .env("CLAYOUT_CACHE_DIR", cache)
+            .env("CLAYOUT_LOG", "debug");
+        run(&cmd, TIMEOUT)
+    };
+    let first = with_log("always");
+    assert_same(&base, &first);
+    let lines = first.shim_lines();
+    let saw = |l: &[&str], what: &str, arg: u32| l.iter().any(|x| x.contains(&format!("converted argument {arg} was {what}")));
+    assert!(saw(&lines, "brought back to host layout", 0), "{}", first.show("first"));
+    assert!(saw(&lines, "released still converted", 1), "{}", first.show("first"));
+    let records: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("habits-")).collect();
+    assert_eq!(records.len(), 1, "one record for gather in {}", dir.display());
+    // Nothing new the second time: nothing written, nothing logged.
+    let before = std::fs::read(&records[0]).unwrap();
+    let second = with_log("always");
+    assert_same(&base, &second);
+    assert!(!second.shim_lines().iter().any(|l| l.contains("converted argument")), "{}", second.show("second"));
+    assert_eq!(std::fs::read(&records[0]).unwrap(), before);
+    // A damaged record: ignored with a line, learnt again and rewritten.
+    damage(&records[0]);
+    let third = with_log("auto");
+    assert_same(&base, &third);
+    assert!(third.shim_lines().iter().any(|l| l.contains("ignoring corrupt file") && l.contains("habits-")), "{}", third.show("damaged"));
 }

@@ -167,9 +167,7 @@ pub unsafe fn blocking_host_access<R, C: FnOnce(cl_uint, *const cl_event, cl_boo
     // The host sees these buffers now: the cost model's count of launches on them starts over.
     for &(mem, _) in needs {
         if let Some((_, info)) = convert::whose_bytes(mem) {
-            let mut st = info.state.lock();
-            st.epoch_ns = 0.0;
-            st.sent_back = false;
+            info.state.lock().reuse = Default::default();
         }
     }
     let w = match ordered_prepare(queue, needs, user) {

@@ -36,6 +36,9 @@ impl OwnedEvent {
 /// Forgets a buffer whose last application reference is gone.
 pub fn forget(info: &BufferInfo) {
     let mut st = info.state.lock();
+    if let (Current::Device(_), Some(by)) = (st.current, st.converted_by.take()) {
+        super::habits::saw(&by, false);
+    }
     st.current = Current::Host;
     if let Some(ev) = st.last_event.take() {
         drop(OwnedEvent(ev as cl_event));
@@ -119,6 +122,11 @@ pub fn ensure(queue: cl_command_queue, buffer: Handle, info: &BufferInfo, st: &m
         wait = vec![ev.0];
         last = Some(ev);
         st.current = if step.to_host { Current::Host } else { after(need) };
+        if step.to_host {
+            if let Some(by) = st.converted_by.take() {
+                super::habits::saw(&by, true);
+            }
+        }
     }
     let last = last.expect("a non-empty plan enqueues at least one step");
     // The state keeps its own reference; the caller gets `last`'s.

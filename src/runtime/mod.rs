@@ -10,11 +10,13 @@
 //! - `transparent`: rewritten kernels, their private program, and which kernel each launch runs;
 //! - `timing`: device time of conversions on profiling queues;
 //! - `cost`: the cost model that picks, per launch, the form a rewritten kernel runs in (pure);
-//! - `measure`: timing a launch for it; `tune`: the tile search and conversion costs per device.
+//! - `measure`: timing a launch for it; `tune`: the tile search and conversion costs per device;
+//! - `habits`: whether the buffers a kernel converts come back to host layout, across runs.
 
 pub mod access;
 pub mod convert;
 pub mod cost;
+pub mod habits;
 pub mod launch;
 pub mod measure;
 pub mod order;

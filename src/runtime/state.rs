@@ -100,17 +100,30 @@ pub struct BufferState {
     pub last_event: Option<usize>,
     /// Maps not yet unmapped (counted from before each map's enqueue).
     pub maps: u32,
-    /// What the launches of rewritten kernels on this buffer since the host last accessed it
-    /// would have taken as written, in ns (the cost model's measure of reuse).
+    /// What the cost model has seen of this buffer since the host last accessed it.
+    pub reuse: Reuse,
+    /// The rewritten kernel's argument that converted the buffer to its device layout, until it
+    /// comes back or is released (the cost model's `habits`).
+    pub converted_by: Option<super::habits::ConvertedBy>,
+}
+
+/// The cost model's record of one buffer between two host accesses (an epoch); a host access
+/// starts it over.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Reuse {
+    /// What the launches of rewritten kernels on the buffer would have taken as written, in ns.
     pub epoch_ns: f64,
-    /// A launch brought this buffer back from a device layout since the host last accessed
-    /// it (the cost model then leaves it in host layout until the host does).
+    /// A launch brought the buffer back from a device layout (the cost model then leaves it in
+    /// host layout until the host accesses it).
     pub sent_back: bool,
+    /// What the launches in ASTA have gained over their fastest host-layout form, in ns (negative
+    /// where kernels sharing the buffer lose there more than the others gain).
+    pub asta_gain_ns: f64,
 }
 
 impl Default for BufferState {
     fn default() -> Self {
-        BufferState { current: Current::Host, pinned: None, last_event: None, maps: 0, epoch_ns: 0.0, sent_back: false }
+        BufferState { current: Current::Host, pinned: None, last_event: None, maps: 0, reuse: Reuse::default(), converted_by: None }
     }
 }
 

@@ -15,9 +15,10 @@ use super::access::{self, BufferNeed, WaitList};
 use super::probe::{self, OwnedProgram};
 use super::program::{first_device, with_tile, KernelPlan, ParamPlan};
 use super::cost::{self, Decision, Times, Variant};
+use super::habits;
 use super::launch::{Dims, Enqueue};
 use super::measure;
-use super::state::{Current, Need};
+use super::state::{Current, DeviceLayout, Need};
 use super::tune::Tuned;
 use crate::annotation::KernelLayout;
 use crate::config::LogLevel;
@@ -78,11 +79,25 @@ pub struct Model {
     pub times: Times,
     /// Key of the kernel's times in the disk cache (device, program source, kernel), once the
     /// times were looked up there.
-    disk_key: Option<String>,
+    disk_key: Option<Arc<str>>,
     /// The form the last launch ran in, so that the log says when it changes.
     last: Option<Variant>,
     /// Launches that could not be timed; past a few the model stops asking.
     untimed: u32,
+}
+
+impl Model {
+    /// Takes the kernel's times and habits from the disk cache, under the key of the private
+    /// program it runs from.
+    fn load(&mut self, private_name: &str, program: &PrivateProgram) {
+        let key: Arc<str> = format!("{}|{}|{}", crate::diskcache::device_key(program.device as cl_device_id), private_name, program.source_hash).into();
+        if let Some(t) = crate::diskcache::get_json::<Times>("times", &key) {
+            crate::log::debug(&format!("kernel copy {private_name}: times from the cache: {t:?}"));
+            self.times = t;
+        }
+        habits::preload(&key);
+        self.disk_key = Some(key);
+    }
 }
 
 /// The program holding the copies, built with the application's options and the tile macro.
@@ -281,7 +296,12 @@ fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, 
     }
     crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
     let source_hash = crate::diskcache::fnv1a(format!("{source}\n{options}").as_bytes());
-    Ok(PrivateProgram { program: built, tile, wrong_layouts, device: device as usize, source_hash, rates, stage_wg })
+    let private = PrivateProgram { program: built, tile, wrong_layouts, device: device as usize, source_hash, rates, stage_wg };
+    // What earlier runs measured, read now rather than in the application's first launch.
+    for k in kernels.values() {
+        k.model.lock().load(&k.private_name, &private);
+    }
+    Ok(private)
 }
 
 /// The private program, from the on-disk cache's binary when its context has one device (the
@@ -407,37 +427,39 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
     if policy == crate::config::Policy::Always || (policy == crate::config::Policy::Never && !staged_ok) {
         // Nothing to measure: the policy alone decides. Whether the buffers can be converted is
         // checked once, by the ASTA copy's launch, which falls back to the kernel as written.
-        let l = cost::Launch { policy, staged_ok: false, asta_ok: true, in_asta: false, sent_back: false, m: 0.0, times: Times::default(), convert_ns: 0.0, epoch_written_ns: 0.0 };
-        return cost::decide(&l);
+        let l = cost::Launch { policy, staged_ok: false, asta_ok: true, in_asta: false, sent_back: false, m: 0.0, times: Times::default(), convert_ns: 0.0, epoch_written_ns: 0.0, asta_balance_ns: 0.0 };
+        let d = cost::decide(&l);
+        if d.variant == Variant::Asta {
+            mark_converted_by(plan.kernel.model.lock().disk_key.as_ref(), needs);
+        }
+        return d;
     }
     let asta_block = asta_blocker(needs);
     let mut model = plan.kernel.model.lock();
     if model.disk_key.is_none() {
-        let key = format!("{}|{}|{}", crate::diskcache::device_key(plan.program.device as cl_device_id), plan.kernel.private_name, plan.program.source_hash);
-        if let Some(t) = crate::diskcache::get_json::<Times>("times", &key) {
-            crate::log::debug(&format!("kernel {}: times from the cache: {t:?}", info.name));
-            model.times = t;
-        }
-        model.disk_key = Some(key);
+        model.load(&plan.kernel.private_name, &plan.program);
     }
     let m = structures(needs).unwrap_or(1.0);
     let mut in_asta = true;
     let mut sent_back = false;
     let mut epoch: f64 = 0.0;
+    let mut balance = f64::INFINITY;
     let mut convert_ns = 0.0;
     let mut buffers = Vec::new();
-    for n in needs {
-        let Need::Device(d) = n.need else { continue };
+    for (arg, n, d) in device_needs(needs) {
         let Some(b) = registry::get().buffers.get(registry::key(n.mem)) else { continue };
         let mut st = b.state.lock();
-        st.epoch_ns += model.times.written.unwrap_or(0.0) * m;
-        epoch = epoch.max(st.epoch_ns);
-        sent_back |= st.sent_back;
+        st.reuse.epoch_ns += model.times.written.unwrap_or(0.0) * m;
+        epoch = epoch.max(st.reuse.epoch_ns);
+        balance = balance.min(st.reuse.asta_gain_ns);
+        sent_back |= st.reuse.sent_back;
         buffers.push((b.clone(), matches!(st.current, Current::Device(_))));
         if st.current != Current::Device(d) {
             in_asta = false;
+            let back = model.disk_key.as_ref().is_none_or(|k| habits::may_come_back(k, arg));
             convert_ns += match plan.program.rates.get(&(d.shape.s, d.shape.w, d.host)) {
-                Some(t) => t.round_trip_ns(d.shape.bytes()),
+                Some(t) if back => t.round_trip_ns(d.shape.bytes()),
+                Some(t) => t.to_ns_per_byte * d.shape.bytes() as f64,
                 None => f64::INFINITY,
             };
         }
@@ -452,15 +474,21 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
         times: model.times,
         convert_ns,
         epoch_written_ns: epoch,
+        asta_balance_ns: if balance.is_finite() { balance } else { 0.0 },
     };
     let mut d = cost::decide(&l);
-    if d.variant != Variant::Asta {
-        // This launch brings converted buffers back: until the host accesses them, converting
-        // them again would only start another round trip.
-        for (b, converted) in &buffers {
-            if *converted {
-                b.state.lock().sent_back = true;
-            }
+    let gain = l.asta_gain_ns().filter(|_| d.variant == Variant::Asta);
+    if d.variant == Variant::Asta {
+        mark_converted_by(model.disk_key.as_ref(), needs);
+    }
+    for (b, converted) in &buffers {
+        let mut st = b.state.lock();
+        if let Some(g) = gain {
+            st.reuse.asta_gain_ns += g;
+        } else if d.variant != Variant::Asta && *converted {
+            // This launch brings the buffer back: until the host accesses it, converting it
+            // again would only start another round trip.
+            st.reuse.sent_back = true;
         }
     }
     if d.measure && model.untimed >= 3 {
@@ -471,6 +499,29 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
     }
     model.last = Some(d.variant);
     d
+}
+
+/// The buffers of `needs` that are to be converted for a device layout, each with its place
+/// among the kernel's converted arguments (the key of its habits).
+fn device_needs(needs: &[BufferNeed]) -> impl Iterator<Item = (u32, &BufferNeed, DeviceLayout)> {
+    (0u32..).zip(needs.iter().filter_map(|n| match n.need {
+        Need::Device(d) => Some((n, d)),
+        _ => None,
+    })).map(|(arg, (n, d))| (arg, n, d))
+}
+
+/// Notes in each buffer this launch converts which kernel argument converted it, so that what
+/// becomes of it is learnt (`habits`).
+fn mark_converted_by(kernel: Option<&Arc<str>>, needs: &[BufferNeed]) {
+    let Some(kernel) = kernel else { return };
+    for (arg, n, _) in device_needs(needs) {
+        if let Some(b) = registry::get().buffers.get(registry::key(n.mem)) {
+            let mut st = b.state.lock();
+            if !matches!(st.current, Current::Device(_)) {
+                st.converted_by = Some(habits::ConvertedBy { kernel: kernel.clone(), arg });
+            }
+        }
+    }
 }
 
 /// Keeps a launch's measured time (or counts that it could not be timed).
