@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
-# blackscholes -i 1 (large) under each layer of clayout: where a fixed per-run cost comes from.
+# On the GPU machine, after scripts/device/samples.sh (or make -C samples) built the samples into
+# /tmp/clayout-target/samples: blackscholes with one iteration at the large size, four times
+# each without clayout and with more and more of it switched on (CLAYOUT_DISABLE=1, the DL
+# runtime without rewriting, the transparent mode under never, under auto), printing kernel_ms:
+# where a fixed per-run cost comes from (docs/results.md). Needs the release library in
+# .devcarry/rt/libclayout.so.
 lib=$(readlink -f .devcarry/rt/libclayout.so)
 bin=/tmp/clayout-target/samples/blackscholes/blackscholes
 export SAMPLE_PLATFORM=NVIDIA CLAYOUT_CACHE_DIR=/tmp/ovh-cache
