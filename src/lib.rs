@@ -11,6 +11,7 @@ mod hooks;
 pub mod layout;
 pub mod log;
 pub mod marshal;
+pub mod owned;
 pub mod real;
 pub mod registry;
 pub mod rewrite;

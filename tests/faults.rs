@@ -56,27 +56,34 @@ fn failed_probe_fails_the_asta_launch() {
     assert_eq!(stats["marshal"]["to_device_layout"].as_u64(), Some(0));
 }
 
+/// dl_seq's sequence `mode` on the unmodified AoS kernels in the transparent mode under `policy`,
+/// with clayout's calls at fault site `site` failing: the plain run's results (`base`), and the
+/// statistics.
+fn faulted(base: &Output, mode: &str, site: &str, policy: &str) -> Value {
+    let json = scratch(&format!("{policy}-{site}")).join("stats.json");
+    let out = run(
+        &cmd("particles_aos.cl", mode)
+            .shimmed_with(fault_lib())
+            .env("CLAYOUT_FAULT", site)
+            .env("CLAYOUT_POLICY", policy)
+            .env("CLAYOUT_ANNOTATIONS", paths().root.join("tests/dl/particles.dl").as_os_str())
+            .env("CLAYOUT_STATS", json.as_os_str()),
+        TIMEOUT,
+    );
+    assert_same(base, &out);
+    read_stats(&json, &out)
+}
+
 /// The transparent mode's own calls failing in turn (its private program's build, the layout
 /// probe, the copy's creation, arguments and launch, the conversions): the unmodified AoS kernels
 /// run as written, or their copies on correctly converted buffers, with the plain run's results.
 #[test]
 fn transparent_mode_faults_leave_results_unchanged() {
-    let side = paths().root.join("tests/dl/particles.dl");
     for mode in ["launches", "multi", "soa", "twoqueues", "map"] {
         let base = run(&cmd("particles_aos.cl", mode), TIMEOUT);
         assert_ok(&base);
         for site in ["build", "probe", "kernel", "conversion", "marker", "wait", "all"] {
-            let json = scratch(site).join("stats.json");
-            let out = run(
-                &cmd("particles_aos.cl", mode)
-                    .shimmed_with(fault_lib())
-                    .env("CLAYOUT_FAULT", site)
-                    .env("CLAYOUT_ANNOTATIONS", side.as_os_str())
-                    .env("CLAYOUT_STATS", json.as_os_str()),
-                TIMEOUT,
-            );
-            assert_same(&base, &out);
-            let stats = read_stats(&json, &out);
+            let stats = faulted(&base, mode, site, "always");
             // A failed marker or wait has a slower safe path that still runs the copies.
             if !["conversion", "marker", "wait"].contains(&site) {
                 assert_eq!(stats["launches_rewritten"].as_u64(), Some(0), "{mode} with {site}: {stats:#}");
@@ -90,24 +97,12 @@ fn transparent_mode_faults_leave_results_unchanged() {
 /// creation or launch leaves the kernels as written, with the plain run's results.
 #[test]
 fn staged_copies_faults_leave_results_unchanged() {
-    let side = paths().root.join("tests/dl/particles.dl");
     for mode in ["launches", "multi"] {
         let base = run(&cmd("particles_aos.cl", mode), TIMEOUT);
         assert_ok(&base);
         for policy in ["never", "auto"] {
             for site in ["build", "kernel", "all"] {
-                let json = scratch(&format!("{policy}-{site}")).join("stats.json");
-                let out = run(
-                    &cmd("particles_aos.cl", mode)
-                        .shimmed_with(fault_lib())
-                        .env("CLAYOUT_FAULT", site)
-                        .env("CLAYOUT_POLICY", policy)
-                        .env("CLAYOUT_ANNOTATIONS", side.as_os_str())
-                        .env("CLAYOUT_STATS", json.as_os_str()),
-                    TIMEOUT,
-                );
-                assert_same(&base, &out);
-                let stats = read_stats(&json, &out);
+                let stats = faulted(&base, mode, site, policy);
                 assert_eq!(stats["launches_rewritten"].as_u64(), Some(0), "{mode} {policy} {site}: {stats:#}");
                 let staged = stats["policy"]["kernels"]["advance"]["launches"]["staged"].as_u64().unwrap_or(0);
                 assert_eq!(staged, 0, "{mode} {policy} {site}: a staged copy ran\n{stats:#}");

@@ -43,6 +43,7 @@
 //! Work-group shapes come from device queries; the few free choices are in [`Tuning`], which
 //! only the benchmark changes ([`set_tuning`]): clayout reads no environment variable for them.
 
+use crate::owned::OwnedKernel as Kernel;
 use crate::layout::{Layout, Shape};
 use crate::real::api;
 use libc::{c_void, size_t};
@@ -198,16 +199,6 @@ unsafe fn build(ctx: cl_context, dev: cl_device_id, t: u32, opts: &str) -> Resul
     }
     let src = format!("{}\n{}", crate::layout::asta_macros(Some(t)), SOURCE);
     crate::binaries::build(ctx, dev, &src, opts, "conv").map(Prog)
-}
-
-struct Kernel(cl_kernel);
-impl Drop for Kernel {
-    fn drop(&mut self) {
-        // SAFETY: we own one reference.
-        unsafe {
-            api().clReleaseKernel(self.0);
-        }
-    }
 }
 
 fn kernel(prog: cl_program, name: &str, dev: cl_device_id, need_wg: usize) -> Res<Kernel> {

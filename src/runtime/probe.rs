@@ -2,6 +2,7 @@
 //! options, and running a one-work-item probe kernel that writes `ulong`s (sizes and offsets as
 //! the device compiler sees them).
 
+use crate::owned::{OwnedKernel, OwnedMem, OwnedQueue};
 use crate::real::api;
 use libc::c_void;
 use opencl_sys::*;
@@ -19,16 +20,6 @@ unsafe impl Sync for OwnedProgram {}
 impl Drop for OwnedProgram {
     fn drop(&mut self) {
         unsafe { api().clReleaseProgram(self.0) };
-    }
-}
-
-/// Releases OpenCL objects in reverse order of creation, whatever path leaves the probe.
-struct Cleanup(Vec<Box<dyn FnOnce()>>);
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        while let Some(f) = self.0.pop() {
-            f();
-        }
     }
 }
 
@@ -82,38 +73,28 @@ pub fn run(ctx: cl_context, device: cl_device_id, program: cl_program, name: &st
     }
     let cname = CString::new(name).map_err(|_| "bad probe name")?;
     let bytes = 8 * count.max(1);
-    let mut clean = Cleanup(Vec::new());
     let mut err = CL_SUCCESS;
     unsafe {
-        let k = api().clCreateKernel(program, cname.as_ptr(), &mut err);
-        if k.is_null() {
+        let k = OwnedKernel(api().clCreateKernel(program, cname.as_ptr(), &mut err));
+        if k.0.is_null() {
             return Err(format!("probe kernel not created ({err})"));
         }
-        clean.0.push(Box::new(move || {
-            api().clReleaseKernel(k);
-        }));
-        let buf = api().clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, bytes, std::ptr::null_mut(), &mut err);
-        if buf.is_null() {
+        let buf = OwnedMem(api().clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, bytes, std::ptr::null_mut(), &mut err));
+        if buf.0.is_null() {
             return Err(format!("probe buffer not created ({err})"));
         }
-        clean.0.push(Box::new(move || {
-            api().clReleaseMemObject(buf);
-        }));
-        let q = api().clCreateCommandQueue(ctx, device, 0, &mut err);
-        if q.is_null() {
+        let q = OwnedQueue(api().clCreateCommandQueue(ctx, device, 0, &mut err));
+        if q.0.is_null() {
             return Err(format!("probe queue not created ({err})"));
         }
-        clean.0.push(Box::new(move || {
-            api().clReleaseCommandQueue(q);
-        }));
-        api().clSetKernelArg(k, 0, std::mem::size_of::<cl_mem>(), &buf as *const cl_mem as *const c_void);
+        api().clSetKernelArg(k.0, 0, std::mem::size_of::<cl_mem>(), &buf.0 as *const cl_mem as *const c_void);
         let one: usize = 1;
-        let r = api().clEnqueueNDRangeKernel(q, k, 1, std::ptr::null(), &one, &one, 0, std::ptr::null(), std::ptr::null_mut());
+        let r = api().clEnqueueNDRangeKernel(q.0, k.0, 1, std::ptr::null(), &one, &one, 0, std::ptr::null(), std::ptr::null_mut());
         if r != CL_SUCCESS {
             return Err(format!("probe kernel did not run ({r})"));
         }
         let mut out = vec![0u64; count.max(1)];
-        let r = api().clEnqueueReadBuffer(q, buf, CL_TRUE, 0, bytes, out.as_mut_ptr() as *mut c_void, 0, std::ptr::null(), std::ptr::null_mut());
+        let r = api().clEnqueueReadBuffer(q.0, buf.0, CL_TRUE, 0, bytes, out.as_mut_ptr() as *mut c_void, 0, std::ptr::null(), std::ptr::null_mut());
         if r != CL_SUCCESS {
             return Err(format!("probe result not read ({r})"));
         }

@@ -18,7 +18,7 @@ use super::cost::{self, Decision, Times, Variant};
 use super::habits;
 use super::launch::{Dims, Enqueue};
 use super::measure;
-use super::state::{Current, DeviceLayout, Need};
+use super::state::{BufferState, Current, DeviceLayout, Need};
 use super::tune::Tuned;
 use crate::annotation::KernelLayout;
 use crate::config::LogLevel;
@@ -453,7 +453,7 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
         epoch = epoch.max(st.reuse.epoch_ns);
         balance = balance.min(st.reuse.asta_gain_ns);
         sent_back |= st.reuse.sent_back;
-        buffers.push((b.clone(), matches!(st.current, Current::Device(_))));
+        buffers.push((b.clone(), arg, matches!(st.current, Current::Device(_))));
         if st.current != Current::Device(d) {
             in_asta = false;
             let back = model.disk_key.as_ref().is_none_or(|k| habits::may_come_back(k, arg));
@@ -478,11 +478,11 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
     };
     let mut d = cost::decide(&l);
     let gain = l.asta_gain_ns().filter(|_| d.variant == Variant::Asta);
-    if d.variant == Variant::Asta {
-        mark_converted_by(model.disk_key.as_ref(), needs);
-    }
-    for (b, converted) in &buffers {
+    for (b, arg, converted) in &buffers {
         let mut st = b.state.lock();
+        if let (Variant::Asta, Some(kernel)) = (d.variant, &model.disk_key) {
+            note_converter(&mut st, kernel, *arg);
+        }
         if let Some(g) = gain {
             st.reuse.asta_gain_ns += g;
         } else if d.variant != Variant::Asta && *converted {
@@ -516,11 +516,15 @@ fn mark_converted_by(kernel: Option<&Arc<str>>, needs: &[BufferNeed]) {
     let Some(kernel) = kernel else { return };
     for (arg, n, _) in device_needs(needs) {
         if let Some(b) = registry::get().buffers.get(registry::key(n.mem)) {
-            let mut st = b.state.lock();
-            if !matches!(st.current, Current::Device(_)) {
-                st.converted_by = Some(habits::ConvertedBy { kernel: kernel.clone(), arg });
-            }
+            note_converter(&mut b.state.lock(), kernel, arg);
         }
+    }
+}
+
+/// The buffer, if this launch converts it, was converted by `kernel`'s argument `arg`.
+fn note_converter(st: &mut BufferState, kernel: &Arc<str>, arg: u32) {
+    if !matches!(st.current, Current::Device(_)) {
+        st.converted_by = Some(habits::ConvertedBy { kernel: kernel.clone(), arg });
     }
 }
 

@@ -10,6 +10,7 @@
 
 use super::convert::OwnedEvent;
 use crate::layout::{Layout, Shape};
+use crate::owned::{OwnedKernel, OwnedMem, OwnedQueue};
 use crate::real::{api, device_scalar};
 use once_cell::sync::Lazy;
 use opencl_sys::*;
@@ -51,19 +52,6 @@ struct Key {
 }
 
 static TUNED: Lazy<Mutex<HashMap<Key, Option<Tuned>>>> = Lazy::new(|| Mutex::new(HashMap::new()));
-
-struct OwnedMem(cl_mem);
-impl Drop for OwnedMem {
-    fn drop(&mut self) {
-        unsafe { api().clReleaseMemObject(self.0) };
-    }
-}
-struct OwnedQueue(cl_command_queue);
-impl Drop for OwnedQueue {
-    fn drop(&mut self) {
-        unsafe { api().clReleaseCommandQueue(self.0) };
-    }
-}
 
 /// The scratch size: big enough that a GPU runs at bandwidth, small next to its memory; a CPU
 /// device gets a smaller one, still large enough that its timings are not mostly noise.
@@ -228,13 +216,7 @@ fn stream_time(ctx: cl_context, dev: cl_device_id, q: cl_command_queue, mem: cl_
     if k.is_null() {
         return None;
     }
-    struct K(cl_kernel);
-    impl Drop for K {
-        fn drop(&mut self) {
-            unsafe { api().clReleaseKernel(self.0) };
-        }
-    }
-    let k = K(k);
+    let k = OwnedKernel(k);
     let m: cl_ulong = shape.m;
     let ok = unsafe {
         api().clSetKernelArg(k.0, 0, std::mem::size_of::<cl_mem>(), &mem as *const cl_mem as *const _) == CL_SUCCESS
