@@ -200,93 +200,99 @@ P010_KERNEL(p010_asta_to_aos, S_)
 #define P100_NV (T_ / P100_PV)
 #define FLAG_MASK(p) (1u << (uint)((p) & 31))
 
-__kernel void p100_wi(__global WORD* data, ulong base, __global volatile uint* flags,
-                      uint A, uint B, uint zero)
-{
-    const ulong nse = (ulong)A * B;
-    const ulong mod = nse - 1;
-    const ulong p = get_global_id(0);
-    if (p == 0 || p >= mod) return;
-    ulong next = (p * A) % mod;
-    if (next == p) return;
-    if (flags[p >> 5] & FLAG_MASK(p)) return;
-    __global PT* a = (__global PT*)(data + base);
-    PT r1[P100_NV];
-    uint dep = 0;
-    #pragma unroll
-    for (uint k = 0; k < P100_NV; ++k) {
-        r1[k] = a[p * P100_NV + k];
-        dep ^= FOLDP(r1[k]);
+/* Reads the start super-element p into r1 and tests p's done bit after the read (address
+ * dependency, see FOLD); runs ON_DONE when p's original was already taken by a chain. */
+#define P100_TAKE_START(a, p, r1, ON_DONE)                                                  \
+    {                                                                                       \
+        uint dep_ = 0;                                                                      \
+        for (uint k = 0; k < P100_NV; ++k) {                                                \
+            r1[k] = a[(p) * P100_NV + k];                                                   \
+            dep_ ^= FOLDP(r1[k]);                                                           \
+        }                                                                                   \
+        if (atomic_or(&flags[((p) >> 5) + (dep_ & zero)], 0u) & FLAG_MASK(p)) { ON_DONE; }  \
     }
-    /* the start's bit, tested after the start was read (address dependency, see FOLD) */
-    if (atomic_or(&flags[(p >> 5) + (dep & zero)], 0u) & FLAG_MASK(p)) return;
-    for (;;) {
+
+/* One hop of a chain carrying r1 to `next`: claims `next`, reads its original, writes r1
+ * there and advances; runs ON_LOST (and writes nothing) when another chain claimed it. */
 #if P100_SPEC
-        /* speculative: read the next super-element while claiming it */
-        PT r2[P100_NV];
-        #pragma unroll
-        for (uint k = 0; k < P100_NV; ++k) r2[k] = a[next * P100_NV + k];
-        if (atomic_or(&flags[next >> 5], FLAG_MASK(next)) & FLAG_MASK(next)) break;
-#else
-        /* claim first, then read: a lost claim costs no read of T words */
-        if (atomic_or(&flags[next >> 5], FLAG_MASK(next)) & FLAG_MASK(next)) break;
-        PT r2[P100_NV];
-        #pragma unroll
-        for (uint k = 0; k < P100_NV; ++k) r2[k] = a[next * P100_NV + k];
-#endif
-        /* only the claimer of `next` ever writes it, and only after reading it */
-        #pragma unroll
-        for (uint k = 0; k < P100_NV; ++k) {
-            a[next * P100_NV + k] = r1[k];
-            r1[k] = r2[k];
-        }
-        next = (next * A) % mod;
+/* speculative: read the next super-element while claiming it */
+#  define P100_HOP(a, next, r1, ON_LOST)                                                    \
+    {                                                                                       \
+        PT r2[P100_NV];                                                                     \
+        for (uint k = 0; k < P100_NV; ++k) r2[k] = a[(next) * P100_NV + k];                 \
+        if (atomic_or(&flags[(next) >> 5], FLAG_MASK(next)) & FLAG_MASK(next)) { ON_LOST; } \
+        P100_HOP_STORE(a, next, r1, r2)                                                     \
     }
+#else
+/* claim first, then read: a lost claim costs no read of T words */
+#  define P100_HOP(a, next, r1, ON_LOST)                                                    \
+    {                                                                                       \
+        if (atomic_or(&flags[(next) >> 5], FLAG_MASK(next)) & FLAG_MASK(next)) { ON_LOST; } \
+        PT r2[P100_NV];                                                                     \
+        for (uint k = 0; k < P100_NV; ++k) r2[k] = a[(next) * P100_NV + k];                 \
+        P100_HOP_STORE(a, next, r1, r2)                                                     \
+    }
+#endif
+/* only the claimer of `next` ever writes it, and only after reading it */
+#define P100_HOP_STORE(a, next, r1, r2)                                                     \
+    for (uint k = 0; k < P100_NV; ++k) {                                                    \
+        a[(next) * P100_NV + k] = r1[k];                                                    \
+        r1[k] = r2[k];                                                                      \
+    }                                                                                       \
+    next = ((next) * A) % mod;
+
+#define P100_WI_KERNEL(NAME, QUAL)                                                          \
+__kernel void NAME(__global WORD* data, ulong base, __global volatile uint* flags,          \
+                   uint A, uint B, uint zero)                                               \
+{                                                                                           \
+    const ulong mod = (ulong)A * B - 1;                                                     \
+    const ulong p = get_global_id(0);                                                       \
+    if (p == 0 || p >= mod) return;                                                         \
+    ulong next = (p * A) % mod;                                                             \
+    if (next == p) return;                                                                  \
+    if (flags[p >> 5] & FLAG_MASK(p)) return;                                               \
+    __global QUAL PT* a = (__global QUAL PT*)(data + base);                                 \
+    PT r1[P100_NV];                                                                         \
+    P100_TAKE_START(a, p, r1, return)                                                       \
+    for (;;) P100_HOP(a, next, r1, break)                                                   \
 }
 
+P100_WI_KERNEL(p100_wi, )
 /* p100_wiv: p100_wi with volatile data accesses (bypassing non-coherent L1 caches); a
  * diagnostic variant. */
-__kernel void p100_wiv(__global WORD* data, ulong base, __global volatile uint* flags,
+P100_WI_KERNEL(p100_wiv, volatile)
+
+/* p100_wp: p100_wi with persistent work-items. Each of the launched work-items takes the
+ * starts gid+1, gid+1+G, ... (G = global size) in turn, one step per loop iteration: either
+ * the next candidate start or the next hop of the chain it carries. With one work-item per
+ * start, on structures of odd S (a few very long cycles) nearly every start is read before a
+ * chain reaches it, and the chain that does reach it reads it again and then reads one more
+ * super-element it loses: about three reads per write. Here only G chains start at first;
+ * a work-item whose chain ends takes later starts, most of which are already done (one
+ * flag-word read each), so the wasted reads are about two per chain, not per super-element. */
+__kernel void p100_wp(__global WORD* data, ulong base, __global volatile uint* flags,
                       uint A, uint B, uint zero)
 {
-    const ulong nse = (ulong)A * B;
-    const ulong mod = nse - 1;
-    const ulong p = get_global_id(0);
-    if (p == 0 || p >= mod) return;
-    ulong next = (p * A) % mod;
-    if (next == p) return;
-    if (flags[p >> 5] & FLAG_MASK(p)) return;
-    __global volatile PT* a = (__global volatile PT*)(data + base);
+    const ulong mod = (ulong)A * B - 1;
+    const ulong G = get_global_size(0);
+    __global PT* a = (__global PT*)(data + base);
     PT r1[P100_NV];
-    uint dep = 0;
-    #pragma unroll
-    for (uint k = 0; k < P100_NV; ++k) {
-        r1[k] = a[p * P100_NV + k];
-        dep ^= FOLDP(r1[k]);
-    }
-    /* the start's bit, tested after the start was read (address dependency, see FOLD) */
-    if (atomic_or(&flags[(p >> 5) + (dep & zero)], 0u) & FLAG_MASK(p)) return;
+    ulong cand = get_global_id(0) + 1;
+    ulong next = 0;
+    bool carrying = false;
     for (;;) {
-#if P100_SPEC
-        /* speculative: read the next super-element while claiming it */
-        PT r2[P100_NV];
-        #pragma unroll
-        for (uint k = 0; k < P100_NV; ++k) r2[k] = a[next * P100_NV + k];
-        if (atomic_or(&flags[next >> 5], FLAG_MASK(next)) & FLAG_MASK(next)) break;
-#else
-        /* claim first, then read: a lost claim costs no read of T words */
-        if (atomic_or(&flags[next >> 5], FLAG_MASK(next)) & FLAG_MASK(next)) break;
-        PT r2[P100_NV];
-        #pragma unroll
-        for (uint k = 0; k < P100_NV; ++k) r2[k] = a[next * P100_NV + k];
-#endif
-        /* only the claimer of `next` ever writes it, and only after reading it */
-        #pragma unroll
-        for (uint k = 0; k < P100_NV; ++k) {
-            a[next * P100_NV + k] = r1[k];
-            r1[k] = r2[k];
+        if (carrying) {
+            P100_HOP(a, next, r1, carrying = false; continue)
+        } else {
+            if (cand >= mod) return;
+            const ulong p = cand;
+            cand += G;
+            next = (p * A) % mod;
+            if (next == p) continue;
+            if (flags[p >> 5] & FLAG_MASK(p)) continue;
+            P100_TAKE_START(a, p, r1, continue)
+            carrying = true;
         }
-        next = (next * A) % mod;
     }
 }
 

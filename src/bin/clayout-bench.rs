@@ -1,11 +1,15 @@
 //! clayout-bench: throughput of the in-place layout conversions (clayout::marshal) next to
 //! clEnqueueCopyBuffer of the same bytes and an out-of-place tiled transpose, per direction.
 //!
-//! Usage: clayout-bench [--platform NAME] [--quick] [--json FILE] [--sweep]
+//! Usage: clayout-bench [--platform NAME] [--quick] [--json FILE] [--sweep [--variants A,B]]
+//!                      [--mib N] [--tile T] [--s S]
 //!   --platform NAME  first platform whose name contains NAME (default: the first one)
 //!   --quick          small buffers and fewer shapes (PoCL-friendly, < 2 minutes)
 //!   --json FILE      also write the records as a JSON list
-//!   --sweep          also time tuning variants of the kernels (clayout::marshal::Tuning)
+//!   --sweep          also time tuning variants of the kernels (clayout::marshal::Tuning), at
+//!                    T = 32, w = 4 and 8, on the largest size up to 256 MiB (or --mib)
+//!   --variants A,B   only these sweep variants (names as printed in the variant column)
+//!   --mib, --tile, --s  only this buffer size, tile, structure size
 //!
 //! GB/s count bytes read plus bytes written: 2 x buffer bytes per conversion, copy or
 //! transpose. Times are device times from event profiling (median of several runs after a
@@ -563,6 +567,7 @@ fn main() {
     let mut only_mib: Option<u64> = None;
     let mut only_t: Option<u32> = None;
     let mut only_s: Option<u32> = None;
+    let mut only_variants: Option<Vec<String>> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -573,6 +578,9 @@ fn main() {
             "--mib" => only_mib = args.next().and_then(|v| v.parse().ok()),
             "--tile" => only_t = args.next().and_then(|v| v.parse().ok()),
             "--s" => only_s = args.next().and_then(|v| v.parse().ok()),
+            "--variants" => {
+                only_variants = args.next().map(|v| v.split(',').map(str::to_string).collect())
+            }
             "-h" | "--help" => {
                 println!("clayout-bench [--platform NAME] [--quick] [--json FILE] [--sweep]");
                 return;
@@ -644,6 +652,7 @@ fn main() {
             let base = Tuning::default();
             let bs = |bytes: u64, l: u32| Tuning { bs_bytes: bytes, bs_l: l, ..base };
             let p100 = |k: P100Kernel, l: u32| Tuning { p100: k, p100_l: l, ..base };
+            let wp = |per_cu: u32, l: u32| Tuning { p100: P100Kernel::Persistent, p100_per_cu: per_cu, p100_l: l, ..base };
             let variants: &[(&str, Tuning)] = &[
                 ("bs8k_l256", bs(8192, 256)),
                 ("bs16k_l256", bs(16384, 256)),
@@ -655,22 +664,26 @@ fn main() {
                 ("wi256", p100(P100Kernel::WorkItem, 256)),
                 ("wg", p100(P100Kernel::WorkGroup, base.p100_l)),
                 ("wiv", p100(P100Kernel::WorkItemVolatile, base.p100_l)),
+                ("wi128", p100(P100Kernel::WorkItem, 128)),
+                ("wp512", wp(512, 128)),
+                ("wp1k", wp(1024, 128)),
+                ("wp2k", wp(2048, 128)),
+                ("wp4k", wp(4096, 128)),
+                ("wp2k_l256", wp(2048, 256)),
             ];
+            let sweep_s: Vec<u32> = match only_s {
+                Some(x) => vec![x],
+                None => vec![2, 4, 5, 8, 19, 32],
+            };
             for (vname, tuning) in variants {
+                if only_variants.as_ref().is_some_and(|v| !v.iter().any(|n| n == vname)) {
+                    continue;
+                }
                 set_tuning(*tuning);
-                for &s in &[2u32, 5, 8, 19, 32] {
-                    bench_shape(
-                        &c,
-                        &bufs,
-                        oop4,
-                        size,
-                        s,
-                        32,
-                        4,
-                        3,
-                        &format!("sweep:{vname}"),
-                        &mut recs,
-                    );
+                for (w, oop) in [(4u32, oop4), (8, oop8)] {
+                    for &s in &sweep_s {
+                        bench_shape(&c, &bufs, oop, size, s, 32, w, 3, &format!("sweep:{vname}"), &mut recs);
+                    }
                 }
             }
             set_tuning(base);

@@ -114,6 +114,7 @@ struct DevInfo {
     max_wg: usize,
     /// Warp / wavefront width used for group sizes: 32 NVIDIA, 64 AMD, 32 otherwise.
     simd: usize,
+    compute_units: u32,
 }
 
 static DEVINFO: Lazy<Mutex<HashMap<usize, DevInfo>>> = Lazy::new(|| Mutex::new(HashMap::new()));
@@ -131,6 +132,7 @@ fn dev_info(d: cl_device_id) -> DevInfo {
         let vendor = dev_string(d, CL_DEVICE_VENDOR);
         let local_mem: cl_ulong = crate::real::device_scalar(d, CL_DEVICE_LOCAL_MEM_SIZE);
         let max_wg: size_t = crate::real::device_scalar(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+        let compute_units: cl_uint = crate::real::device_scalar(d, CL_DEVICE_MAX_COMPUTE_UNITS);
         let v = vendor.to_ascii_lowercase();
         let simd = if v.contains("nvidia") {
             32
@@ -144,6 +146,7 @@ fn dev_info(d: cl_device_id) -> DevInfo {
             local_mem: local_mem.max(1024),
             max_wg: max_wg.max(1),
             simd,
+            compute_units: compute_units.max(1),
         }
     };
     DEVINFO.lock().insert(d as usize, info.clone());
@@ -380,6 +383,9 @@ struct Plan {
     p100_wi: bool,
     /// The volatile-access twin of p100_wi.
     p100_volatile: bool,
+    /// At most this many persistent work-items take the starts in turn (p100_wp); 0: one
+    /// work-item per start (p100_wi).
+    p100_persistent: u64,
     p100_wi_l: u32,
     /// p100_wi reads the next super-element while claiming it (see [`Tuning::p100_spec`]).
     p100_spec: bool,
@@ -396,6 +402,9 @@ pub enum P100Kernel {
     WorkItem,
     /// The volatile-access twin of the work-item kernel.
     WorkItemVolatile,
+    /// The work-item kernel with persistent work-items that take the starts in turn
+    /// ([`Tuning::p100_per_cu`] per compute unit).
+    Persistent,
     WorkGroup,
 }
 
@@ -413,12 +422,14 @@ pub struct Tuning {
     /// Read the next super-element while claiming it (else claim first: no wasted read, but
     /// two serialized latencies per hop, ~10% of copy on an H100).
     pub p100_spec: bool,
+    /// Work-items per compute unit of the persistent PTTWAC 100 kernel.
+    pub p100_per_cu: u32,
     /// Use 16-byte vector accesses where alignment allows.
     pub vectors: bool,
 }
 
 impl Tuning {
-    const DEFAULT: Tuning = Tuning { bs_bytes: 16384, bs_l: 256, p100: P100Kernel::Auto, p100_l: 128, p100_spec: true, vectors: true };
+    const DEFAULT: Tuning = Tuning { bs_bytes: 16384, bs_l: 256, p100: P100Kernel::Auto, p100_l: 128, p100_spec: true, p100_per_cu: 2048, vectors: true };
 }
 
 impl Default for Tuning {
@@ -503,7 +514,7 @@ fn plan(di: &DevInfo, s: u32, t: u32, w: u32, aligned16: bool) -> Res<Plan> {
     };
     let p100_wi = match tune.p100 {
         P100Kernel::WorkGroup => false,
-        P100Kernel::WorkItem | P100Kernel::WorkItemVolatile => true,
+        P100Kernel::WorkItem | P100Kernel::WorkItemVolatile | P100Kernel::Persistent => true,
         P100Kernel::Auto => t as u64 * w as u64 <= 256,
     };
     Ok(Plan {
@@ -520,6 +531,11 @@ fn plan(di: &DevInfo, s: u32, t: u32, w: u32, aligned16: bool) -> Res<Plan> {
         p100_pv,
         p100_wi,
         p100_volatile: tune.p100 == P100Kernel::WorkItemVolatile,
+        p100_persistent: if tune.p100 == P100Kernel::Persistent {
+            di.compute_units as u64 * tune.p100_per_cu.max(1) as u64
+        } else {
+            0
+        },
         p100_wi_l: tune.p100_l.min(maxwg).max(1),
         p100_spec: tune.p100_spec,
         p100_wg_l: (t.min(di.simd as u32)).min(maxwg).max(1),
@@ -757,6 +773,8 @@ fn kernels(
                 prog,
                 if p.p100_volatile {
                     "p100_wiv"
+                } else if p.p100_persistent > 0 {
+                    "p100_wp"
                 } else {
                     "p100_wi"
                 },
@@ -1194,7 +1212,9 @@ fn p100(
         Arg::U32(b),
         Arg::U32(0),
     ];
-    if p.p100_wi {
+    if p.p100_persistent > 0 {
+        ch.launch(&k.p100, &args, n.min(p.p100_persistent), p.p100_wi_l, "p100_wp")
+    } else if p.p100_wi {
         ch.launch(&k.p100, &args, n, p.p100_wi_l, "p100_wi")
     } else {
         ch.launch(
@@ -1233,7 +1253,9 @@ pub fn describe(
                         }
                     }
                     _ => {
-                        if p.p100_wi {
+                        if p.p100_persistent > 0 {
+                            format!("p100_wp(L={},pv={},G={})", p.p100_wi_l, p.p100_pv, p.p100_persistent)
+                        } else if p.p100_wi {
                             format!(
                                 "p100_wi{}(L={},pv={})",
                                 if p.p100_volatile { "v" } else { "" },
