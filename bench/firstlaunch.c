@@ -1,0 +1,123 @@
+/* firstlaunch: what the OpenCL driver charges the first launch of a kernel after other work
+ * in the same context, without clayout. It runs the blackscholes sample's AoS kernel over
+ * N options twice (each launch timed from enqueue to clFinish) after doing, before the first
+ * launch, what clayout does after a build, one piece at a time:
+ *
+ *   -   nothing
+ *   p   build a second program (the same source plus a probe kernel), create its kernel,
+ *       release both without launching
+ *   P   the same, and run the probe kernel once on a queue of its own (clayout's structure
+ *       probe, src/runtime/probe.rs)
+ *   u   the same as P, but on the application's queue
+ *   q   only create and release a second queue
+ *   k   as P, but keep the second program and its kernel alive until exit
+ *   K   as p, but keep the second program and its kernel alive until exit
+ *   C   as k, then also build a third program (one empty kernel) and keep it, unlaunched
+ *
+ * Usage: firstlaunch MODE [N] [PLATFORM]   (run it a few times per mode: process start-up
+ * varies). Prints "MODE first_ms second_ms enqueue first_ms second_ms" (each launch from
+ * enqueue to clFinish, then the enqueue call alone). Diagnostic for docs/results.md. */
+#include "../samples/common/sample.h"
+
+static const char *probe_src =
+    "\n__kernel void clayout_probe_sizes(__global ulong *out) { out[0] = sizeof(option_t); }\n";
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "-";
+    size_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 33554432;
+    sample_cl s;
+    sample_open(&s, argc > 3 ? argv[3] : getenv("SAMPLE_PLATFORM"));
+    char path[4096];
+    sample_kernel_path(path, sizeof path, argv[0], "samples/blackscholes", "blackscholes", "aos");
+    cl_program prog = sample_build(&s, path, "");
+    cl_kernel k = sample_kernel(prog, "black_scholes");
+    cl_int err;
+    size_t bytes = n * 20;
+    float *host = malloc(bytes);
+    for (size_t i = 0; i < n * 5; i++) host[i] = 1.0f + (float)(i % 97) * 0.01f;
+    cl_mem buf = clCreateBuffer(s.context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    CHECK(err);
+    CHECK(clEnqueueWriteBuffer(s.queue, buf, CL_TRUE, 0, bytes, host, 0, NULL, NULL));
+    float r = 0.02f, v = 0.3f;
+    cl_uint nn = (cl_uint)n;
+    CHECK(clSetKernelArg(k, 0, sizeof buf, &buf));
+    CHECK(clSetKernelArg(k, 1, sizeof r, &r));
+    CHECK(clSetKernelArg(k, 2, sizeof v, &v));
+    CHECK(clSetKernelArg(k, 3, sizeof nn, &nn));
+
+    cl_program p2 = NULL;
+    cl_kernel k2 = NULL;
+    if (strpbrk(mode, "pPukKC")) {
+        char *src = sample_read_file(path);
+        const char *parts[2] = {src, probe_src};
+        p2 = clCreateProgramWithSource(s.context, 2, parts, NULL, &err);
+        CHECK(err);
+        CHECK(clBuildProgram(p2, 1, &s.device, "", NULL, NULL));
+        k2 = clCreateKernel(p2, "clayout_probe_sizes", &err);
+        CHECK(err);
+        free(src);
+        if (strpbrk(mode, "PukC")) {
+            cl_mem out = clCreateBuffer(s.context, CL_MEM_WRITE_ONLY, 8, NULL, &err);
+            CHECK(err);
+            cl_command_queue q = s.queue;
+            if (!strchr(mode, 'u')) {
+                q = clCreateCommandQueue(s.context, s.device, 0, &err);
+                CHECK(err);
+            }
+            CHECK(clSetKernelArg(k2, 0, sizeof out, &out));
+            size_t one = 1;
+            CHECK(clEnqueueNDRangeKernel(q, k2, 1, NULL, &one, &one, 0, NULL, NULL));
+            cl_ulong size = 0;
+            CHECK(clEnqueueReadBuffer(q, out, CL_TRUE, 0, 8, &size, 0, NULL, NULL));
+            if (q != s.queue) clReleaseCommandQueue(q);
+            clReleaseMemObject(out);
+        }
+        if (!strpbrk(mode, "kKC")) {
+            clReleaseKernel(k2);
+            clReleaseProgram(p2);
+        }
+    }
+    cl_program p3 = NULL;
+    if (strchr(mode, 'C')) {
+        const char *empty = "__kernel void clayout_empty(__global uint *p) { if (p[0] == 12345u) p[1] = 0; }\n";
+        p3 = clCreateProgramWithSource(s.context, 1, &empty, NULL, &err);
+        CHECK(err);
+        CHECK(clBuildProgram(p3, 1, &s.device, "", NULL, NULL));
+        cl_kernel k3 = clCreateKernel(p3, "clayout_empty", &err);
+        CHECK(err);
+        clReleaseKernel(k3);
+    }
+    if (strchr(mode, 'q')) {
+        cl_command_queue q = clCreateCommandQueue(s.context, s.device, 0, &err);
+        CHECK(err);
+        clReleaseCommandQueue(q);
+    }
+
+    size_t local = 128, global = (n + local - 1) / local * local;
+    double ms[2], enq[2];
+    CHECK(clFinish(s.queue));
+    for (int it = 0; it < 2; it++) {
+        double t0 = sample_now_ms();
+        CHECK(clEnqueueNDRangeKernel(s.queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+        enq[it] = sample_now_ms() - t0;
+        CHECK(clFinish(s.queue));
+        ms[it] = sample_now_ms() - t0;
+    }
+    printf("%s %.3f %.3f enqueue %.3f %.3f\n", mode, ms[0], ms[1], enq[0], enq[1]);
+    /* FIRSTLAUNCH_LOOP=n: n more launches, for a profile of the steady state */
+    int loops = getenv("FIRSTLAUNCH_LOOP") ? atoi(getenv("FIRSTLAUNCH_LOOP")) : 0;
+    double t0 = sample_now_ms();
+    for (int it = 0; it < loops; it++) {
+        CHECK(clEnqueueNDRangeKernel(s.queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+        if (it % 64 == 63) CHECK(clFinish(s.queue));
+    }
+    CHECK(clFinish(s.queue));
+    if (loops) printf("loop: %.3f ms per launch\n", (sample_now_ms() - t0) / loops);
+    clReleaseMemObject(buf);
+    clReleaseKernel(k);
+    clReleaseProgram(prog);
+    sample_release(&s);
+    free(host);
+    return 0;
+}
