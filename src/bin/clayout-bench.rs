@@ -582,7 +582,7 @@ fn main() {
                 only_variants = args.next().map(|v| v.split(',').map(str::to_string).collect())
             }
             "-h" | "--help" => {
-                println!("clayout-bench [--platform NAME] [--quick] [--json FILE] [--sweep]");
+                println!("clayout-bench [--platform NAME] [--quick] [--json FILE] [--sweep [--variants A,B]] [--mib N] [--tile T] [--s S]");
                 return;
             }
             _ => {
