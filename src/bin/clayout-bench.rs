@@ -664,7 +664,6 @@ fn main() {
                 ("wi256", p100(P100Kernel::WorkItem, 256)),
                 ("wg", p100(P100Kernel::WorkGroup, base.p100_l)),
                 ("wiv", p100(P100Kernel::WorkItemVolatile, base.p100_l)),
-                ("wi128", p100(P100Kernel::WorkItem, 128)),
                 ("wp512", wp(512, 128)),
                 ("wp1k", wp(1024, 128)),
                 ("wp2k", wp(2048, 128)),

@@ -109,7 +109,6 @@ type Res<T> = Result<T, MarshalError>;
 
 #[derive(Clone, Debug)]
 struct DevInfo {
-    vendor: String,
     local_mem: u64,
     max_wg: usize,
     /// Warp / wavefront width used for group sizes: 32 NVIDIA, 64 AMD, 32 otherwise.
@@ -142,7 +141,6 @@ fn dev_info(d: cl_device_id) -> DevInfo {
             32
         };
         DevInfo {
-            vendor,
             local_mem: local_mem.max(1024),
             max_wg: max_wg.max(1),
             simd,
@@ -380,17 +378,52 @@ struct Plan {
     p010_bpw: u32,
     p010_fw: u32,
     p100_pv: u32,
-    p100_wi: bool,
-    /// The volatile-access twin of p100_wi.
-    p100_volatile: bool,
-    /// At most this many persistent work-items take the starts in turn (p100_wp); 0: one
-    /// work-item per start (p100_wi).
-    p100_persistent: u64,
+    p100: P100Run,
+    /// Work-group size of the work-item kernels (p100_wi, p100_wiv, p100_wp).
     p100_wi_l: u32,
     /// p100_wi reads the next super-element while claiming it (see [`Tuning::p100_spec`]).
     p100_spec: bool,
+    /// Work-group size of p100_wg (compiled in as P100_L whichever kernel runs).
     p100_wg_l: u32,
     helper_l: u32,
+}
+
+/// The PTTWAC 100 kernel a plan runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum P100Run {
+    /// One work-item per start super-element (p100_wi, or its volatile twin p100_wiv).
+    PerStart { volatile: bool },
+    /// At most `items` persistent work-items that take the starts in turn (p100_wp).
+    Persistent { items: u64 },
+    /// One work-group per start super-element (p100_wg).
+    PerGroup,
+}
+
+impl Plan {
+    fn p100_name(&self) -> &'static str {
+        match self.p100 {
+            P100Run::PerStart { volatile: false } => "p100_wi",
+            P100Run::PerStart { volatile: true } => "p100_wiv",
+            P100Run::Persistent { .. } => "p100_wp",
+            P100Run::PerGroup => "p100_wg",
+        }
+    }
+
+    fn p100_local(&self) -> u32 {
+        match self.p100 {
+            P100Run::PerGroup => self.p100_wg_l,
+            _ => self.p100_wi_l,
+        }
+    }
+
+    /// Work-items to launch for `n` super-elements.
+    fn p100_global(&self, n: u64) -> u64 {
+        match self.p100 {
+            P100Run::PerStart { .. } => n,
+            P100Run::Persistent { items } => n.min(items),
+            P100Run::PerGroup => n * self.p100_wg_l as u64,
+        }
+    }
 }
 
 /// Which PTTWAC 100 kernel SoA <-> ASTA uses.
@@ -512,10 +545,13 @@ fn plan(di: &DevInfo, s: u32, t: u32, w: u32, aligned16: bool) -> Res<Plan> {
     } else {
         1
     };
-    let p100_wi = match tune.p100 {
-        P100Kernel::WorkGroup => false,
-        P100Kernel::WorkItem | P100Kernel::WorkItemVolatile | P100Kernel::Persistent => true,
-        P100Kernel::Auto => t as u64 * w as u64 <= 256,
+    let p100 = match tune.p100 {
+        P100Kernel::WorkGroup => P100Run::PerGroup,
+        P100Kernel::WorkItem => P100Run::PerStart { volatile: false },
+        P100Kernel::WorkItemVolatile => P100Run::PerStart { volatile: true },
+        P100Kernel::Persistent => P100Run::Persistent { items: di.compute_units as u64 * tune.p100_per_cu.max(1) as u64 },
+        P100Kernel::Auto if t as u64 * w as u64 <= 256 => P100Run::PerStart { volatile: false },
+        P100Kernel::Auto => P100Run::PerGroup,
     };
     Ok(Plan {
         s,
@@ -529,13 +565,7 @@ fn plan(di: &DevInfo, s: u32, t: u32, w: u32, aligned16: bool) -> Res<Plan> {
         p010_bpw: bpw,
         p010_fw: p010_fw as u32,
         p100_pv,
-        p100_wi,
-        p100_volatile: tune.p100 == P100Kernel::WorkItemVolatile,
-        p100_persistent: if tune.p100 == P100Kernel::Persistent {
-            di.compute_units as u64 * tune.p100_per_cu.max(1) as u64
-        } else {
-            0
-        },
+        p100,
         p100_wi_l: tune.p100_l.min(maxwg).max(1),
         p100_spec: tune.p100_spec,
         p100_wg_l: (t.min(di.simd as u32)).min(maxwg).max(1),
@@ -768,22 +798,7 @@ fn kernels(
         } else {
             kernel(prog, "p010_asta_to_aos", dev, p.p010_l as usize)?
         },
-        p100: if p.p100_wi {
-            kernel(
-                prog,
-                if p.p100_volatile {
-                    "p100_wiv"
-                } else if p.p100_persistent > 0 {
-                    "p100_wp"
-                } else {
-                    "p100_wi"
-                },
-                dev,
-                p.p100_wi_l as usize,
-            )?
-        } else {
-            kernel(prog, "p100_wg", dev, p.p100_wg_l as usize)?
-        },
+        p100: kernel(prog, p.p100_name(), dev, p.p100_local() as usize)?,
         copy_rows: kernel(prog, "copy_rows", dev, p.helper_l as usize)?,
         copy_transpose: kernel(prog, "copy_transpose", dev, p.helper_l as usize)?,
         reverse: kernel(prog, "reverse_range", dev, p.helper_l as usize)?,
@@ -1212,19 +1227,7 @@ fn p100(
         Arg::U32(b),
         Arg::U32(0),
     ];
-    if p.p100_persistent > 0 {
-        ch.launch(&k.p100, &args, n.min(p.p100_persistent), p.p100_wi_l, "p100_wp")
-    } else if p.p100_wi {
-        ch.launch(&k.p100, &args, n, p.p100_wi_l, "p100_wi")
-    } else {
-        ch.launch(
-            &k.p100,
-            &args,
-            n * p.p100_wg_l as u64,
-            p.p100_wg_l,
-            "p100_wg",
-        )
-    }
+    ch.launch(&k.p100, &args, p.p100_global(n), p.p100_local(), p.p100_name())
 }
 
 /// Names the kernels a conversion of this shape would use on this device (for the logs and
@@ -1252,26 +1255,16 @@ pub fn describe(
                             format!("p010(L={},bpw={})", p.p010_l, p.p010_bpw)
                         }
                     }
-                    _ => {
-                        if p.p100_persistent > 0 {
-                            format!("p100_wp(L={},pv={},G={})", p.p100_wi_l, p.p100_pv, p.p100_persistent)
-                        } else if p.p100_wi {
-                            format!(
-                                "p100_wi{}(L={},pv={})",
-                                if p.p100_volatile { "v" } else { "" },
-                                p.p100_wi_l,
-                                p.p100_pv
-                            )
-                        } else {
-                            format!("p100_wg(L={})", p.p100_wg_l)
-                        }
-                    }
+                    _ => match p.p100 {
+                        P100Run::PerStart { .. } => format!("{}(L={},pv={})", p.p100_name(), p.p100_wi_l, p.p100_pv),
+                        P100Run::Persistent { items } => format!("p100_wp(L={},pv={},G={items})", p.p100_wi_l, p.p100_pv),
+                        P100Run::PerGroup => format!("p100_wg(L={})", p.p100_wg_l),
+                    },
                 };
                 out.push(format!("{st:?}:{kind}"));
             }
             Err(e) => out.push(format!("{st:?}:{e}")),
         }
     }
-    let _ = di.vendor;
     out.join(" + ")
 }
