@@ -18,14 +18,24 @@ fn ms(since: Instant) -> f64 {
 /// `source` built with `options` for `device` of `ctx`, from the binary of record `kind` when
 /// the cache has one that this driver accepts, else from source (and then cached). The caller
 /// owns the one reference of the program returned.
-pub fn build(ctx: cl_context, device: cl_device_id, source: &str, options: &str, kind: &str) -> Result<cl_program, String> {
+pub fn build(
+    ctx: cl_context,
+    device: cl_device_id,
+    source: &str,
+    options: &str,
+    kind: &str,
+) -> Result<cl_program, String> {
     if diskcache::dir().is_none() {
         // SAFETY: handles the caller holds.
         return unsafe { from_source(ctx, device, source, options) };
     }
     // The source's hash stands for the source: a key holding several kilobytes of kernel text
     // would be written into every header.
-    let key = format!("{}; options {options}; source {:016x}", diskcache::device_key(device), diskcache::fnv1a(source.as_bytes()));
+    let key = format!(
+        "{}; options {options}; source {:016x}",
+        diskcache::device_key(device),
+        diskcache::fnv1a(source.as_bytes())
+    );
     // The times say what the cache saves on this driver (docs/cache.md).
     let start = Instant::now();
     // SAFETY: as above; the binary is only read.
@@ -41,11 +51,19 @@ pub fn build(ctx: cl_context, device: cl_device_id, source: &str, options: &str,
         Ok(binary) => diskcache::put(kind, &key, &binary),
         Err(why) => crate::log::debug(&format!("clayout cache: no binary of {kind} to keep ({why})")),
     }
-    crate::log::debug(&format!("clayout cache: {kind} program built from source in {built:.1} ms, its binary fetched and kept in {:.1} ms", ms(start) - built));
+    crate::log::debug(&format!(
+        "clayout cache: {kind} program built from source in {built:.1} ms, its binary fetched and kept in {:.1} ms",
+        ms(start) - built
+    ));
     Ok(p)
 }
 
-unsafe fn from_source(ctx: cl_context, device: cl_device_id, source: &str, options: &str) -> Result<cl_program, String> {
+unsafe fn from_source(
+    ctx: cl_context,
+    device: cl_device_id,
+    source: &str,
+    options: &str,
+) -> Result<cl_program, String> {
     let csrc = CString::new(source).map_err(|e| e.to_string())?;
     let mut strings = [csrc.as_ptr()];
     let lens = [csrc.as_bytes().len()];
@@ -58,7 +76,12 @@ unsafe fn from_source(ctx: cl_context, device: cl_device_id, source: &str, optio
     Ok(prog)
 }
 
-unsafe fn from_binary(ctx: cl_context, device: cl_device_id, binary: &[u8], options: &str) -> Result<cl_program, String> {
+unsafe fn from_binary(
+    ctx: cl_context,
+    device: cl_device_id,
+    binary: &[u8],
+    options: &str,
+) -> Result<cl_program, String> {
     let (len, mut bytes) = (binary.len(), binary.as_ptr());
     let (mut status, mut err): (cl_int, cl_int) = (CL_SUCCESS, CL_SUCCESS);
     let prog = api().clCreateProgramWithBinary(ctx, 1, &device, &len, &mut bytes, &mut status, &mut err);
@@ -66,10 +89,14 @@ unsafe fn from_binary(ctx: cl_context, device: cl_device_id, binary: &[u8], opti
         if !prog.is_null() {
             api().clReleaseProgram(prog);
         }
-        return Err(format!("the driver refused the binary (clCreateProgramWithBinary: {err}, binary status {status})"));
+        return Err(format!(
+            "the driver refused the binary (clCreateProgramWithBinary: {err}, binary status {status})"
+        ));
     }
     // The log's first line says enough in the one line this ends up in.
-    build_for(prog, device, options).map_err(|(e, log)| format!("the binary does not build (clBuildProgram: {e}): {}", log.lines().next().unwrap_or("")))?;
+    build_for(prog, device, options).map_err(|(e, log)| {
+        format!("the binary does not build (clBuildProgram: {e}): {}", log.lines().next().unwrap_or(""))
+    })?;
     Ok(prog)
 }
 
@@ -100,7 +127,13 @@ unsafe fn binary_of(prog: cl_program, device: cl_device_id) -> Result<Vec<u8>, S
     // A null entry asks for no copy: only this device's binary is wanted.
     let mut slots: Vec<*mut u8> = vec![ptr::null_mut(); devices.len()];
     slots[at] = binary.as_mut_ptr();
-    let e = api().clGetProgramInfo(prog, CL_PROGRAM_BINARIES, slots.len() * std::mem::size_of::<*mut u8>(), slots.as_mut_ptr() as *mut c_void, ptr::null_mut());
+    let e = api().clGetProgramInfo(
+        prog,
+        CL_PROGRAM_BINARIES,
+        slots.len() * std::mem::size_of::<*mut u8>(),
+        slots.as_mut_ptr() as *mut c_void,
+        ptr::null_mut(),
+    );
     if e != CL_SUCCESS {
         return Err(format!("clGetProgramInfo(CL_PROGRAM_BINARIES): {e}"));
     }

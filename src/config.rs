@@ -285,7 +285,12 @@ mod tests {
 
     #[test]
     fn values() {
-        let (c, w) = cfg(&[("CLAYOUT_DISABLE", "1"), ("CLAYOUT_LOG", "debug"), ("CLAYOUT_STATS", "/tmp/s.json"), ("CLAYOUT_TILE", "64")]);
+        let (c, w) = cfg(&[
+            ("CLAYOUT_DISABLE", "1"),
+            ("CLAYOUT_LOG", "debug"),
+            ("CLAYOUT_STATS", "/tmp/s.json"),
+            ("CLAYOUT_TILE", "64"),
+        ]);
         assert!(w.is_empty());
         assert!(c.disable);
         assert_eq!(c.log, LogLevel::Debug);
@@ -296,7 +301,12 @@ mod tests {
 
     #[test]
     fn bad_values_warn_and_fall_back() {
-        let (c, w) = cfg(&[("CLAYOUT_LOG", "loud"), ("CLAYOUT_TILE", "48"), ("CLAYOUT_DISABLE", "maybe"), ("CLAYOUT_STATS", "stats.txt")]);
+        let (c, w) = cfg(&[
+            ("CLAYOUT_LOG", "loud"),
+            ("CLAYOUT_TILE", "48"),
+            ("CLAYOUT_DISABLE", "maybe"),
+            ("CLAYOUT_STATS", "stats.txt"),
+        ]);
         assert_eq!(c.log, LogLevel::Warn);
         assert_eq!(c.tile, Tile(None));
         assert!(!c.disable);

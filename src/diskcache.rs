@@ -47,7 +47,9 @@ fn dir_from(setting: &CacheDir, env: &dyn Fn(&str) -> Option<OsString>) -> Optio
     match setting {
         CacheDir::Off => None,
         CacheDir::Path(p) => Some(PathBuf::from(p)),
-        CacheDir::Default => absolute("XDG_CACHE_HOME").map(|x| x.join("clayout")).or_else(|| absolute("HOME").map(|h| h.join(".cache").join("clayout"))),
+        CacheDir::Default => absolute("XDG_CACHE_HOME")
+            .map(|x| x.join("clayout"))
+            .or_else(|| absolute("HOME").map(|h| h.join(".cache").join("clayout"))),
     }
 }
 
@@ -71,8 +73,11 @@ pub fn device_key(device: cl_device_id) -> String {
     // SAFETY: plain queries on a device handle the caller holds, and on its platform.
     let key = unsafe {
         let dev = |what: cl_device_info| info_string(|n, v, r| api().clGetDeviceInfo(device, what, n, v, r));
-        let platform = info_vec::<cl_platform_id>(|n, v, r| api().clGetDeviceInfo(device, CL_DEVICE_PLATFORM, n, v, r)).and_then(|p| p.first().copied());
-        let plat = |what: cl_platform_info| platform.map(|p| info_string(|n, v, r| api().clGetPlatformInfo(p, what, n, v, r))).unwrap_or_default();
+        let platform = info_vec::<cl_platform_id>(|n, v, r| api().clGetDeviceInfo(device, CL_DEVICE_PLATFORM, n, v, r))
+            .and_then(|p| p.first().copied());
+        let plat = |what: cl_platform_info| {
+            platform.map(|p| info_string(|n, v, r| api().clGetPlatformInfo(p, what, n, v, r))).unwrap_or_default()
+        };
         format!(
             "platform {} {}; device {}; vendor {}; driver {}; {}; clayout {}",
             plat(CL_PLATFORM_NAME),
@@ -96,7 +101,9 @@ pub fn get(kind: &str, key: &str) -> Option<Vec<u8>> {
 /// The record `kind`/`key` read as JSON; a record that no longer parses as `T` (a type that
 /// changed) is stale.
 pub fn get_json<T: DeserializeOwned>(kind: &str, key: &str) -> Option<T> {
-    get_with(kind, key, |payload| serde_json::from_slice(payload).map_err(|e| format!("the record does not parse: {e}")))
+    get_with(kind, key, |payload| {
+        serde_json::from_slice(payload).map_err(|e| format!("the record does not parse: {e}"))
+    })
 }
 
 /// The record `kind`/`key` as `accept` makes it usable. A record that reads back whole but that
@@ -221,7 +228,12 @@ fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     static SERIAL: AtomicU64 = AtomicU64::new(0);
     fs::create_dir_all(dir)?;
     let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), SERIAL.fetch_add(1, Relaxed)));
-    let written = fs::OpenOptions::new().write(true).create_new(true).open(&tmp).and_then(|mut f| f.write_all(bytes)).and_then(|()| fs::rename(&tmp, dir.join(name)));
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| fs::rename(&tmp, dir.join(name)));
     if written.is_err() {
         let _ = fs::remove_file(&tmp);
     }
@@ -355,7 +367,9 @@ mod tests {
 
     #[test]
     fn directory_from_the_setting_and_environment() {
-        let env = |vars: &'static [(&'static str, &'static str)]| move |n: &str| vars.iter().find(|(k, _)| *k == n).map(|(_, v)| OsString::from(v));
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |n: &str| vars.iter().find(|(k, _)| *k == n).map(|(_, v)| OsString::from(v))
+        };
         let both = env(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/h")]);
         assert_eq!(dir_from(&CacheDir::Default, &both), Some(PathBuf::from("/x/clayout")));
         let relative_xdg = env(&[("XDG_CACHE_HOME", "rel"), ("HOME", "/h")]);

@@ -5,7 +5,11 @@
 #[cfg(feature = "fault-injection")]
 pub fn inject(site: &str) -> bool {
     static SITES: once_cell::sync::Lazy<Vec<String>> = once_cell::sync::Lazy::new(|| {
-        crate::config::get().fault.as_deref().map(|v| v.split(',').map(|s| s.trim().to_string()).collect()).unwrap_or_default()
+        crate::config::get()
+            .fault
+            .as_deref()
+            .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
+            .unwrap_or_default()
     });
     SITES.iter().any(|s| s == site || s == "all")
 }

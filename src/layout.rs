@@ -103,10 +103,7 @@ pub fn asta_index(i: u64, s: u64, ns: u64, t: u64, m: u64) -> u64 {
 /// temporary copy of the data. Panics only if `bytes` is too short or `w` is 0.
 pub fn permute_host(bytes: &mut [u8], shape: Shape, from: Layout, to: Layout) {
     let n = shape.bytes() as usize;
-    assert!(
-        bytes.len() >= n,
-        "permute_host: buffer shorter than the shape"
-    );
+    assert!(bytes.len() >= n, "permute_host: buffer shorter than the shape");
     assert!(shape.w > 0);
     if from.same_as(to, shape) || n == 0 {
         return;
@@ -129,13 +126,7 @@ pub fn permute_host(bytes: &mut [u8], shape: Shape, from: Layout, to: Layout) {
     }
 }
 
-fn permute_words<const W: usize>(
-    src: &[u8],
-    dst: &mut [u8],
-    shape: Shape,
-    from: Layout,
-    to: Layout,
-) {
+fn permute_words<const W: usize>(src: &[u8], dst: &mut [u8], shape: Shape, from: Layout, to: Layout) {
     let (m, ns) = (shape.m, shape.s as u64);
     for i in 0..m {
         for s in 0..ns {
@@ -226,14 +217,8 @@ mod tests {
         let sh = Shape::new(37, 5, 4);
         for i in 0..sh.m {
             for s in 0..5 {
-                assert_eq!(
-                    Layout::Asta { t: 1 }.index(sh, i, s),
-                    Layout::Aos.index(sh, i, s)
-                );
-                assert_eq!(
-                    Layout::Asta { t: 64 }.index(sh, i, s),
-                    Layout::Soa.index(sh, i, s)
-                );
+                assert_eq!(Layout::Asta { t: 1 }.index(sh, i, s), Layout::Aos.index(sh, i, s));
+                assert_eq!(Layout::Asta { t: 64 }.index(sh, i, s), Layout::Soa.index(sh, i, s));
             }
         }
         // Full tile example: M=8, S=2, T=4, structure 5 word 1: tile 1 -> (1*2+1)*4+1 = 13.
@@ -268,12 +253,7 @@ mod tests {
                     continue;
                 }
                 for from in layouts() {
-                    for to in [
-                        Layout::Aos,
-                        Layout::Soa,
-                        Layout::Asta { t: 16 },
-                        Layout::Asta { t: 3 },
-                    ] {
+                    for to in [Layout::Aos, Layout::Soa, Layout::Asta { t: 16 }, Layout::Asta { t: 3 }] {
                         let mut b = filled(sh, from);
                         permute_host(&mut b, sh, from, to);
                         assert_eq!(b, filled(sh, to), "{sh:?} {from:?} -> {to:?}");

@@ -25,7 +25,10 @@ pub fn write(level: LogLevel, msg: &str) {
             Ok(f) => Some(Mutex::new(f)),
             Err(e) => {
                 let _ = std::io::stderr().write_all(
-                    format!("clayout: warn: CLAYOUT_LOG_FILE={path:?} cannot be opened ({e}); logging to stderr instead\n").as_bytes(),
+                    format!(
+                        "clayout: warn: CLAYOUT_LOG_FILE={path:?} cannot be opened ({e}); logging to stderr instead\n"
+                    )
+                    .as_bytes(),
                 );
                 None
             }
@@ -77,7 +80,11 @@ pub fn once(level: LogLevel, key: &str, msg: &str) {
 }
 
 pub fn missing_entry_point(name: &str) {
-    once(LogLevel::Warn, name, &format!("{name} is not provided by the real OpenCL library; answering as the loader would"));
+    once(
+        LogLevel::Warn,
+        name,
+        &format!("{name} is not provided by the real OpenCL library; answering as the loader would"),
+    );
 }
 
 pub fn panic_fallback(name: &str) {

@@ -128,7 +128,9 @@ fn mapped_loaders() -> Vec<String> {
 ///
 /// # Safety
 /// `query` must be a `clGet*Info` call on a valid object whose answer is an array of `T`.
-pub unsafe fn info_vec<T: Copy + Default>(query: impl Fn(libc::size_t, *mut c_void, *mut libc::size_t) -> opencl_sys::cl_int) -> Option<Vec<T>> {
+pub unsafe fn info_vec<T: Copy + Default>(
+    query: impl Fn(libc::size_t, *mut c_void, *mut libc::size_t) -> opencl_sys::cl_int,
+) -> Option<Vec<T>> {
     let mut bytes: libc::size_t = 0;
     if query(0, std::ptr::null_mut(), &mut bytes) != opencl_sys::CL_SUCCESS || bytes == 0 {
         return None;
@@ -145,8 +147,12 @@ pub unsafe fn info_vec<T: Copy + Default>(query: impl Fn(libc::size_t, *mut c_vo
 ///
 /// # Safety
 /// As for [`info_vec`], with an answer of `char`s.
-pub unsafe fn info_string(query: impl Fn(libc::size_t, *mut c_void, *mut libc::size_t) -> opencl_sys::cl_int) -> String {
-    info_vec::<u8>(query).map(|b| String::from_utf8_lossy(&b).trim_end_matches('\0').trim().to_string()).unwrap_or_default()
+pub unsafe fn info_string(
+    query: impl Fn(libc::size_t, *mut c_void, *mut libc::size_t) -> opencl_sys::cl_int,
+) -> String {
+    info_vec::<u8>(query)
+        .map(|b| String::from_utf8_lossy(&b).trim_end_matches('\0').trim().to_string())
+        .unwrap_or_default()
 }
 
 /// A fixed-size answer of `clGetDeviceInfo` (a number, a bit field); `T::default()` when the
@@ -154,8 +160,17 @@ pub unsafe fn info_string(query: impl Fn(libc::size_t, *mut c_void, *mut libc::s
 ///
 /// # Safety
 /// `device` must be a valid device and `T` the type of the answer to `what`.
-pub unsafe fn device_scalar<T: Copy + Default>(device: opencl_sys::cl_device_id, what: opencl_sys::cl_device_info) -> T {
+pub unsafe fn device_scalar<T: Copy + Default>(
+    device: opencl_sys::cl_device_id,
+    what: opencl_sys::cl_device_info,
+) -> T {
     let mut v = T::default();
-    let _ = api().clGetDeviceInfo(device, what, std::mem::size_of::<T>(), &mut v as *mut T as *mut c_void, std::ptr::null_mut());
+    let _ = api().clGetDeviceInfo(
+        device,
+        what,
+        std::mem::size_of::<T>(),
+        &mut v as *mut T as *mut c_void,
+        std::ptr::null_mut(),
+    );
     v
 }

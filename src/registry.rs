@@ -131,7 +131,10 @@ impl<T> Table<T> {
 
     /// Every live record, for reports and checks.
     pub fn snapshot(&self) -> Vec<(Handle, Arc<T>)> {
-        self.shards.iter().flat_map(|s| s.read().iter().map(|(h, e)| (*h, e.info.clone())).collect::<Vec<_>>()).collect()
+        self.shards
+            .iter()
+            .flat_map(|s| s.read().iter().map(|(h, e)| (*h, e.info.clone())).collect::<Vec<_>>())
+            .collect()
     }
 }
 
@@ -273,7 +276,10 @@ mod tests {
     #[test]
     fn kernel_args_are_classified() {
         let reg = Registry::default();
-        reg.buffers.insert(0x1000, BufferInfo { context: 1, size: 64, flags: 0, host_ptr: 0, parent: None, state: Default::default() });
+        reg.buffers.insert(
+            0x1000,
+            BufferInfo { context: 1, size: 64, flags: 0, host_ptr: 0, parent: None, state: Default::default() },
+        );
         let mem: Handle = 0x1000;
         let v = unsafe { arg_value(&reg, 8, &mem as *const Handle as *const c_void) };
         assert_eq!(v, ArgValue::Mem(0x1000));

@@ -172,13 +172,22 @@ pub struct Cache {
 
 fn cache_report() -> Cache {
     let n = |e: CacheEvent| CACHE_EVENTS[e as usize].load(Relaxed);
-    Cache { hits: n(CacheEvent::Hit), misses: n(CacheEvent::Miss), writes: n(CacheEvent::Write), ignored_corrupt: n(CacheEvent::Corrupt), ignored_stale: n(CacheEvent::Stale) }
+    Cache {
+        hits: n(CacheEvent::Hit),
+        misses: n(CacheEvent::Miss),
+        writes: n(CacheEvent::Write),
+        ignored_corrupt: n(CacheEvent::Corrupt),
+        ignored_stale: n(CacheEvent::Stale),
+    }
 }
 
 /// The summary's line, or nothing for a run that never used the cache.
 fn cache_summary(c: &Cache) -> Option<String> {
     (c.hits + c.misses + c.writes + c.ignored_corrupt + c.ignored_stale > 0).then(|| {
-        format!("  on-disk cache: {} hits, {} misses, {} writes, {} corrupt and {} stale files ignored\n", c.hits, c.misses, c.writes, c.ignored_corrupt, c.ignored_stale)
+        format!(
+            "  on-disk cache: {} hits, {} misses, {} writes, {} corrupt and {} stale files ignored\n",
+            c.hits, c.misses, c.writes, c.ignored_corrupt, c.ignored_stale
+        )
     })
 }
 
@@ -218,12 +227,8 @@ pub struct Report {
 /// A snapshot of every counter. Never blocks for long: at exit another thread may hold the
 /// fallback list, and a report with the list missing beats a hung exit.
 pub fn report() -> Report {
-    let calls: BTreeMap<&'static str, u64> = FN_NAMES
-        .iter()
-        .zip(CALLS.iter())
-        .map(|(n, c)| (*n, c.load(Relaxed)))
-        .filter(|(_, c)| *c > 0)
-        .collect();
+    let calls: BTreeMap<&'static str, u64> =
+        FN_NAMES.iter().zip(CALLS.iter()).map(|(n, c)| (*n, c.load(Relaxed))).filter(|(_, c)| *c > 0).collect();
     let fallbacks = FALLBACKS.try_lock_for(Duration::from_millis(200)).map(|l| l.clone()).unwrap_or_default();
     Report {
         version: env!("CARGO_PKG_VERSION"),
@@ -245,7 +250,10 @@ pub fn report() -> Report {
         launches_as_written: LAUNCH_ORIGINAL.load(Relaxed),
         contexts_released: CONTEXTS_RELEASED.load(Relaxed),
         contexts_left_referenced: CONTEXTS_LEFT.load(Relaxed),
-        policy: PolicyReport { policy: config::get().policy, kernels: DECISIONS.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default() },
+        policy: PolicyReport {
+            policy: config::get().policy,
+            kernels: DECISIONS.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default(),
+        },
     }
 }
 
@@ -261,7 +269,12 @@ pub fn summary(r: &Report) -> String {
         let _ = writeln!(s, "    {n:>10}  {name}");
     }
     if top.len() > 12 {
-        let _ = writeln!(s, "    {:>10}  other entry points ({})", top[12..].iter().map(|x| *x.1).sum::<u64>(), top.len() - 12);
+        let _ = writeln!(
+            s,
+            "    {:>10}  other entry points ({})",
+            top[12..].iter().map(|x| *x.1).sum::<u64>(),
+            top.len() - 12
+        );
     }
     let m = &r.marshal;
     let _ = writeln!(
@@ -275,7 +288,11 @@ pub fn summary(r: &Report) -> String {
     s.extend(cache_summary(&r.cache));
     let _ = writeln!(s, "  kernels rewritten: {}, refused: {}", r.rewritten_kernels, r.rewrite_refusals);
     if r.launches_rewritten + r.launches_as_written > 0 {
-        let _ = writeln!(s, "  launches of rewritten kernels: {} in ASTA, {} as written", r.launches_rewritten, r.launches_as_written);
+        let _ = writeln!(
+            s,
+            "  launches of rewritten kernels: {} in ASTA, {} as written",
+            r.launches_rewritten, r.launches_as_written
+        );
     }
     for (k, d) in &r.policy.kernels {
         let runs: Vec<String> = d.launches.iter().map(|(v, n)| format!("{n} {}", v.name())).collect();
@@ -285,7 +302,11 @@ pub fn summary(r: &Report) -> String {
         }
     }
     if r.contexts_left_referenced > 0 {
-        let _ = writeln!(s, "  contexts still referenced by clayout's objects at their release: {} of {}", r.contexts_left_referenced, r.contexts_released);
+        let _ = writeln!(
+            s,
+            "  contexts still referenced by clayout's objects at their release: {} of {}",
+            r.contexts_left_referenced, r.contexts_released
+        );
     }
     let _ = writeln!(s, "  fallbacks: {}", r.fallbacks.len() as u64 + r.fallbacks_not_listed);
     for f in &r.fallbacks {

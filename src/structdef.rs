@@ -66,7 +66,8 @@ fn find_body<'t>(src: &str, toks: &'t [Token], name: &str, depth: u32) -> Result
         if text(open) != "{" {
             continue;
         }
-        let close = matching_brace(src, toks, open).ok_or_else(|| format!("unbalanced braces in the definition of `{name}`"))?;
+        let close = matching_brace(src, toks, open)
+            .ok_or_else(|| format!("unbalanced braces in the definition of `{name}`"))?;
         let end = (close + 1..toks.len()).find(|&k| text(k) == ";").unwrap_or(toks.len());
         let def = Definition { body: &toks[open + 1..close], trailer: &toks[close + 1..end] };
         let defines = if is_tag {
@@ -132,8 +133,10 @@ fn member_word_size(src: &str, body: &[Token]) -> Result<u32, String> {
         if words.contains(&":") {
             return Err("a member is a bit-field".into());
         }
-        let ty = member_type(&words).ok_or_else(|| format!("member declaration `{}` is not understood", words.join(" ")))?;
-        let size = element_size(&ty).ok_or_else(|| format!("member type `{ty}` is not a 4- or 8-byte scalar or vector"))?;
+        let ty =
+            member_type(&words).ok_or_else(|| format!("member declaration `{}` is not understood", words.join(" ")))?;
+        let size =
+            element_size(&ty).ok_or_else(|| format!("member type `{ty}` is not a 4- or 8-byte scalar or vector"))?;
         match word {
             None => word = Some(size),
             Some(w) if w != size => return Err("members mix 4-byte and 8-byte types".into()),

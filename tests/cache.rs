@@ -38,7 +38,8 @@ fn plain() -> &'static Output {
 /// the default directory) and the extra environment; checks the output against the plain run.
 fn shimmed(tag: &str, cache: impl Into<OsString>, env: &[(&str, OsString)]) -> (Output, Value) {
     let json = scratch(tag).join("stats.json");
-    let mut cmd = program("particles_asta.cl").shimmed().env("CLAYOUT_STATS", json.as_os_str()).env("CLAYOUT_CACHE_DIR", cache);
+    let mut cmd =
+        program("particles_asta.cl").shimmed().env("CLAYOUT_STATS", json.as_os_str()).env("CLAYOUT_CACHE_DIR", cache);
     for (k, v) in env {
         cmd = cmd.env(k, v.clone());
     }
@@ -51,13 +52,13 @@ fn shimmed(tag: &str, cache: impl Into<OsString>, env: &[(&str, OsString)]) -> (
 
 /// The `cache` statistics: hits, misses, writes, ignored_corrupt, ignored_stale.
 fn counts(stats: &Value) -> [u64; 5] {
-    ["hits", "misses", "writes", "ignored_corrupt", "ignored_stale"].map(|k| stats["cache"][k].as_u64().unwrap_or_else(|| panic!("no cache.{k} in {stats:#}")))
+    ["hits", "misses", "writes", "ignored_corrupt", "ignored_stale"]
+        .map(|k| stats["cache"][k].as_u64().unwrap_or_else(|| panic!("no cache.{k} in {stats:#}")))
 }
 
 fn records(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(dir)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
+    let mut v: Vec<PathBuf> =
+        fs::read_dir(dir).map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
     v.retain(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("conv-") && n.ends_with(".bin")));
     v.sort();
     v
@@ -141,7 +142,12 @@ fn corrupt_files_are_ignored_and_rewritten() {
         assert_eq!(counts(&stats), [0, 0, n, n, 0], "{damage}: {stats:#}");
         let warned = lines_with(&out, "ignoring corrupt file");
         assert_eq!(warned.len() as u64, n, "{damage}: one warning per file\n{}", out.show("damaged"));
-        assert!(warned.iter().all(|l| l.starts_with("clayout: warn:") && files.iter().any(|f| l.contains(f.to_str().unwrap()))), "{warned:?}");
+        assert!(
+            warned
+                .iter()
+                .all(|l| l.starts_with("clayout: warn:") && files.iter().any(|f| l.contains(f.to_str().unwrap()))),
+            "{warned:?}"
+        );
         assert_all_hit(damage, &dir, n);
     }
 }
@@ -169,14 +175,20 @@ fn stale_files_are_ignored_and_rewritten() {
     let (out, stats) = shimmed("stale-name", &dir, &info);
     assert_eq!(counts(&stats), [0, 0, n, 0, n], "{stats:#}");
     let lines = lines_with(&out, "ignoring stale file");
-    assert!(lines.len() as u64 == n && lines.iter().all(|l| l.contains("written for another key")), "{}", out.show("swapped"));
+    assert!(
+        lines.len() as u64 == n && lines.iter().all(|l| l.contains("written for another key")),
+        "{}",
+        out.show("swapped")
+    );
     assert_all_hit("stale-name", &dir, n);
 }
 
 /// PoCL keeps its own compiler cache under the same home directories; pointing it at where it
 /// already is keeps these runs from compiling everything cold.
 fn pocl_cache() -> Option<(&'static str, OsString)> {
-    let base = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
     Some(("POCL_CACHE_DIR", base.join("pocl").into_os_string()))
 }
 
@@ -185,7 +197,10 @@ fn with_homes(tag: &str, cache: &str, xdg: bool) -> (PathBuf, Value) {
     let root = scratch(tag).join("homes");
     let (home, xdg_dir) = (root.join("home"), root.join("xdg"));
     fs::create_dir_all(&home).unwrap();
-    let mut env = vec![("HOME", home.into_os_string()), ("XDG_CACHE_HOME", if xdg { xdg_dir.into_os_string() } else { OsString::new() })];
+    let mut env = vec![
+        ("HOME", home.into_os_string()),
+        ("XDG_CACHE_HOME", if xdg { xdg_dir.into_os_string() } else { OsString::new() }),
+    ];
     env.extend(pocl_cache());
     let (_, stats) = shimmed(tag, cache, &env);
     (root, stats)
@@ -216,7 +231,11 @@ fn unwritable_directory_changes_nothing() {
     let (out, stats) = shimmed("unwritable", file.join("cache"), &[]);
     let [hits, misses, writes, corrupt, stale] = counts(&stats);
     assert!(misses >= 2 && [hits, writes, corrupt, stale] == [0; 4], "{stats:#}");
-    assert!(out.shim_lines().is_empty(), "failures to write the cache are debug-level only\n{}", out.show("unwritable"));
+    assert!(
+        out.shim_lines().is_empty(),
+        "failures to write the cache are debug-level only\n{}",
+        out.show("unwritable")
+    );
 }
 
 /// A whole record whose binary the driver refuses (as a driver update that kept its version
@@ -229,7 +248,11 @@ fn refused_binary_is_rebuilt_from_source() {
     for f in &files {
         let (header, _) = read_record(f);
         let key = header.splitn(5, ' ').nth(4).unwrap().to_string();
-        write_record(f, &format!("CLAYOUT-CACHE 1 {} {:016x} {key}", payload.len(), clayout::diskcache::fnv1a(&payload)), &payload);
+        write_record(
+            f,
+            &format!("CLAYOUT-CACHE 1 {} {:016x} {key}", payload.len(), clayout::diskcache::fnv1a(&payload)),
+            &payload,
+        );
     }
     let (out, stats) = shimmed("refused", &dir, &[("CLAYOUT_LOG", OsString::from("info"))]);
     assert_eq!(counts(&stats), [0, 0, n, 0, n], "{stats:#}");

@@ -31,7 +31,9 @@ fn plain(mode: &str) -> Output {
 fn shimmed(mode: &str, kernel_file: &PathBuf, env: &[(&str, &str)]) -> (Output, Value) {
     let dir = scratch(mode);
     let json = dir.join("stats.json");
-    let mut cmd = Cmd::new([dl_seq().as_os_str(), kernel_file.as_os_str(), mode.as_ref()]).shimmed().env("CLAYOUT_STATS", json.as_os_str());
+    let mut cmd = Cmd::new([dl_seq().as_os_str(), kernel_file.as_os_str(), mode.as_ref()])
+        .shimmed()
+        .env("CLAYOUT_STATS", json.as_os_str());
     for (k, v) in env {
         cmd = cmd.env(k, v);
     }
@@ -50,10 +52,19 @@ fn check(mode: &str, want: (u64, u64)) {
     let base = plain(mode);
     let (out, stats) = shimmed(mode, &kernels("particles_asta.cl"), &[]);
     assert_same(&base, &out);
-    assert_eq!(conversions(&stats), want, "conversions (to device, to host) for {mode}\n{stats:#}\n{}", out.show("with shim"));
+    assert_eq!(
+        conversions(&stats),
+        want,
+        "conversions (to device, to host) for {mode}\n{stats:#}\n{}",
+        out.show("with shim")
+    );
     // Every object clayout created for the context was released with it (checked at the
     // application's last clReleaseContext through the context's reference count).
-    assert_eq!((stats["contexts_released"].as_u64(), stats["contexts_left_referenced"].as_u64()), (Some(1), Some(0)), "{mode}: {stats:#}");
+    assert_eq!(
+        (stats["contexts_released"].as_u64(), stats["contexts_left_referenced"].as_u64()),
+        (Some(1), Some(0)),
+        "{mode}: {stats:#}"
+    );
     assert_eq!(stats["fallbacks"].as_array().map(|a| a.len()), Some(0), "fallbacks in {mode}: {stats:#}");
     assert!(stats["marshal"]["bytes"].as_u64().unwrap() > 0);
 }
@@ -130,7 +141,8 @@ fn side_file_annotations() {
     let file = dir.join("bare_asta.cl");
     fs::write(&file, bare).unwrap();
     let side = dir.join("annotations.dl");
-    fs::write(&side, "# kernel: annotation\nadvance: AoS: p[n] -> ASTA\nexchange //DL: AoS: a[n], b[n] -> ASTA\n").unwrap();
+    fs::write(&side, "# kernel: annotation\nadvance: AoS: p[n] -> ASTA\nexchange //DL: AoS: a[n], b[n] -> ASTA\n")
+        .unwrap();
     for (mode, want) in [("launches", (1, 1)), ("multi", (2, 2))] {
         let base = plain(mode);
         let (out, stats) = shimmed(mode, &file, &[("CLAYOUT_ANNOTATIONS", side.to_str().unwrap())]);
@@ -179,7 +191,11 @@ fn asta_kernel_that_cannot_be_served_fails_its_launch() {
     let file = dir.join("big_extent.cl");
     fs::write(&file, src.replace("//DL: AoS: p[n] -> ASTA", "//DL: AoS: p[n * 2] -> ASTA")).unwrap();
     let (out, stats) = shimmed("launches", &file, &[]);
-    assert!(out.stdout.contains("clEnqueueNDRangeKernel") && out.stdout.contains("-5"), "expected CL_OUT_OF_RESOURCES (-5)\n{}", out.show("with shim"));
+    assert!(
+        out.stdout.contains("clEnqueueNDRangeKernel") && out.stdout.contains("-5"),
+        "expected CL_OUT_OF_RESOURCES (-5)\n{}",
+        out.show("with shim")
+    );
     assert!(out.stderr.contains("more than the buffer"), "{}", out.show("with shim"));
     assert!(!stats["fallbacks"].as_array().unwrap().is_empty());
 }
@@ -202,7 +218,8 @@ fn strict_mode_fails_instead_of_falling_back() {
     let dir = scratch("strict");
     let src = fs::read_to_string(kernels("particles_aos.cl")).unwrap();
     let file = dir.join("bad.cl");
-    fs::write(&file, src.replace("__kernel void advance(", "//DL: AoS: p[n] -> ASTA(48)\n__kernel void advance(")).unwrap();
+    fs::write(&file, src.replace("__kernel void advance(", "//DL: AoS: p[n] -> ASTA(48)\n__kernel void advance("))
+        .unwrap();
     let (out, _) = shimmed("launches", &file, &[("CLAYOUT_STRICT", "1")]);
     assert!(out.stdout.contains("clEnqueueNDRangeKernel") && out.stdout.contains("-5"), "{}", out.show("with shim"));
     let (out, _) = shimmed("launches", &file, &[]);
@@ -234,7 +251,11 @@ fn threads_share_a_converted_buffer() {
 #[test]
 fn programs_built_with_newer_opencl_c() {
     for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
-        let base = run(&Cmd::new([dl_seq().as_os_str(), kernels("particles_aos.cl").as_os_str(), "launches".as_ref()]).env("DL_BUILD_OPTIONS", std), TIMEOUT);
+        let base = run(
+            &Cmd::new([dl_seq().as_os_str(), kernels("particles_aos.cl").as_os_str(), "launches".as_ref()])
+                .env("DL_BUILD_OPTIONS", std),
+            TIMEOUT,
+        );
         if base.code != Some(0) {
             eprintln!("SKIPPED {std}: the platform does not build it\n{}", base.show("plain"));
             continue;

@@ -23,7 +23,13 @@ fn cmd(kernels: &str, mode: &str) -> Cmd {
 fn faulty(mode: &str, site: &str) -> (Output, Value) {
     let dir = scratch(site);
     let json = dir.join("stats.json");
-    let out = run(&cmd("particles_asta.cl", mode).shimmed_with(fault_lib()).env("CLAYOUT_FAULT", site).env("CLAYOUT_STATS", json.as_os_str()), TIMEOUT);
+    let out = run(
+        &cmd("particles_asta.cl", mode)
+            .shimmed_with(fault_lib())
+            .env("CLAYOUT_FAULT", site)
+            .env("CLAYOUT_STATS", json.as_os_str()),
+        TIMEOUT,
+    );
     let stats = read_stats(&json, &out);
     (out, stats)
 }
@@ -87,7 +93,10 @@ fn transparent_mode_faults_leave_results_unchanged() {
             // A failed marker or wait has a slower safe path that still runs the copies.
             if !["conversion", "marker", "wait"].contains(&site) {
                 assert_eq!(stats["launches_rewritten"].as_u64(), Some(0), "{mode} with {site}: {stats:#}");
-                assert!(stats["launches_as_written"].as_u64().unwrap() >= 1 || site != "kernel", "{mode} with {site}: {stats:#}");
+                assert!(
+                    stats["launches_as_written"].as_u64().unwrap() >= 1 || site != "kernel",
+                    "{mode} with {site}: {stats:#}"
+                );
             }
         }
     }

@@ -24,10 +24,7 @@ fn ms(t: u64) -> Vec<u64> {
 /// The large prime M runs only for this subset of (S, T, w) to keep the suite fast on two
 /// CPU cores: every T >= 16 appears, with odd, even and large S, both word sizes.
 fn prime_subset(s: u32, t: u32, w: u32) -> bool {
-    matches!(
-        (s, t, w),
-        (3, 16, 4) | (5, 32, 8) | (32, 32, 4) | (33, 64, 4) | (2, 128, 8) | (19, 32, 4)
-    )
+    matches!((s, t, w), (3, 16, 4) | (5, 32, 8) | (32, 32, 4) | (33, 64, 4) | (2, 128, 8) | (19, 32, 4))
 }
 
 /// AoS -> ASTA -> SoA -> ASTA -> AoS on one buffer, every step checked against the host
@@ -41,23 +38,12 @@ fn round_trip(cl: &Cl, shape: Shape, t: u32, offset: usize) {
     for to in [asta, Layout::Soa, asta, Layout::Aos] {
         let c = convert(cl, &b, offset, shape, from, to);
         permute_host(&mut cur, shape, from, to);
-        check(
-            cl,
-            &b,
-            offset,
-            &cur,
-            &format!("{shape:?} T={t} {from:?} -> {to:?} (offset {offset})"),
-        );
+        check(cl, &b, offset, &cur, &format!("{shape:?} T={t} {from:?} -> {to:?} (offset {offset})"));
         // One done bit per T-word super-element plus at most one tile of tail words (T = 1 is
         // AoS, whose AoS <-> SoA steps go through the device tile, 32 on PoCL).
         let te = if t <= 1 { 32 } else { t as u64 };
-        let bound = (shape.m / te * shape.s as u64).div_ceil(32) * 4
-            + te.max(32) * shape.s as u64 * shape.w as u64;
-        assert!(
-            c.scratch_bytes <= bound,
-            "scratch {} > {bound}",
-            c.scratch_bytes
-        );
+        let bound = (shape.m / te * shape.s as u64).div_ceil(32) * 4 + te.max(32) * shape.s as u64 * shape.w as u64;
+        assert!(c.scratch_bytes <= bound, "scratch {} > {bound}", c.scratch_bytes);
         from = to;
     }
     assert_eq!(cur, start);
@@ -100,14 +86,7 @@ fn grid_w8() {
 #[test]
 fn other_pairs_and_offsets() {
     let Some(cl) = cl() else { return };
-    for &(m, s, w) in &[
-        (1u64, 3u32, 4u32),
-        (31, 5, 4),
-        (32, 2, 8),
-        (100, 19, 4),
-        (1000, 33, 8),
-        (777, 4, 4),
-    ] {
+    for &(m, s, w) in &[(1u64, 3u32, 4u32), (31, 5, 4), (32, 2, 8), (100, 19, 4), (1000, 33, 8), (777, 4, 4)] {
         let sh = Shape::new(m, s, w);
         for (from, to) in [
             (Layout::Aos, Layout::Soa),

@@ -9,15 +9,8 @@ use clayout::marshal::{set_tuning, P100Kernel, Tuning};
 use marshal_support::*;
 
 /// Odd S gives a few long cycles, powers of two many short ones; the prime M leaves a tail.
-const SHAPES: &[(u64, u32, u32)] = &[
-    (64, 2, 4),
-    (3 * 32 + 1, 3, 4),
-    (4096, 5, 4),
-    (100_003, 5, 8),
-    (20_000, 19, 4),
-    (8192, 32, 4),
-    (777, 33, 8),
-];
+const SHAPES: &[(u64, u32, u32)] =
+    &[(64, 2, 4), (3 * 32 + 1, 3, 4), (4096, 5, 4), (100_003, 5, 8), (20_000, 19, 4), (8192, 32, 4), (777, 33, 8)];
 
 fn both_directions(cl: &Cl) {
     for &(m, s, w) in SHAPES {

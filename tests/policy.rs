@@ -42,7 +42,10 @@ fn launches(stats: &Value, kernel: &str, form: &str) -> u64 {
 }
 
 fn reasons(stats: &Value, kernel: &str) -> Vec<String> {
-    stats["policy"]["kernels"][kernel]["reasons"].as_array().map(|a| a.iter().map(|r| r.as_str().unwrap().to_string()).collect()).unwrap_or_default()
+    stats["policy"]["kernels"][kernel]["reasons"]
+        .as_array()
+        .map(|a| a.iter().map(|r| r.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -83,12 +86,16 @@ fn auto_measures_before_deciding() {
         let (out, stats) = under("auto", mode, "off");
         assert_same(&base, &out);
         assert_eq!(stats["policy"]["policy"], "auto");
-        let kernels = stats["policy"]["kernels"].as_object().unwrap_or_else(|| panic!("{mode}: no decisions\n{stats:#}"));
+        let kernels =
+            stats["policy"]["kernels"].as_object().unwrap_or_else(|| panic!("{mode}: no decisions\n{stats:#}"));
         assert!(!kernels.is_empty(), "{mode}: {stats:#}");
         for (k, _) in kernels {
             let r = reasons(&stats, k);
             assert!(r[0].contains("first launch: measuring the kernel as written"), "{mode} {k}: {r:?}");
-            assert!(stats["policy"]["kernels"][k]["measured_ms"]["written"].as_f64().is_some(), "{mode} {k}: {stats:#}");
+            assert!(
+                stats["policy"]["kernels"][k]["measured_ms"]["written"].as_f64().is_some(),
+                "{mode} {k}: {stats:#}"
+            );
         }
     }
     let (out, stats) = under("auto", "launches", "off");
@@ -126,7 +133,11 @@ fn auto_remembers_kernel_times_across_runs() {
     assert!(damaged >= 1, "no times record in {}", dir.display());
     let (third, stats) = under("auto", "launches", cache);
     assert_same(&base, &third);
-    assert!(third.shim_lines().iter().any(|l| l.contains("ignoring corrupt file") && l.contains("times-")), "{}", third.show("damaged cache"));
+    assert!(
+        third.shim_lines().iter().any(|l| l.contains("ignoring corrupt file") && l.contains("times-")),
+        "{}",
+        third.show("damaged cache")
+    );
     assert!(reasons(&stats, "advance").iter().any(|r| r.contains("first launch: measuring")), "{stats:#}");
 }
 
@@ -153,10 +164,16 @@ fn what_becomes_of_converted_buffers_is_remembered() {
     let first = with_log("always");
     assert_same(&base, &first);
     let lines = first.shim_lines();
-    let saw = |l: &[&str], what: &str, arg: u32| l.iter().any(|x| x.contains(&format!("converted argument {arg} was {what}")));
+    let saw = |l: &[&str], what: &str, arg: u32| {
+        l.iter().any(|x| x.contains(&format!("converted argument {arg} was {what}")))
+    };
     assert!(saw(&lines, "brought back to host layout", 0), "{}", first.show("first"));
     assert!(saw(&lines, "released still converted", 1), "{}", first.show("first"));
-    let records: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("habits-")).collect();
+    let records: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("habits-"))
+        .collect();
     assert_eq!(records.len(), 1, "one record for gather in {}", dir.display());
     // Nothing new the second time: nothing written, nothing logged.
     let before = std::fs::read(&records[0]).unwrap();
@@ -168,5 +185,9 @@ fn what_becomes_of_converted_buffers_is_remembered() {
     damage(&records[0]);
     let third = with_log("auto");
     assert_same(&base, &third);
-    assert!(third.shim_lines().iter().any(|l| l.contains("ignoring corrupt file") && l.contains("habits-")), "{}", third.show("damaged"));
+    assert!(
+        third.shim_lines().iter().any(|l| l.contains("ignoring corrupt file") && l.contains("habits-")),
+        "{}",
+        third.show("damaged")
+    );
 }

@@ -182,11 +182,8 @@ fn cases() -> Vec<(&'static str, Vec<Buf>)> {
 }
 
 fn param_names(kernel: &str) -> Vec<String> {
-    let sig = clayout::annotation::kernels(SOURCE)
-        .into_iter()
-        .filter_map(Result::ok)
-        .find(|k| k.name == kernel)
-        .unwrap();
+    let sig =
+        clayout::annotation::kernels(SOURCE).into_iter().filter_map(Result::ok).find(|k| k.name == kernel).unwrap();
     sig.params.iter().map(|p| p.name.clone()).collect()
 }
 
@@ -200,25 +197,15 @@ fn rewritten_program() -> (String, Vec<Vec<ExtraArg>>) {
         for (k, b) in bufs.iter().enumerate() {
             let (layout, host) = match b {
                 Buf::Struct(t) => (struct_layout(SOURCE, t).unwrap(), HostKind::Aos),
-                Buf::Flat(s, Layout::Soa) => (
-                    StructLayout::flat("float", *s).unwrap(),
-                    HostKind::Soa { extent: "n".into() },
-                ),
+                Buf::Flat(s, Layout::Soa) => {
+                    (StructLayout::flat("float", *s).unwrap(), HostKind::Soa { extent: "n".into() })
+                }
                 Buf::Flat(s, _) => (StructLayout::flat("float", *s).unwrap(), HostKind::Aos),
                 Buf::Plain => continue,
             };
-            params.push(ParamRewrite {
-                index: k,
-                name: names[k].clone(),
-                layout,
-                host,
-            });
+            params.push(ParamRewrite { index: k, name: names[k].clone(), layout, host });
         }
-        let req = RewriteRequest {
-            kernel: kernel.into(),
-            private_name: format!("{kernel}__clayout_asta"),
-            params,
-        };
+        let req = RewriteRequest { kernel: kernel.into(), private_name: format!("{kernel}__clayout_asta"), params };
         let r = rewrite_kernel(&src, &req).unwrap_or_else(|e| panic!("{kernel}: refused: {e}"));
         src = r.source;
         extras.push(r.extra_args);
@@ -241,9 +228,9 @@ fn cl() -> Option<Cl> {
         let mut ps = vec![ptr::null_mut(); n as usize];
         api().clGetPlatformIDs(n, ps.as_mut_ptr(), ptr::null_mut());
         let mut dev: cl_device_id = ptr::null_mut();
-        let p = ps.into_iter().find(|&p| {
-            api().clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut dev, ptr::null_mut()) == CL_SUCCESS
-        })?;
+        let p = ps
+            .into_iter()
+            .find(|&p| api().clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut dev, ptr::null_mut()) == CL_SUCCESS)?;
         let _ = p;
         let mut err = 0;
         let ctx = api().clCreateContext(ptr::null(), 1, &dev, None, ptr::null_mut(), &mut err);
@@ -265,14 +252,7 @@ fn build(cl: &Cl, src: &str, options: &str) -> cl_program {
         let e = api().clBuildProgram(prog, 1, &cl.dev, opts.as_ptr(), None, ptr::null_mut());
         if e != CL_SUCCESS {
             let mut n = 0usize;
-            api().clGetProgramBuildInfo(
-                prog,
-                cl.dev,
-                CL_PROGRAM_BUILD_LOG,
-                0,
-                ptr::null_mut(),
-                &mut n,
-            );
+            api().clGetProgramBuildInfo(prog, cl.dev, CL_PROGRAM_BUILD_LOG, 0, ptr::null_mut(), &mut n);
             let mut log = vec![0u8; n];
             api().clGetProgramBuildInfo(
                 prog,
@@ -282,15 +262,8 @@ fn build(cl: &Cl, src: &str, options: &str) -> cl_program {
                 log.as_mut_ptr() as *mut c_void,
                 ptr::null_mut(),
             );
-            let numbered: String = src
-                .lines()
-                .enumerate()
-                .map(|(k, l)| format!("{:4} {l}\n", k + 1))
-                .collect();
-            panic!(
-                "build failed ({e}):\n{}\n--- source ---\n{numbered}",
-                String::from_utf8_lossy(&log)
-            );
+            let numbered: String = src.lines().enumerate().map(|(k, l)| format!("{:4} {l}\n", k + 1)).collect();
+            panic!("build failed ({e}):\n{}\n--- source ---\n{numbered}", String::from_utf8_lossy(&log));
         }
         prog
     }
@@ -303,11 +276,8 @@ fn data(layout: &StructLayout, m: usize, seed: u64) -> Vec<u8> {
     let mut kinds = vec!["float"; s];
     for mem in &layout.members {
         for k in 0..mem.count * mem.stride() {
-            kinds[(mem.word_offset + k) as usize] = if mem.lanes == 3 && k % 4 == 3 {
-                "pad"
-            } else {
-                mem.scalar.as_str()
-            };
+            kinds[(mem.word_offset + k) as usize] =
+                if mem.lanes == 3 && k % 4 == 3 { "pad" } else { mem.scalar.as_str() };
         }
     }
     let mut out = Vec::with_capacity(m * s * w);
@@ -339,14 +309,7 @@ enum KArg<'a> {
     U64(u64),
 }
 
-fn launch(
-    cl: &Cl,
-    prog: cl_program,
-    kernel: &str,
-    args: &mut [KArg],
-    global: usize,
-    local: Option<usize>,
-) {
+fn launch(cl: &Cl, prog: cl_program, kernel: &str, args: &mut [KArg], global: usize, local: Option<usize>) {
     unsafe {
         let name = CString::new(kernel).unwrap();
         let mut err = 0;
@@ -355,11 +318,7 @@ fn launch(
         let mut mems = Vec::new();
         for (n, a) in args.iter().enumerate() {
             let set = |size: usize, value: *const c_void| {
-                assert_eq!(
-                    api().clSetKernelArg(k, n as cl_uint, size, value),
-                    CL_SUCCESS,
-                    "{kernel}: argument {n}"
-                );
+                assert_eq!(api().clSetKernelArg(k, n as cl_uint, size, value), CL_SUCCESS, "{kernel}: argument {n}");
             };
             match a {
                 KArg::Mem(host) => {
@@ -371,10 +330,7 @@ fn launch(
                         &mut err,
                     );
                     assert_eq!(err, CL_SUCCESS);
-                    set(
-                        std::mem::size_of::<cl_mem>(),
-                        &mem as *const cl_mem as *const c_void,
-                    );
+                    set(std::mem::size_of::<cl_mem>(), &mem as *const cl_mem as *const c_void);
                     mems.push(mem);
                 }
                 KArg::U32(v) => set(4, v as *const u32 as *const c_void),
@@ -426,11 +382,7 @@ fn launch(
 /// A copy's extra arguments, M structures each, after the kernel's own `args`.
 fn push_extra(args: &mut Vec<KArg>, extra: &[ExtraArg], m: usize) {
     for e in extra {
-        assert_eq!(
-            e.index,
-            args.len(),
-            "extra arguments follow the kernel's own"
-        );
+        assert_eq!(e.index, args.len(), "extra arguments follow the kernel's own");
         args.push(KArg::U64(m as u64));
     }
 }
@@ -452,17 +404,11 @@ fn check_tile(cl: &Cl, src: &str, extras: &[Vec<ExtraArg>], t: u32, options: &st
             let (host, shape) = match b {
                 Buf::Struct(ty) => {
                     let l = struct_layout(SOURCE, ty).unwrap();
-                    (
-                        data(&l, M, n as u64),
-                        Some((Shape::new(M as u64, l.words, l.word_bytes), Layout::Aos)),
-                    )
+                    (data(&l, M, n as u64), Some((Shape::new(M as u64, l.words, l.word_bytes), Layout::Aos)))
                 }
                 Buf::Flat(s, from) => {
                     let l = StructLayout::flat("float", *s).unwrap();
-                    (
-                        data(&l, M, n as u64),
-                        Some((Shape::new(M as u64, *s, 4), *from)),
-                    )
+                    (data(&l, M, n as u64), Some((Shape::new(M as u64, *s, 4), *from)))
                 }
                 Buf::Plain => (vec![0u8; M * 4], None),
             };
@@ -476,29 +422,11 @@ fn check_tile(cl: &Cl, src: &str, extras: &[Vec<ExtraArg>], t: u32, options: &st
         let before: Vec<Vec<u8>> = orig.iter().map(|a| a.host.clone()).collect();
         // Control: the original kernel on the ASTA data must go wrong, or agreeing proves
         // nothing about the rewrite.
-        let mut control: Vec<Arg> = asta
-            .iter()
-            .map(|a| Arg {
-                host: a.host.clone(),
-                shape: a.shape,
-            })
-            .collect();
+        let mut control: Vec<Arg> = asta.iter().map(|a| Arg { host: a.host.clone(), shape: a.shape }).collect();
         run(cl, prog, kernel, &mut orig, &[]);
-        run(
-            cl,
-            prog,
-            &format!("{kernel}__clayout_asta"),
-            &mut asta,
-            extra,
-        );
-        assert!(
-            orig.iter().zip(&before).any(|(a, b)| a.host != *b),
-            "{kernel} changed nothing"
-        );
-        let differs = orig.iter().any(|a| {
-            a.shape
-                .is_some_and(|(sh, from)| !from.same_as(Layout::Asta { t }, sh))
-        });
+        run(cl, prog, &format!("{kernel}__clayout_asta"), &mut asta, extra);
+        assert!(orig.iter().zip(&before).any(|(a, b)| a.host != *b), "{kernel} changed nothing");
+        let differs = orig.iter().any(|a| a.shape.is_some_and(|(sh, from)| !from.same_as(Layout::Asta { t }, sh)));
         if differs {
             run(cl, prog, kernel, &mut control, &[]);
             for c in control.iter_mut() {
@@ -506,10 +434,7 @@ fn check_tile(cl: &Cl, src: &str, extras: &[Vec<ExtraArg>], t: u32, options: &st
                     permute_host(&mut c.host, sh, Layout::Asta { t }, from);
                 }
             }
-            assert!(
-                control.iter().zip(&orig).any(|(c, o)| c.host != o.host),
-                "{kernel}: the control agrees too"
-            );
+            assert!(control.iter().zip(&orig).any(|(c, o)| c.host != o.host), "{kernel}: the control agrees too");
         }
         for (n, (o, a)) in orig.iter().zip(asta.iter_mut()).enumerate() {
             if let Some((sh, from)) = o.shape {
@@ -526,15 +451,9 @@ fn check_tile(cl: &Cl, src: &str, extras: &[Vec<ExtraArg>], t: u32, options: &st
 
 /// Panics naming the first `w`-byte word where the original's result and the copy's differ.
 fn assert_same(original: &[u8], copy: &[u8], w: usize, what: &str) {
-    if let Some(k) =
-        (0..original.len() / w).find(|&k| original[k * w..k * w + w] != copy[k * w..k * w + w])
-    {
+    if let Some(k) = (0..original.len() / w).find(|&k| original[k * w..k * w + w] != copy[k * w..k * w + w]) {
         let word = |b: &[u8]| b[k * w..k * w + w].to_vec();
-        panic!(
-            "{what}: word {k} differs: original {:?}, copy {:?}",
-            word(original),
-            word(copy)
-        );
+        panic!("{what}: word {k} differs: original {:?}, copy {:?}", word(original), word(copy));
     }
     assert_eq!(original.len(), copy.len(), "{what}");
 }
@@ -622,19 +541,10 @@ fn staged_cases() -> Vec<(&'static str, Vec<SArg>)> {
     use SArg::*;
     let body = || vec![Staged("Body"), N];
     vec![
-        (
-            "black_scholes",
-            vec![Staged("option_t"), F32(0.02), F32(0.3), N],
-        ),
-        (
-            "particles_accelerate",
-            vec![Staged("particle_t"), Floats(64), U32(16), N, F32(0.001)],
-        ),
+        ("black_scholes", vec![Staged("option_t"), F32(0.02), F32(0.3), N]),
+        ("particles_accelerate", vec![Staged("particle_t"), Floats(64), U32(16), N, F32(0.001)]),
         ("particles_drift", vec![Staged("particle_t"), N, F32(0.01)]),
-        (
-            "particles_bounce",
-            vec![Staged("particle_t"), N, F32(5.0), F32(0.9)],
-        ),
+        ("particles_bounce", vec![Staged("particle_t"), N, F32(5.0), F32(0.9)]),
         ("k_member", body()),
         ("k_array", body()),
         ("k_component", body()),
@@ -674,11 +584,7 @@ fn staged_program() -> (String, Vec<Staged>) {
                 _ => None,
             })
             .collect();
-        let req = RewriteRequest {
-            kernel: kernel.into(),
-            private_name: format!("{kernel}__clayout_staged"),
-            params,
-        };
+        let req = RewriteRequest { kernel: kernel.into(), private_name: format!("{kernel}__clayout_staged"), params };
         let r = stage_kernel(&src, &req).unwrap_or_else(|e| panic!("{kernel}: refused: {e}"));
         src = r.source.clone();
         out.push(r);
@@ -711,42 +617,19 @@ fn check_staged(cl: &Cl, src: &str, staged: &[Staged], options: &str, local: usi
             .iter()
             .enumerate()
             .filter_map(|(n, a)| match a {
-                SArg::Staged(ty) => {
-                    Some(data(&struct_layout(src, ty).unwrap(), STAGED_M, n as u64))
-                }
-                SArg::Floats(k) => {
-                    Some(data(&StructLayout::flat("float", 1).unwrap(), *k, n as u64))
-                }
+                SArg::Staged(ty) => Some(data(&struct_layout(src, ty).unwrap(), STAGED_M, n as u64)),
+                SArg::Floats(k) => Some(data(&StructLayout::flat("float", 1).unwrap(), *k, n as u64)),
                 _ => None,
             })
             .collect();
         let before = bufs.clone();
         let mut copy = bufs.clone();
-        launch(
-            cl,
-            prog,
-            kernel,
-            &mut staged_args(&args, &mut bufs, &[]),
-            global,
-            Some(local),
-        );
+        launch(cl, prog, kernel, &mut staged_args(&args, &mut bufs, &[]), global, Some(local));
         let name = format!("{kernel}__clayout_staged");
-        launch(
-            cl,
-            prog,
-            &name,
-            &mut staged_args(&args, &mut copy, &st.extra_args),
-            global,
-            Some(local),
-        );
+        launch(cl, prog, &name, &mut staged_args(&args, &mut copy, &st.extra_args), global, Some(local));
         assert!(bufs != before, "{kernel} changed nothing");
         for (n, (o, c)) in bufs.iter().zip(&copy).enumerate() {
-            assert_same(
-                o,
-                c,
-                4,
-                &format!("{kernel} ({options}, local {local}) buffer {n}"),
-            );
+            assert_same(o, c, 4, &format!("{kernel} ({options}, local {local}) buffer {n}"));
         }
     }
     unsafe {
@@ -775,18 +658,6 @@ fn staged_kernels_agree_with_the_originals_on_pocl() {
     };
     // Groups of 64 and of 48 work-items (CLAYOUT_STAGE_WG, 64, holds either), the last group
     // partial; 64-bit and 32-bit index arithmetic; CLAYOUT_STAGE_WG given and defaulted.
-    check_staged(
-        &cl,
-        &src,
-        &staged,
-        "-D CLAYOUT_TILE=32 -D CLAYOUT_STAGE_WG=64",
-        64,
-    );
-    check_staged(
-        &cl,
-        &src,
-        &staged,
-        "-D CLAYOUT_TILE=32 -D CLAYOUT_INDEX32",
-        48,
-    );
+    check_staged(&cl, &src, &staged, "-D CLAYOUT_TILE=32 -D CLAYOUT_STAGE_WG=64", 64);
+    check_staged(&cl, &src, &staged, "-D CLAYOUT_TILE=32 -D CLAYOUT_INDEX32", 48);
 }

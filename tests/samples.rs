@@ -44,10 +44,7 @@ fn samples_dir() -> &'static PathBuf {
 }
 
 fn checksum(out: &Output) -> Option<&str> {
-    out.stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("checksum: "))
-        .and_then(|l| l.split_whitespace().next())
+    out.stdout.lines().find_map(|l| l.strip_prefix("checksum: ")).and_then(|l| l.split_whitespace().next())
 }
 
 /// Runs one variant; `clayout` runs it under the shim with statistics, returned as JSON;
@@ -56,7 +53,13 @@ fn run_variant(sample: &str, args: &[&str], extra: &[&str], clayout: bool) -> (O
     run_variant_with(sample, args, extra, clayout, false)
 }
 
-fn run_variant_with(sample: &str, args: &[&str], extra: &[&str], clayout: bool, transparent: bool) -> (Output, Option<serde_json::Value>) {
+fn run_variant_with(
+    sample: &str,
+    args: &[&str],
+    extra: &[&str],
+    clayout: bool,
+    transparent: bool,
+) -> (Output, Option<serde_json::Value>) {
     let bin = samples_dir().join(sample).join(sample);
     let mut argv: Vec<std::ffi::OsString> = vec![bin.into()];
     argv.extend(args.iter().chain(extra).map(|a| a.into()));
@@ -70,7 +73,10 @@ fn run_variant_with(sample: &str, args: &[&str], extra: &[&str], clayout: bool, 
         cmd = cmd.shimmed().env("CLAYOUT_STATS", json.as_os_str());
     }
     if transparent {
-        cmd = cmd.env("CLAYOUT_ANNOTATIONS", paths().root.join("samples").join(sample).join(format!("{sample}.dl")).as_os_str());
+        cmd = cmd.env(
+            "CLAYOUT_ANNOTATIONS",
+            paths().root.join("samples").join(sample).join(format!("{sample}.dl")).as_os_str(),
+        );
     }
     let out = run(&cmd, RUN_TIMEOUT);
     assert!(
@@ -89,12 +95,26 @@ fn check_transparent(sample: &str, args: &[&str], extra: &[&str]) {
     let (plain, _) = run_variant(sample, args, extra, false);
     let (out, stats) = run_variant_with(sample, args, extra, true, true);
     let stats = stats.unwrap();
-    assert_eq!(checksum(&out), checksum(&plain), "{sample} {extra:?}: the transparent mode changed the results\n{}{}stats: {stats}", plain.show("plain"), out.show("transparent"));
+    assert_eq!(
+        checksum(&out),
+        checksum(&plain),
+        "{sample} {extra:?}: the transparent mode changed the results\n{}{}stats: {stats}",
+        plain.show("plain"),
+        out.show("transparent")
+    );
     for key in ["rewritten_kernels", "launches_rewritten"] {
-        assert!(stats[key].as_u64().unwrap_or(0) >= 1, "{sample} {extra:?}: {key} is 0\nstats: {stats}\n{}", out.show("transparent"));
+        assert!(
+            stats[key].as_u64().unwrap_or(0) >= 1,
+            "{sample} {extra:?}: {key} is 0\nstats: {stats}\n{}",
+            out.show("transparent")
+        );
     }
     assert_eq!(stats["launches_as_written"].as_u64(), Some(0), "{sample} {extra:?}: stats: {stats}");
-    assert_eq!(stats["fallbacks"].as_array().map(|a| a.len()), Some(0), "{sample} {extra:?}: clayout fell back\nstats: {stats}");
+    assert_eq!(
+        stats["fallbacks"].as_array().map(|a| a.len()),
+        Some(0),
+        "{sample} {extra:?}: clayout fell back\nstats: {stats}"
+    );
 }
 
 fn check_sample(sample: &str, args: &[&str], asta_variants: &[&[&str]]) {

@@ -27,59 +27,37 @@ use std::process::Command;
 use std::sync::Mutex;
 
 fn stats_calls(v: &Value) -> BTreeMap<String, u64> {
-    v["calls"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, c)| (k.clone(), c.as_u64().unwrap()))
-        .collect()
+    v["calls"].as_object().unwrap().iter().map(|(k, c)| (k.clone(), c.as_u64().unwrap())).collect()
 }
 
 /// Every `calls NAME N` line of the program must match the stats; with `exact`, the stats must
 /// also count no entry point the program did not list.
 fn check_calls(program: &Output, stats: &Value, exact: bool) {
     let want = program.expected_calls();
-    assert!(
-        !want.is_empty(),
-        "the program printed no `calls` lines\n{}",
-        program.show("with shim")
-    );
+    assert!(!want.is_empty(), "the program printed no `calls` lines\n{}", program.show("with shim"));
     let got = stats_calls(stats);
     let mut problems = String::new();
     for (name, n) in &want {
         let g = got.get(name).copied().unwrap_or(0);
         if g != *n {
-            let _ = writeln!(
-                problems,
-                "  {name}: the program made {n} calls, the shim counted {g}"
-            );
+            let _ = writeln!(problems, "  {name}: the program made {n} calls, the shim counted {g}");
         }
     }
     if exact {
         for (name, g) in &got {
             if !want.contains_key(name) {
-                let _ = writeln!(
-                    problems,
-                    "  {name}: the program made no call, the shim counted {g}"
-                );
+                let _ = writeln!(problems, "  {name}: the program made no call, the shim counted {g}");
             }
         }
     }
-    assert!(
-        problems.is_empty(),
-        "call counts differ:\n{problems}stats calls: {got:?}\n{}",
-        program.show("with shim")
-    );
+    assert!(problems.is_empty(), "call counts differ:\n{problems}stats calls: {got:?}\n{}", program.show("with shim"));
 }
 
 /// Runs `cmd` under the shim with CLAYOUT_STATS=<json>, compares with `base`, checks the stats.
 fn run_with_stats(tag: &str, cmd: &Cmd, base: &Output, exact: bool) -> (Output, Value) {
     let dir = scratch(tag);
     let json = dir.join("stats.json");
-    let shim = run(
-        &cmd.shimmed().env("CLAYOUT_STATS", json.as_os_str()),
-        TIMEOUT,
-    );
+    let shim = run(&cmd.shimmed().env("CLAYOUT_STATS", json.as_os_str()), TIMEOUT);
     assert_same(base, &shim);
     let stats = read_stats(&json, &shim);
     check_calls(&shim, &stats, exact);
@@ -120,10 +98,7 @@ fn basic_same_output_and_exact_counts() {
     let (_, stats) = run_with_stats("basic", &p.cmd, &p.base, true);
     // The program's own count of clSetKernelArg, checked by name for the report.
     let want = p.base.expected_calls();
-    assert_eq!(
-        stats_calls(&stats).get("clSetKernelArg"),
-        want.get("clSetKernelArg")
-    );
+    assert_eq!(stats_calls(&stats).get("clSetKernelArg"), want.get("clSetKernelArg"));
     assert!(want.get("clSetKernelArg").copied().unwrap_or(0) >= 10);
 }
 
@@ -145,25 +120,10 @@ fn disable_is_pure_forwarding() {
     let p = basic();
     let dir = scratch("disable");
     let json = dir.join("stats.json");
-    let shim = run(
-        &p.cmd
-            .shimmed()
-            .env("CLAYOUT_DISABLE", "1")
-            .env("CLAYOUT_STATS", json.as_os_str()),
-        TIMEOUT,
-    );
+    let shim = run(&p.cmd.shimmed().env("CLAYOUT_DISABLE", "1").env("CLAYOUT_STATS", json.as_os_str()), TIMEOUT);
     assert_same(&p.base, &shim);
-    assert!(
-        !json.exists(),
-        "CLAYOUT_DISABLE=1 still wrote {}\n{}",
-        json.display(),
-        shim.show("with shim")
-    );
-    assert!(
-        shim.shim_lines().is_empty(),
-        "CLAYOUT_DISABLE=1 still logged\n{}",
-        shim.show("with shim")
-    );
+    assert!(!json.exists(), "CLAYOUT_DISABLE=1 still wrote {}\n{}", json.display(), shim.show("with shim"));
+    assert!(shim.shim_lines().is_empty(), "CLAYOUT_DISABLE=1 still logged\n{}", shim.show("with shim"));
 }
 
 #[test]
@@ -184,26 +144,15 @@ fn log_file_receives_the_warning() {
     let p = basic();
     let dir = scratch("logfile");
     let log = dir.join("clayout.log");
-    let shim = run(
-        &p.cmd
-            .shimmed()
-            .env("CLAYOUT_LOG", "loud")
-            .env("CLAYOUT_LOG_FILE", log.as_os_str()),
-        TIMEOUT,
-    );
+    let shim = run(&p.cmd.shimmed().env("CLAYOUT_LOG", "loud").env("CLAYOUT_LOG_FILE", log.as_os_str()), TIMEOUT);
     assert_same(&p.base, &shim);
     assert!(
         shim.shim_lines().is_empty(),
         "with CLAYOUT_LOG_FILE the shim still wrote to stderr\n{}",
         shim.show("with shim")
     );
-    let text = fs::read_to_string(&log).unwrap_or_else(|e| {
-        panic!(
-            "{} not written ({e})\n{}",
-            log.display(),
-            shim.show("with shim")
-        )
-    });
+    let text = fs::read_to_string(&log)
+        .unwrap_or_else(|e| panic!("{} not written ({e})\n{}", log.display(), shim.show("with shim")));
     let lines: Vec<&str> = text.lines().filter(|l| l.contains("CLAYOUT_LOG")).collect();
     assert!(
         lines.len() == 1 && lines[0].contains("loud"),
@@ -219,10 +168,7 @@ fn launcher_runs_the_program() {
         m.is_file() && m.permissions().mode() & 0o111 != 0
     });
     if executable.ok() != Some(true) {
-        skipped(
-            "launcher_runs_the_program",
-            &format!("{} is missing or not executable", launcher.display()),
-        );
+        skipped("launcher_runs_the_program", &format!("{} is missing or not executable", launcher.display()));
         return;
     }
     let p = basic();
@@ -245,10 +191,7 @@ fn launcher_runs_the_program() {
 
     let mut argv: Vec<OsString> = vec![launcher.into(), "--disable".into(), "--".into()];
     argv.extend(p.cmd.argv.iter().cloned());
-    let out = run(
-        &Cmd::new(argv).env("CLAYOUT_LIB", paths().lib.as_os_str()),
-        TIMEOUT,
-    );
+    let out = run(&Cmd::new(argv).env("CLAYOUT_LIB", paths().lib.as_os_str()), TIMEOUT);
     assert_same(&p.base, &out);
 }
 
@@ -260,10 +203,7 @@ fn threads_same_output_three_times() {
     for i in 0..3 {
         let (_, stats) = run_with_stats(&format!("threads{i}"), &cmd, &p.base, true);
         let calls = stats_calls(&stats);
-        assert!(
-            calls.get("clSetKernelArg").copied().unwrap_or(0) > 10_000,
-            "run {i}: {calls:?}"
-        );
+        assert!(calls.get("clSetKernelArg").copied().unwrap_or(0) > 10_000, "run {i}: {calls:?}");
     }
 }
 
@@ -292,11 +232,7 @@ fn rust_client_same_output_and_counts() {
     let base = run(&cmd, TIMEOUT);
     assert_ok(&base);
     let (_, stats) = run_with_stats("rust-client", &cmd, &base, false);
-    assert_eq!(
-        stats["real_library"].as_str(),
-        Some("RTLD_NEXT"),
-        "a linked client's loader is the next object"
-    );
+    assert_eq!(stats["real_library"].as_str(), Some("RTLD_NEXT"), "a linked client's loader is the next object");
 }
 
 // ---- pyopencl -----------------------------------------------------------------------------------
@@ -304,18 +240,11 @@ fn rust_client_same_output_and_counts() {
 #[test]
 fn pyopencl_same_output_and_counts() {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let probe = Command::new(&python)
-        .args(["-c", "import pyopencl, numpy"])
-        .output();
+    let probe = Command::new(&python).args(["-c", "import pyopencl, numpy"]).output();
     let importable = matches!(&probe, Ok(o) if o.status.success());
     if !importable {
         let why = match &probe {
-            Ok(o) => String::from_utf8_lossy(&o.stderr)
-                .trim()
-                .lines()
-                .last()
-                .unwrap_or("")
-                .to_string(),
+            Ok(o) => String::from_utf8_lossy(&o.stderr).trim().lines().last().unwrap_or("").to_string(),
             Err(e) => e.to_string(),
         };
         if std::env::var("CLAYOUT_REQUIRE_PYOPENCL").as_deref() == Ok("1") {
@@ -357,12 +286,7 @@ fn shim_library_is_a_shared_object() {
     let p = paths();
     assert!(p.lib.starts_with(&p.profile_dir));
     let head = fs::read(&p.lib).unwrap();
-    assert_eq!(
-        &head[..4],
-        b"\x7fELF",
-        "{} is not an ELF file",
-        p.lib.display()
-    );
+    assert_eq!(&head[..4], b"\x7fELF", "{} is not an ELF file", p.lib.display());
 }
 
 /// A machine whose loader finds no platform (an empty vendor directory): the program gets the

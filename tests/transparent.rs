@@ -19,7 +19,10 @@ fn plain(mode: &str) -> Output {
 /// `mode` under the shim with the side file and the extra environment.
 fn transparent(mode: &str, env: &[(&str, &str)]) -> (Output, Value) {
     let json = scratch(mode).join("stats.json");
-    let mut cmd = seq(mode).shimmed().env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str()).env("CLAYOUT_STATS", json.as_os_str());
+    let mut cmd = seq(mode)
+        .shimmed()
+        .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+        .env("CLAYOUT_STATS", json.as_os_str());
     for (k, v) in env {
         cmd = cmd.env(k, v);
     }
@@ -64,7 +67,11 @@ fn every_call_sequence_with_rewritten_kernels() {
         assert_eq!(n(&stats, &["launches_as_written"]), 0, "{mode}: {stats:#}");
         // Every object clayout created for the context (private program, copies, probes,
         // conversion kernels, scratch buffers, events) was released with it.
-        assert_eq!((n(&stats, &["contexts_released"]), n(&stats, &["contexts_left_referenced"])), (1, 0), "{mode}: {stats:#}");
+        assert_eq!(
+            (n(&stats, &["contexts_released"]), n(&stats, &["contexts_left_referenced"])),
+            (1, 0),
+            "{mode}: {stats:#}"
+        );
     }
 }
 
@@ -74,7 +81,13 @@ fn refusal_names_the_construct_and_line() {
     let (out, stats) = transparent("launches", &[]);
     let lines: Vec<&str> = out.shim_lines().into_iter().filter(|l| l.contains("not rewritten")).collect();
     assert_eq!(lines.len(), 1, "{}", out.show("with shim"));
-    assert!(lines[0].contains("kernel accumulate") && lines[0].contains("line 60") && lines[0].contains("(__global float *)own"), "{}", lines[0]);
+    assert!(
+        lines[0].contains("kernel accumulate")
+            && lines[0].contains("line 60")
+            && lines[0].contains("(__global float *)own"),
+        "{}",
+        lines[0]
+    );
     let fallbacks = stats["fallbacks"].as_array().unwrap();
     assert!(fallbacks.iter().any(|f| f["object"] == "kernel accumulate"), "{stats:#}");
 }
@@ -128,12 +141,24 @@ fn dump_dir_holds_the_rewritten_source() {
 fn threads_with_rewritten_kernels_on_a_shared_buffer() {
     let bin = build_c_in("tests/dl", "dl_threads");
     let (threads, rounds) = (8u64, 500u64);
-    let cmd = Cmd::new([bin.as_os_str(), dl("particles_aos.cl").as_os_str(), threads.to_string().as_ref(), rounds.to_string().as_ref(), "gather".as_ref()]);
+    let cmd = Cmd::new([
+        bin.as_os_str(),
+        dl("particles_aos.cl").as_os_str(),
+        threads.to_string().as_ref(),
+        rounds.to_string().as_ref(),
+        "gather".as_ref(),
+    ]);
     let base = run(&cmd, TIMEOUT);
     assert_ok(&base);
     for attempt in 0..2 {
         let json = scratch("threads").join("stats.json");
-        let out = run(&cmd.clone().shimmed().env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str()).env("CLAYOUT_STATS", json.as_os_str()), TIMEOUT);
+        let out = run(
+            &cmd.clone()
+                .shimmed()
+                .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+                .env("CLAYOUT_STATS", json.as_os_str()),
+            TIMEOUT,
+        );
         assert_same(&base, &out);
         let stats = read_stats(&json, &out);
         let (to_device, to_host) = conversions(&stats);
@@ -176,8 +201,19 @@ fn exit_while_threads_enqueue() {
     let bin = build_c_in("tests/dl", "dl_threads");
     for attempt in 0..3 {
         let json = scratch("exit").join("stats.json");
-        let cmd = Cmd::new([bin.as_os_str(), dl("particles_aos.cl").as_os_str(), "8".as_ref(), "100000".as_ref(), "exit".as_ref()]);
-        let out = run(&cmd.shimmed().env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str()).env("CLAYOUT_STATS", json.as_os_str()), TIMEOUT);
+        let cmd = Cmd::new([
+            bin.as_os_str(),
+            dl("particles_aos.cl").as_os_str(),
+            "8".as_ref(),
+            "100000".as_ref(),
+            "exit".as_ref(),
+        ]);
+        let out = run(
+            &cmd.shimmed()
+                .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+                .env("CLAYOUT_STATS", json.as_os_str()),
+            TIMEOUT,
+        );
         assert_eq!(out.code, Some(0), "attempt {attempt}\n{}", out.show("with shim"));
         assert!(out.stdout.contains("exit while enqueueing"), "{}", out.show("with shim"));
         let stats = read_stats(&json, &out);

@@ -17,7 +17,8 @@ fuzz_target!(|data: &[u8]| {
             Err(e) => one_line(&e.reason),
             Ok(a) => {
                 let printed = a.to_string();
-                let again = parse_annotation(&printed).unwrap_or_else(|e| panic!("{line:?} printed as {printed:?}, which does not parse: {}", e.reason));
+                let again = parse_annotation(&printed)
+                    .unwrap_or_else(|e| panic!("{line:?} printed as {printed:?}, which does not parse: {}", e.reason));
                 assert_eq!(again.to_string(), printed, "{line:?}");
                 assert_eq!(again.params.len(), a.params.len());
                 assert_eq!(again.device, a.device);

@@ -14,7 +14,11 @@ fn take(bytes: &mut &[u8]) -> u64 {
     *bytes = &bytes[n..];
     // Small values most of the time, so that sums and products stay in range and get compared.
     let v = u64::from_le_bytes(b);
-    if v & 1 == 0 { v >> 48 } else { v }
+    if v & 1 == 0 {
+        v >> 48
+    } else {
+        v
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -23,14 +27,19 @@ fuzz_target!(|data: &[u8]| {
     let mut rest = &data[split.min(data.len())..];
     let env = LaunchValues {
         global: vec![take(&mut rest), take(&mut rest), take(&mut rest)],
-        local: if rest.first().is_some_and(|b| b & 1 == 1) { Some(vec![take(&mut rest), take(&mut rest), take(&mut rest)]) } else { None },
+        local: if rest.first().is_some_and(|b| b & 1 == 1) {
+            Some(vec![take(&mut rest), take(&mut rest), take(&mut rest)])
+        } else {
+            None
+        },
         args: [("n".to_string(), take(&mut rest)), ("m".to_string(), take(&mut rest))].into(),
         auto_count: Some(take(&mut rest)),
     };
     let Ok(a) = parse_annotation(&format!("//DL: AoS: p[{expr}]")) else { return };
     for p in &a.params {
         let printed = p.extent.to_string();
-        let again = parse_annotation(&format!("AoS: p[{printed}]")).unwrap_or_else(|e| panic!("{expr:?} printed as {printed:?}: {}", e.reason));
+        let again = parse_annotation(&format!("AoS: p[{printed}]"))
+            .unwrap_or_else(|e| panic!("{expr:?} printed as {printed:?}: {}", e.reason));
         let first = p.extent.eval(&env);
         let second = again.params[0].extent.eval(&env);
         assert_eq!(first.is_ok(), second.is_ok(), "{expr:?} / {printed:?}: {first:?} {second:?}");

@@ -5,9 +5,7 @@ use super::lex::{dl_comment_body, lex, line_col, Span, Token, TokenKind};
 use super::side_file::SideEntry;
 use super::signature::{kernels_in, KernelSig, SigError};
 use super::types::TypeTable;
-use super::validate::{
-    error_in, validate, AnnotationError, KernelLayout, Origin, PlacedAnnotation,
-};
+use super::validate::{error_in, validate, AnnotationError, KernelLayout, Origin, PlacedAnnotation};
 
 /// The outcome for one group of annotations: a kernel's checked layout, or why clayout leaves
 /// it (or, for `kernel: None`, a stray annotation) alone.
@@ -40,56 +38,32 @@ pub fn annotate_program(src: &str, side: &[SideEntry]) -> Vec<KernelAnnotation> 
     let mut out: Vec<(usize, KernelAnnotation)> = Vec::new();
     for group in dl_groups(src, &all) {
         let first = group.comments[0];
-        let target = group
-            .next
-            .and_then(|at| kernels.iter().find(|k| decl_start(k) == at));
+        let target = group.next.and_then(|at| kernels.iter().find(|k| decl_start(k) == at));
         let kernel = target.and_then(|k| k.as_ref().ok()).map(|k| k.name.clone());
         if kernel.as_deref().is_some_and(overridden) {
             continue;
         }
         let layout = source_layout(src, &group, target, &types);
-        out.push((
-            first.span.start,
-            KernelAnnotation {
-                kernel,
-                origin: Origin::Source,
-                line: first.line,
-                layout,
-            },
-        ));
+        out.push((first.span.start, KernelAnnotation { kernel, origin: Origin::Source, line: first.line, layout }));
     }
     let sigs: Vec<&KernelSig> = kernels.iter().filter_map(|k| k.as_ref().ok()).collect();
     // A kernel declared before it is defined counts once, at its definition.
     let is_defined = |name: &str| sigs.iter().any(|s| s.name == name && s.body.is_some());
     let mut done: Vec<&str> = Vec::new();
-    for sig in sigs
-        .iter()
-        .filter(|s| s.body.is_some() || !is_defined(&s.name))
-    {
+    for sig in sigs.iter().filter(|s| s.body.is_some() || !is_defined(&s.name)) {
         if done.contains(&sig.name.as_str()) {
             continue;
         }
         done.push(&sig.name);
-        let placed: Vec<PlacedAnnotation> = side
-            .iter()
-            .filter(|e| e.kernel == sig.name)
-            .map(|e| e.annotation.clone())
-            .collect();
+        let placed: Vec<PlacedAnnotation> =
+            side.iter().filter(|e| e.kernel == sig.name).map(|e| e.annotation.clone()).collect();
         let Some(first) = placed.first() else {
             continue;
         };
         let line = first.line;
         let layout = validate(sig, &types, &placed);
         let kernel = Some(sig.name.clone());
-        out.push((
-            sig.decl_start,
-            KernelAnnotation {
-                kernel,
-                origin: Origin::SideFile,
-                line,
-                layout,
-            },
-        ));
+        out.push((sig.decl_start, KernelAnnotation { kernel, origin: Origin::SideFile, line, layout }));
     }
     out.sort_by_key(|(at, _)| *at);
     out.into_iter().map(|(_, a)| a).collect()
@@ -110,8 +84,7 @@ struct Group {
 }
 
 fn dl_groups(src: &str, toks: &[Token]) -> Vec<Group> {
-    let is_dl =
-        |t: &Token| t.kind == TokenKind::LineComment && dl_comment_body(t.text(src)).is_some();
+    let is_dl = |t: &Token| t.kind == TokenKind::LineComment && dl_comment_body(t.text(src)).is_some();
     let mut groups = Vec::new();
     let mut i = 0;
     while i < toks.len() {
@@ -126,10 +99,7 @@ fn dl_groups(src: &str, toks: &[Token]) -> Vec<Group> {
             }
             i += 1;
         }
-        groups.push(Group {
-            comments,
-            next: toks.get(i).map(|t| t.span.start),
-        });
+        groups.push(Group { comments, next: toks.get(i).map(|t| t.span.start) });
     }
     groups
 }
@@ -144,30 +114,16 @@ fn source_layout(
     for c in &group.comments {
         let text = c.text(src);
         let (line, column) = line_col(src, c.span.start);
-        let a = parse_annotation(text)
-            .map_err(|e| error_in(text, Origin::Source, line, column, e.span, e.reason))?;
-        placed.push(PlacedAnnotation {
-            annotation: a,
-            text: text.to_string(),
-            origin: Origin::Source,
-            line,
-            column,
-        });
+        let a = parse_annotation(text).map_err(|e| error_in(text, Origin::Source, line, column, e.span, e.reason))?;
+        placed.push(PlacedAnnotation { annotation: a, text: text.to_string(), origin: Origin::Source, line, column });
     }
     let first = &placed[0];
     let whole = Span::new(0, first.text.len());
     match target {
-        None => Err(first.error_at(
-            whole,
-            "annotation not followed by a kernel (only blank lines and comments may come between)",
-        )),
-        Some(Err(e)) => Err(first.error_at(
-            whole,
-            format!(
-                "cannot read the signature of the kernel below (line {}): {}",
-                e.line, e.reason
-            ),
-        )),
+        None => Err(first
+            .error_at(whole, "annotation not followed by a kernel (only blank lines and comments may come between)")),
+        Some(Err(e)) => Err(first
+            .error_at(whole, format!("cannot read the signature of the kernel below (line {}): {}", e.line, e.reason))),
         Some(Ok(sig)) => validate(sig, types, &placed),
     }
 }

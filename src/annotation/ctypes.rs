@@ -19,18 +19,11 @@ impl IntType {
         };
         if !ok_len {
             let want = self.size.map_or("4 or 8".to_string(), |n| n.to_string());
-            return Err(format!(
-                "argument has {} bytes, its type needs {want}",
-                bytes.len()
-            ));
+            return Err(format!("argument has {} bytes, its type needs {want}", bytes.len()));
         }
         let little = cfg!(target_endian = "little");
         let top = if little { bytes.last() } else { bytes.first() };
-        let fill = if self.signed && top.is_some_and(|b| b & 0x80 != 0) {
-            0xff
-        } else {
-            0
-        };
+        let fill = if self.signed && top.is_some_and(|b| b & 0x80 != 0) { 0xff } else { 0 };
         let mut buf = [fill; 8];
         if little {
             buf[..bytes.len()].copy_from_slice(bytes);
@@ -74,20 +67,9 @@ pub fn int_type(name: &str) -> Option<IntType> {
         return Some(IntType { size, signed });
     }
     let count = |w: &str| words.iter().filter(|&&x| x == w).count();
-    let (uns, sig, chr, shrt, lng, int) = (
-        count("unsigned"),
-        count("signed"),
-        count("char"),
-        count("short"),
-        count("long"),
-        count("int"),
-    );
-    if words.is_empty()
-        || uns + sig + chr + shrt + lng + int != words.len()
-        || uns + sig > 1
-        || int > 1
-        || chr > 1
-    {
+    let (uns, sig, chr, shrt, lng, int) =
+        (count("unsigned"), count("signed"), count("char"), count("short"), count("long"), count("int"));
+    if words.is_empty() || uns + sig + chr + shrt + lng + int != words.len() || uns + sig > 1 || int > 1 || chr > 1 {
         return None;
     }
     // OpenCL's long is 64 bits and it has no long long.
@@ -98,10 +80,7 @@ pub fn int_type(name: &str) -> Option<IntType> {
         (0, 0, 1) => 8,
         _ => return None,
     };
-    Some(IntType {
-        size: Some(size),
-        signed: uns == 0,
-    })
+    Some(IntType { size: Some(size), signed: uns == 0 })
 }
 
 /// Byte size of a builtin scalar type (integers of fixed width, `half`, `float`, `double`):
@@ -122,17 +101,7 @@ pub fn is_vector_type(name: &str) -> bool {
     matches!(n, "2" | "3" | "4" | "8" | "16")
         && matches!(
             base,
-            "char"
-                | "uchar"
-                | "short"
-                | "ushort"
-                | "int"
-                | "uint"
-                | "long"
-                | "ulong"
-                | "half"
-                | "float"
-                | "double"
+            "char" | "uchar" | "short" | "ushort" | "int" | "uint" | "long" | "ulong" | "half" | "float" | "double"
         )
 }
 
@@ -142,12 +111,7 @@ mod tests {
 
     #[test]
     fn integer_type_names() {
-        let t = |s, n| {
-            Some(IntType {
-                size: Some(n),
-                signed: s,
-            })
-        };
+        let t = |s, n| Some(IntType { size: Some(n), signed: s });
         assert_eq!(int_type("uint"), t(false, 4));
         assert_eq!(int_type("unsigned int"), t(false, 4));
         assert_eq!(int_type("int  unsigned"), t(false, 4));
@@ -155,22 +119,8 @@ mod tests {
         assert_eq!(int_type("long"), t(true, 8));
         assert_eq!(int_type("signed char"), t(true, 1));
         assert_eq!(int_type("unsigned short"), t(false, 2));
-        assert_eq!(
-            int_type("size_t"),
-            Some(IntType {
-                size: None,
-                signed: false
-            })
-        );
-        for bad in [
-            "float",
-            "long long",
-            "unsigned signed",
-            "int int",
-            "",
-            "Foo",
-            "char short",
-        ] {
+        assert_eq!(int_type("size_t"), Some(IntType { size: None, signed: false }));
+        for bad in ["float", "long long", "unsigned signed", "int int", "", "Foo", "char short"] {
             assert_eq!(int_type(bad), None, "{bad}");
         }
     }
@@ -178,28 +128,16 @@ mod tests {
     #[test]
     fn decoding_arguments() {
         assert_eq!(decode_int_arg("int", &7i32.to_ne_bytes()), Ok(7));
-        assert_eq!(
-            decode_int_arg("uint", &u32::MAX.to_ne_bytes()),
-            Ok(u64::from(u32::MAX))
-        );
-        assert_eq!(
-            decode_int_arg("ulong", &u64::MAX.to_ne_bytes()),
-            Ok(u64::MAX)
-        );
+        assert_eq!(decode_int_arg("uint", &u32::MAX.to_ne_bytes()), Ok(u64::from(u32::MAX)));
+        assert_eq!(decode_int_arg("ulong", &u64::MAX.to_ne_bytes()), Ok(u64::MAX));
         assert_eq!(decode_int_arg("short", &300i16.to_ne_bytes()), Ok(300));
         assert_eq!(decode_int_arg("uchar", &[200]), Ok(200));
         assert_eq!(decode_int_arg("size_t", &5u32.to_ne_bytes()), Ok(5));
         assert_eq!(decode_int_arg("size_t", &5u64.to_ne_bytes()), Ok(5));
-        assert!(decode_int_arg("int", &(-3i32).to_ne_bytes())
-            .unwrap_err()
-            .contains("negative (-3)"));
-        assert!(decode_int_arg("char", &[0xff])
-            .unwrap_err()
-            .contains("negative (-1)"));
+        assert!(decode_int_arg("int", &(-3i32).to_ne_bytes()).unwrap_err().contains("negative (-3)"));
+        assert!(decode_int_arg("char", &[0xff]).unwrap_err().contains("negative (-1)"));
         assert!(decode_int_arg("long", &i64::MIN.to_ne_bytes()).is_err());
-        assert!(decode_int_arg("int", &[1, 2])
-            .unwrap_err()
-            .contains("2 bytes"));
+        assert!(decode_int_arg("int", &[1, 2]).unwrap_err().contains("2 bytes"));
         assert!(decode_int_arg("size_t", &[1, 2]).is_err());
         assert!(decode_int_arg("float", &[0; 4]).is_err());
     }

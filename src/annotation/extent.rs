@@ -124,10 +124,9 @@ impl Extent {
         };
         let v = match &self.kind {
             ExtentKind::Int(n) => i128::from(*n),
-            ExtentKind::GlobalSize(d) => known(
-                env.global_size(*d),
-                format!("global_size({d}) unknown (work_dim is {d} or less)"),
-            )?,
+            ExtentKind::GlobalSize(d) => {
+                known(env.global_size(*d), format!("global_size({d}) unknown (work_dim is {d} or less)"))?
+            }
             ExtentKind::LocalSize(_) => {
                 let d = self.dim();
                 known(env.local_size(d), local_unknown(env, d, "local_size"))?
@@ -136,22 +135,15 @@ impl Extent {
                 let d = self.dim();
                 known(env.num_groups(d), local_unknown(env, d, "num_groups"))?
             }
-            ExtentKind::Arg(name) => {
-                known(env.arg(name), format!("argument `{name}` has no value"))?
-            }
-            ExtentKind::Auto => known(
-                env.auto_count(),
-                "auto unknown (no buffer size)".to_string(),
-            )?,
+            ExtentKind::Arg(name) => known(env.arg(name), format!("argument `{name}` has no value"))?,
+            ExtentKind::Auto => known(env.auto_count(), "auto unknown (no buffer size)".to_string())?,
             ExtentKind::BinOp(op, a, b) => {
                 let (x, y) = (a.eval_signed(env)?, b.eval_signed(env)?);
                 let r = match op {
                     BinOp::Add => x.checked_add(y),
                     BinOp::Sub => x.checked_sub(y),
                     BinOp::Mul => x.checked_mul(y),
-                    BinOp::Div if y == 0 => {
-                        return Err(self.error(format!("division by zero in `{self}`")))
-                    }
+                    BinOp::Div if y == 0 => return Err(self.error(format!("division by zero in `{self}`"))),
                     BinOp::Div => x.checked_div(y),
                 };
                 r.ok_or_else(|| self.overflow())?
@@ -171,10 +163,7 @@ impl Extent {
     }
 
     fn error(&self, reason: String) -> EvalError {
-        EvalError {
-            span: self.span,
-            reason,
-        }
+        EvalError { span: self.span, reason }
     }
 
     fn overflow(&self) -> EvalError {
@@ -195,9 +184,7 @@ impl Extent {
     /// Whether evaluation needs the local work size, which a NULL local size leaves unknown.
     pub fn needs_local_size(&self) -> bool {
         let mut needs = false;
-        self.walk(&mut |e| {
-            needs |= matches!(e.kind, ExtentKind::LocalSize(_) | ExtentKind::NumGroups(_))
-        });
+        self.walk(&mut |e| needs |= matches!(e.kind, ExtentKind::LocalSize(_) | ExtentKind::NumGroups(_)));
         needs
     }
 
@@ -239,9 +226,7 @@ impl fmt::Display for Extent {
                 let paren = |e: &Extent, right: bool| match &e.kind {
                     // A right operand at equal precedence keeps its parentheses: a-(b-c) and
                     // a*(b/c) differ from a-b-c and a*b/c.
-                    ExtentKind::BinOp(o, ..) => {
-                        o.precedence() < p || (right && o.precedence() == p)
-                    }
+                    ExtentKind::BinOp(o, ..) => o.precedence() < p || (right && o.precedence() == p),
                     _ => false,
                 };
                 let side = |f: &mut fmt::Formatter<'_>, e: &Extent, right: bool| {

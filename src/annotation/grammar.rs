@@ -103,12 +103,7 @@ pub fn parse_annotation(text: &str) -> Result<Annotation, ParseError> {
             let lead = text.len() - text.trim_start().len();
             match dl_comment_body(&text[lead..]) {
                 Some((off, _)) => lead + off,
-                None => {
-                    return Err(err(
-                        Span::new(lead, text.len()),
-                        "a comment that is not `//DL:`",
-                    ))
-                }
+                None => return Err(err(Span::new(lead, text.len()), "a comment that is not `//DL:`")),
             }
         }
         None => 0,
@@ -117,26 +112,13 @@ pub fn parse_annotation(text: &str) -> Result<Annotation, ParseError> {
     let toks: Vec<Token> = lex(body)
         .into_iter()
         .filter(|t| !t.is_comment())
-        .map(|t| Token {
-            span: Span::new(t.span.start + body_start, t.span.end + body_start),
-            ..t
-        })
+        .map(|t| Token { span: Span::new(t.span.start + body_start, t.span.end + body_start), ..t })
         .collect();
-    Parser {
-        text,
-        toks,
-        pos: 0,
-        depth: 0,
-        ops: 0,
-    }
-    .annotation()
+    Parser { text, toks, pos: 0, depth: 0, ops: 0 }.annotation()
 }
 
 fn err(span: Span, reason: impl Into<String>) -> ParseError {
-    ParseError {
-        span,
-        reason: one_line(&reason.into()),
-    }
+    ParseError { span, reason: one_line(&reason.into()) }
 }
 
 /// An integer literal: decimal or `0x` hexadecimal. Octal and suffixes are refused rather than
@@ -147,14 +129,10 @@ pub(crate) fn parse_int(s: &str) -> Result<u64, String> {
         None => (s, 10),
     };
     if radix == 10 && s.len() > 1 && s.starts_with('0') {
-        return Err(format!(
-            "`{s}`: a leading 0 would be octal in C; write the number without it"
-        ));
+        return Err(format!("`{s}`: a leading 0 would be octal in C; write the number without it"));
     }
     if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
-        return Err(format!(
-            "`{s}` is not an integer (decimal or 0x hexadecimal, no suffix)"
-        ));
+        return Err(format!("`{s}` is not an integer (decimal or 0x hexadecimal, no suffix)"));
     }
     u64::from_str_radix(digits, radix).map_err(|_| format!("`{s}` is too large"))
 }
@@ -213,10 +191,7 @@ impl Parser<'_> {
         if self.eat_punct(p) {
             Ok(span)
         } else {
-            Err(err(
-                span,
-                format!("expected `{p}` {what}, found {}", self.found()),
-            ))
+            Err(err(span, format!("expected `{p}` {what}, found {}", self.found())))
         }
     }
 
@@ -230,30 +205,19 @@ impl Parser<'_> {
         match self.peek() {
             Some(t) if t.kind == TokenKind::Number => {
                 self.pos += 1;
-                parse_int(self.text_of(t))
-                    .map(|n| (n, t.span))
-                    .map_err(|r| err(t.span, r))
+                parse_int(self.text_of(t)).map(|n| (n, t.span)).map_err(|r| err(t.span, r))
             }
-            _ => Err(err(
-                self.here(),
-                format!("expected {what}, found {}", self.found()),
-            )),
+            _ => Err(err(self.here(), format!("expected {what}, found {}", self.found()))),
         }
     }
 
     fn annotation(mut self) -> Result<Annotation, ParseError> {
         if self.peek().is_none() {
-            return Err(err(
-                self.here(),
-                "empty annotation; expected e.g. `AoS: f[n]`",
-            ));
+            return Err(err(self.here(), "empty annotation; expected e.g. `AoS: f[n]`"));
         }
         let (host, host_span) = self.host()?;
         if self.at_punct("->") {
-            return Err(err(
-                self.here(),
-                "the device layout goes after the parameters: `AoS: f[n] -> ASTA`",
-            ));
+            return Err(err(self.here(), "the device layout goes after the parameters: `AoS: f[n] -> ASTA`"));
         }
         self.expect_punct(":", "after the host layout")?;
         let mut params: Vec<AnnotatedParam> = Vec::new();
@@ -272,39 +236,18 @@ impl Parser<'_> {
             None => (None, None),
         };
         if let Some(t) = self.peek() {
-            return Err(err(
-                t.span,
-                format!(
-                    "unexpected `{}` at the end of the annotation",
-                    self.text_of(t)
-                ),
-            ));
+            return Err(err(t.span, format!("unexpected `{}` at the end of the annotation", self.text_of(t))));
         }
-        Ok(Annotation {
-            host,
-            host_span,
-            params,
-            device,
-            device_span,
-        })
+        Ok(Annotation { host, host_span, params, device, device_span })
     }
 
     fn host(&mut self) -> Result<(HostLayout, Span), ParseError> {
         let Some((name, span)) = self.ident() else {
-            return Err(err(
-                self.here(),
-                format!(
-                    "expected the host layout `AoS` or `SoA`, found {}",
-                    self.found()
-                ),
-            ));
+            return Err(err(self.here(), format!("expected the host layout `AoS` or `SoA`, found {}", self.found())));
         };
         let aos = name.eq_ignore_ascii_case("AoS");
         if !aos && !name.eq_ignore_ascii_case("SoA") {
-            return Err(err(
-                span,
-                format!("expected the host layout `AoS` or `SoA`, found `{name}`"),
-            ));
+            return Err(err(span, format!("expected the host layout `AoS` or `SoA`, found `{name}`")));
         }
         let layout = |s, word| {
             if aos {
@@ -317,20 +260,11 @@ impl Parser<'_> {
             return Ok((layout(None, None), span));
         }
         let (s, s_span) = self.int(&format!("the number of words S in `{name}(S)`"))?;
-        let s = u32::try_from(s).ok().filter(|&s| s >= 1).ok_or_else(|| {
-            err(
-                s_span,
-                format!(
-                    "the number of words must be from 1 to {}, not {s}",
-                    u32::MAX
-                ),
-            )
-        })?;
-        let word = if self.eat_punct(",") {
-            Some(self.word(&name)?)
-        } else {
-            None
-        };
+        let s = u32::try_from(s)
+            .ok()
+            .filter(|&s| s >= 1)
+            .ok_or_else(|| err(s_span, format!("the number of words must be from 1 to {}, not {s}", u32::MAX)))?;
+        let word = if self.eat_punct(",") { Some(self.word(&name)?) } else { None };
         let close = self.expect_punct(")", &format!("to close `{name}(`"))?;
         Ok((layout(Some(s), word), span.to(close)))
     }
@@ -354,20 +288,11 @@ impl Parser<'_> {
 
     fn param(&mut self) -> Result<AnnotatedParam, ParseError> {
         let Some((name, span)) = self.ident() else {
-            return Err(err(
-                self.here(),
-                format!("expected a parameter name, found {}", self.found()),
-            ));
+            return Err(err(self.here(), format!("expected a parameter name, found {}", self.found())));
         };
         let open = self.here();
         if !self.eat_punct("[") {
-            return Err(err(
-                open,
-                format!(
-                    "expected `[` and the extent after `{name}`, found {}",
-                    self.found()
-                ),
-            ));
+            return Err(err(open, format!("expected `[` and the extent after `{name}`, found {}", self.found())));
         }
         if self.at_punct("]") {
             return Err(err(
@@ -386,57 +311,35 @@ impl Parser<'_> {
     fn device(&mut self, host: HostLayout) -> Result<Option<(DeviceLayout, Span)>, ParseError> {
         if self.eat_punct("->") {
             let Some((name, span)) = self.ident() else {
-                return Err(err(
-                    self.here(),
-                    format!("expected `ASTA` after `->`, found {}", self.found()),
-                ));
+                return Err(err(self.here(), format!("expected `ASTA` after `->`, found {}", self.found())));
             };
             if !name.eq_ignore_ascii_case("ASTA") {
-                return Err(err(
-                    span,
-                    format!("unknown device layout `{name}`; clayout knows `ASTA` and `ASTA(T)`"),
-                ));
+                return Err(err(span, format!("unknown device layout `{name}`; clayout knows `ASTA` and `ASTA(T)`")));
             }
             if !self.eat_punct("(") {
                 return Ok(Some((DeviceLayout::Asta { tile: None }, span)));
             }
             let (t, t_span) = self.int("the tile T in `ASTA(T)`")?;
             if !(t.is_power_of_two() && t <= u64::from(MAX_TILE)) {
-                return Err(err(
-                    t_span,
-                    format!("the tile must be a power of two from 1 to {MAX_TILE}, not {t}"),
-                ));
+                return Err(err(t_span, format!("the tile must be a power of two from 1 to {MAX_TILE}, not {t}")));
             }
             let close = self.expect_punct(")", "to close `ASTA(`")?;
-            return Ok(Some((
-                DeviceLayout::Asta {
-                    tile: Some(t as u32),
-                },
-                span.to(close),
-            )));
+            return Ok(Some((DeviceLayout::Asta { tile: Some(t as u32) }, span.to(close))));
         }
         let Some(t) = self.peek().filter(|t| t.kind == TokenKind::Ident) else {
             return Ok(None);
         };
         let name = self.text_of(t).to_string();
         if self.peek_at(1).is_some_and(|n| n.is_punct(self.text, "[")) {
-            return Err(err(
-                t.span,
-                format!("expected `,` before the parameter `{name}`"),
-            ));
+            return Err(err(t.span, format!("expected `,` before the parameter `{name}`")));
         }
         let is_thesis = name.len() > THESIS_PREFIX.len()
-            && name
-                .get(..THESIS_PREFIX.len())
-                .is_some_and(|p| p.eq_ignore_ascii_case(THESIS_PREFIX));
+            && name.get(..THESIS_PREFIX.len()).is_some_and(|p| p.eq_ignore_ascii_case(THESIS_PREFIX));
         if !is_thesis {
             return Err(err(t.span, format!("unexpected `{name}` after the parameters; a device layout is written `-> ASTA`, `-> ASTA(T)` or `AOS2ASTA_<struct>`")));
         }
         if !host.is_aos() {
-            return Err(err(
-                t.span,
-                format!("`{name}` converts from AoS but the host layout is SoA"),
-            ));
+            return Err(err(t.span, format!("`{name}` converts from AoS but the host layout is SoA")));
         }
         self.pos += 1;
         Ok(Some((DeviceLayout::ThesisName(name), t.span)))
@@ -445,10 +348,7 @@ impl Parser<'_> {
     fn expr(&mut self) -> Result<Extent, ParseError> {
         self.depth += 1;
         if self.depth > MAX_NESTING {
-            return Err(err(
-                self.here(),
-                format!("extent nested deeper than {MAX_NESTING} levels"),
-            ));
+            return Err(err(self.here(), format!("extent nested deeper than {MAX_NESTING} levels")));
         }
         let r = self.binary(1);
         self.depth -= 1;
@@ -457,11 +357,7 @@ impl Parser<'_> {
 
     /// Left-associative binary operators of at least `min` precedence (1: + -, 2: * /).
     fn binary(&mut self, min: u8) -> Result<Extent, ParseError> {
-        let mut lhs = if min == 1 {
-            self.binary(2)?
-        } else {
-            self.atom()?
-        };
+        let mut lhs = if min == 1 { self.binary(2)? } else { self.atom()? };
         loop {
             let op = match self.peek().map(|t| self.text_of(t)) {
                 Some("+") if min == 1 => BinOp::Add,
@@ -472,22 +368,12 @@ impl Parser<'_> {
             };
             self.ops += 1;
             if self.ops > MAX_OPERATORS {
-                return Err(err(
-                    self.here(),
-                    format!("extent with more than {MAX_OPERATORS} operators"),
-                ));
+                return Err(err(self.here(), format!("extent with more than {MAX_OPERATORS} operators")));
             }
             self.pos += 1;
-            let rhs = if min == 1 {
-                self.binary(2)?
-            } else {
-                self.atom()?
-            };
+            let rhs = if min == 1 { self.binary(2)? } else { self.atom()? };
             let span = lhs.span.to(rhs.span);
-            lhs = Extent {
-                kind: ExtentKind::BinOp(op, Box::new(lhs), Box::new(rhs)),
-                span,
-            };
+            lhs = Extent { kind: ExtentKind::BinOp(op, Box::new(lhs), Box::new(rhs)), span };
         }
     }
 
@@ -531,22 +417,19 @@ impl Parser<'_> {
             "local_size" => ExtentKind::LocalSize,
             "num_groups" => ExtentKind::NumGroups,
             _ => {
-                return Err(err(name_span, format!("unknown function `{name}`; extents know global_size, local_size and num_groups")))
+                return Err(err(
+                    name_span,
+                    format!("unknown function `{name}`; extents know global_size, local_size and num_groups"),
+                ))
             }
         };
         self.pos += 1;
         let (d, d_span) = self.int(&format!("a dimension 0, 1 or 2 in `{name}(`"))?;
         if d > 2 {
-            return Err(err(
-                d_span,
-                format!("dimension {d} out of range: OpenCL has dimensions 0, 1 and 2"),
-            ));
+            return Err(err(d_span, format!("dimension {d} out of range: OpenCL has dimensions 0, 1 and 2")));
         }
         let close = self.expect_punct(")", &format!("to close `{name}(`"))?;
-        Ok(Extent {
-            kind: make(d as u32),
-            span: name_span.to(close),
-        })
+        Ok(Extent { kind: make(d as u32), span: name_span.to(close) })
     }
 }
 
@@ -560,13 +443,7 @@ impl fmt::Display for Annotation {
         }
         f.write_str(":")?;
         for (i, p) in self.params.iter().enumerate() {
-            write!(
-                f,
-                "{} {}[{}]",
-                if i == 0 { "" } else { "," },
-                p.name,
-                p.extent
-            )?;
+            write!(f, "{} {}[{}]", if i == 0 { "" } else { "," }, p.name, p.extent)?;
         }
         match &self.device {
             None => Ok(()),

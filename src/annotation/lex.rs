@@ -107,21 +107,13 @@ pub fn one_line(s: &str) -> String {
 
 const PUNCT3: [&str; 3] = ["<<=", ">>=", "..."];
 const PUNCT2: [&str; 20] = [
-    "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=",
-    "&=", "^=", "|=", "##",
+    "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "&=", "^=", "|=",
+    "##",
 ];
 const PUNCT1: &[u8] = b"[](){}.&*+-~!/%<>^|?:;=,#";
 
 pub fn lex(src: &str) -> Vec<Token> {
-    Lexer {
-        src: src.as_bytes(),
-        text: src,
-        pos: 0,
-        line: 1,
-        line_start: true,
-        out: Vec::new(),
-    }
-    .run()
+    Lexer { src: src.as_bytes(), text: src, pos: 0, line: 1, line_start: true, out: Vec::new() }.run()
 }
 
 struct Lexer<'a> {
@@ -157,11 +149,7 @@ impl Lexer<'_> {
                     let line = self.line;
                     let kind = self.token(c);
                     self.line_start = false;
-                    self.out.push(Token {
-                        kind,
-                        span: Span::new(start, self.pos),
-                        line,
-                    });
+                    self.out.push(Token { kind, span: Span::new(start, self.pos), line });
                 }
             }
         }
@@ -171,10 +159,7 @@ impl Lexer<'_> {
     /// Advances over `n` bytes, counting the newlines among them.
     fn bump(&mut self, n: usize) {
         let end = (self.pos + n).min(self.src.len());
-        let newlines = self.src[self.pos..end]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
+        let newlines = self.src[self.pos..end].iter().filter(|&&b| b == b'\n').count();
         self.line = self.line.saturating_add(clamp_u32(newlines));
         self.pos = end;
     }
@@ -206,10 +191,7 @@ impl Lexer<'_> {
             _ if c.is_ascii() => self.punct(),
             _ => {
                 // Skip the whole character so that spans stay on character boundaries.
-                let len = self.text[self.pos..]
-                    .chars()
-                    .next()
-                    .map_or(1, char::len_utf8);
+                let len = self.text[self.pos..].chars().next().map_or(1, char::len_utf8);
                 self.bump(len);
                 TokenKind::Invalid
             }
@@ -248,11 +230,7 @@ impl Lexer<'_> {
                 b'\n' => break,
                 b if b == quote => {
                     self.bump(i + 1 - self.pos);
-                    return if quote == b'"' {
-                        TokenKind::Str
-                    } else {
-                        TokenKind::Char
-                    };
+                    return if quote == b'"' { TokenKind::Str } else { TokenKind::Char };
                 }
                 _ => i += 1,
             }
@@ -267,8 +245,7 @@ impl Lexer<'_> {
         self.pos += 1;
         while self.pos < self.src.len() {
             let b = self.src[self.pos];
-            let exp_sign = matches!(b, b'+' | b'-')
-                && matches!(self.src[self.pos - 1], b'e' | b'E' | b'p' | b'P');
+            let exp_sign = matches!(b, b'+' | b'-') && matches!(self.src[self.pos - 1], b'e' | b'E' | b'p' | b'P');
             if b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || exp_sign {
                 self.pos += 1;
             } else {
@@ -343,10 +320,7 @@ mod tests {
     use super::*;
 
     fn kinds(src: &str) -> Vec<(TokenKind, String, u32)> {
-        lex(src)
-            .into_iter()
-            .map(|t| (t.kind, t.text(src).to_string(), t.line))
-            .collect()
+        lex(src).into_iter().map(|t| (t.kind, t.text(src).to_string(), t.line)).collect()
     }
 
     #[test]
@@ -363,8 +337,7 @@ mod tests {
     #[test]
     fn comments_directives_and_literals() {
         use TokenKind::*;
-        let src =
-            "#define X(a) \\\n  (a /* c\n */ + 1)\n//DL: AoS: f[n]\n/* b */ 'x' \"s\\\"t\" # x";
+        let src = "#define X(a) \\\n  (a /* c\n */ + 1)\n//DL: AoS: f[n]\n/* b */ 'x' \"s\\\"t\" # x";
         let k = kinds(src);
         assert_eq!(k[0].0, Directive);
         assert_eq!(k[0].1, "#define X(a) \\\n  (a /* c\n */ + 1)");

@@ -27,16 +27,12 @@ mod tests;
 pub use attach::{annotate_program, annotations_in_source, KernelAnnotation};
 pub use ctypes::{decode_int_arg, IntType};
 pub use extent::{BinOp, EvalError, Extent, ExtentEnv, ExtentKind, LaunchValues};
-pub use grammar::{
-    parse_annotation, AnnotatedParam, Annotation, DeviceLayout, HostLayout, ParseError,
-};
+pub use grammar::{parse_annotation, AnnotatedParam, Annotation, DeviceLayout, HostLayout, ParseError};
 pub use lex::Span;
 pub use side_file::{parse_side_file, SideEntry};
 pub use signature::{kernels, AddrSpace, KernelSig, Param, SigError};
 pub use types::{TypeClass, TypeTable};
-pub use validate::{
-    validate, AnnotationError, KernelLayout, LayoutParam, Origin, PlacedAnnotation, ScalarArg,
-};
+pub use validate::{validate, AnnotationError, KernelLayout, LayoutParam, Origin, PlacedAnnotation, ScalarArg};
 
 /// Name of the macro clayout defines when it builds a program, for kernels annotated `-> ASTA`
 /// (or with a thesis `AOS2ASTA_` name) that take the tile from the build.

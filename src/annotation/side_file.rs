@@ -31,27 +31,13 @@ pub fn parse_side_file(text: &str) -> (Vec<SideEntry>, Vec<AnnotationError>) {
 }
 
 fn side_line(line: &str, line_no: u32) -> Result<SideEntry, AnnotationError> {
-    let fail = |at: usize, reason: String| {
-        error_in(
-            line,
-            Origin::SideFile,
-            line_no,
-            1,
-            Span::new(at, at),
-            reason,
-        )
-    };
+    let fail = |at: usize, reason: String| error_in(line, Origin::SideFile, line_no, 1, Span::new(at, at), reason);
     let lead = line.len() - line.trim_start().len();
     let rest = &line[lead..];
-    let name_len = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(rest.len());
+    let name_len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
     let kernel = &rest[..name_len];
     if kernel.is_empty() || kernel.starts_with(|c: char| c.is_ascii_digit()) {
-        return Err(fail(
-            lead,
-            "expected a kernel name at the start of the line".to_string(),
-        ));
+        return Err(fail(lead, "expected a kernel name at the start of the line".to_string()));
     }
     let after = &rest[name_len..];
     let gap = after.len() - after.trim_start().len();
@@ -67,17 +53,9 @@ fn side_line(line: &str, line_no: u32) -> Result<SideEntry, AnnotationError> {
     };
     let body = &line[body_start..];
     let column = u32::try_from(line[..body_start].chars().count() + 1).unwrap_or(u32::MAX);
-    let annotation = parse_annotation(body)
-        .map_err(|e| error_in(body, Origin::SideFile, line_no, column, e.span, e.reason))?;
-    let placed = PlacedAnnotation {
-        annotation,
-        text: body.to_string(),
-        origin: Origin::SideFile,
-        line: line_no,
-        column,
-    };
-    Ok(SideEntry {
-        kernel: kernel.to_string(),
-        annotation: placed,
-    })
+    let annotation =
+        parse_annotation(body).map_err(|e| error_in(body, Origin::SideFile, line_no, column, e.span, e.reason))?;
+    let placed =
+        PlacedAnnotation { annotation, text: body.to_string(), origin: Origin::SideFile, line: line_no, column };
+    Ok(SideEntry { kernel: kernel.to_string(), annotation: placed })
 }

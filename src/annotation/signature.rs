@@ -95,18 +95,12 @@ pub(crate) fn kernels_in(src: &str, toks: &[Token]) -> Vec<Result<KernelSig, Sig
         } else if depth == 0 {
             let start = *decl_start.get_or_insert(t.span.start);
             if t.kind == TokenKind::Ident && (text == "__kernel" || text == "kernel") {
-                let mut h = Header {
-                    src,
-                    toks,
-                    pos: i + 1,
-                };
+                let mut h = Header { src, toks, pos: i + 1 };
                 match h.kernel(start) {
                     Ok(sig) => out.push(Ok(sig)),
-                    Err(reason) => out.push(Err(SigError {
-                        decl_start: start,
-                        line: t.line,
-                        reason: one_line(&reason),
-                    })),
+                    Err(reason) => {
+                        out.push(Err(SigError { decl_start: start, line: t.line, reason: one_line(&reason) }))
+                    }
                 }
                 // Resume at the body's `{` (or the `;`) so that brace counting stays right.
                 i = h.pos.max(i + 1);
@@ -147,11 +141,7 @@ impl Header<'_> {
         match self.peek() {
             Some(t) if t.kind == TokenKind::Ident && is_attribute(self.text(t)) => {
                 let open = self.pos + 1;
-                if !self
-                    .toks
-                    .get(open)
-                    .is_some_and(|t| t.is_punct(self.src, "("))
-                {
+                if !self.toks.get(open).is_some_and(|t| t.is_punct(self.src, "(")) {
                     return Err("`__attribute__` without `((...))`".to_string());
                 }
                 self.pos = self.matching(open)?;
@@ -175,10 +165,7 @@ impl Header<'_> {
                 break;
             }
             if t.kind != TokenKind::Ident {
-                return Err(format!(
-                    "unexpected `{}` in the kernel's declaration",
-                    self.text(t)
-                ));
+                return Err(format!("unexpected `{}` in the kernel's declaration", self.text(t)));
             }
             last_ident = Some(t);
             self.pos += 1;
@@ -197,21 +184,10 @@ impl Header<'_> {
                 Some(Span::new(t.span.start, self.toks[end - 1].span.end))
             }
             Some(t) if t.is_punct(self.src, ";") => None,
-            Some(t) => {
-                return Err(format!(
-                    "unexpected `{}` after the kernel's parameters",
-                    self.text(t)
-                ))
-            }
+            Some(t) => return Err(format!("unexpected `{}` after the kernel's parameters", self.text(t))),
             None => return Err("the source ends after the kernel's parameters".to_string()),
         };
-        Ok(KernelSig {
-            name: self.text(name_tok).to_string(),
-            line: name_tok.line,
-            params,
-            decl_start,
-            body,
-        })
+        Ok(KernelSig { name: self.text(name_tok).to_string(), line: name_tok.line, params, decl_start, body })
     }
 
     /// The parameters between token indices `from` and `to` (the parentheses excluded).
@@ -238,9 +214,7 @@ impl Header<'_> {
         }
         let mut params: Vec<Param> = Vec::new();
         for (n, &(a, b)) in groups.iter().enumerate() {
-            let p = self
-                .param(a, b)
-                .map_err(|r| format!("parameter {}: {r}", n + 1))?;
+            let p = self.param(a, b).map_err(|r| format!("parameter {}: {r}", n + 1))?;
             if params.iter().any(|q| q.name == p.name) {
                 return Err(format!("parameter `{}` appears twice", p.name));
             }
@@ -299,9 +273,8 @@ impl Header<'_> {
             }
             match text {
                 "const" | "__const" => is_const |= !after_star,
-                "volatile" | "__volatile" | "restrict" | "__restrict" | "__restrict__"
-                | "__read_only" | "read_only" | "__write_only" | "write_only" | "__read_write"
-                | "read_write" => {}
+                "volatile" | "__volatile" | "restrict" | "__restrict" | "__restrict__" | "__read_only"
+                | "read_only" | "__write_only" | "write_only" | "__read_write" | "read_write" => {}
                 s if is_attribute(s) => {
                     if !self.toks.get(j).is_some_and(|t| t.is_punct(self.src, "(")) {
                         return Err("`__attribute__` without `((...))`".to_string());
@@ -309,9 +282,7 @@ impl Header<'_> {
                     j = self.matching(j)?.min(to);
                 }
                 "struct" | "union" | "enum" => {
-                    let tag = self.toks[j..to]
-                        .first()
-                        .filter(|t| t.kind == TokenKind::Ident);
+                    let tag = self.toks[j..to].first().filter(|t| t.kind == TokenKind::Ident);
                     let Some(tag) = tag else {
                         return Err(format!("`{text}` without a tag"));
                     };
@@ -325,23 +296,13 @@ impl Header<'_> {
             return Err("no name".to_string());
         };
         if words.is_empty() || name.contains(' ') {
-            return Err(format!(
-                "cannot tell the type from the name in `{}`",
-                span.of(self.src)
-            ));
+            return Err(format!("cannot tell the type from the name in `{}`", span.of(self.src)));
         }
         // The name must follow every `*`: `float p *` is not a declaration.
         if words_at_star.is_some_and(|k| k > words.len()) {
             return Err(format!("misplaced `*` in `{}`", span.of(self.src)));
         }
         let space = space.unwrap_or(AddrSpace::Private);
-        Ok(Param {
-            name,
-            space,
-            pointer,
-            is_const,
-            type_name: words.join(" "),
-            span,
-        })
+        Ok(Param { name, space, pointer, is_const, type_name: words.join(" "), span })
     }
 }

@@ -84,17 +84,14 @@ impl TypeTable {
             return;
         }
         let rest = rest.trim_start();
-        let name_len = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(rest.len());
+        let name_len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
         let (name, value) = rest.split_at(name_len);
         if name.is_empty() || value.starts_with('(') {
             return;
         }
         let words: Vec<&str> = value.split_whitespace().collect();
         let is_word = |w: &str| {
-            w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && !w.starts_with(|c: char| c.is_ascii_digit())
+            w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !w.starts_with(|c: char| c.is_ascii_digit())
         };
         if !words.is_empty() && words.iter().all(|w| is_word(w)) {
             self.aliases.insert(name.to_string(), words.join(" "));
@@ -127,21 +124,14 @@ impl TypeTable {
                 for (k, t) in names.iter().enumerate() {
                     if t.kind == TokenKind::Ident && plain(k) {
                         let n = text(t);
-                        let tag = tag
-                            .clone()
-                            .or_else(|| first_name.clone())
-                            .unwrap_or_else(|| n.clone());
+                        let tag = tag.clone().or_else(|| first_name.clone()).unwrap_or_else(|| n.clone());
                         first_name.get_or_insert_with(|| n.clone());
                         self.aliases.insert(n, format!("{kw} {tag}"));
                     }
                 }
             }
         } else if body.len() >= 2 && body.iter().all(|t| t.kind == TokenKind::Ident) {
-            let words: Vec<String> = body
-                .iter()
-                .map(text)
-                .filter(|w| w != "const" && w != "volatile")
-                .collect();
+            let words: Vec<String> = body.iter().map(text).filter(|w| w != "const" && w != "volatile").collect();
             if let Some((name, ty)) = words.split_last() {
                 if !ty.is_empty() {
                     self.aliases.insert(name.clone(), ty.join(" "));

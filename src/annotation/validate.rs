@@ -40,14 +40,7 @@ pub struct PlacedAnnotation {
 
 impl PlacedAnnotation {
     pub fn error_at(&self, span: Span, reason: impl Into<String>) -> AnnotationError {
-        error_in(
-            &self.text,
-            self.origin,
-            self.line,
-            self.column,
-            span,
-            reason,
-        )
+        error_in(&self.text, self.origin, self.line, self.column, span, reason)
     }
 }
 
@@ -60,17 +53,8 @@ pub(crate) fn error_in(
     reason: impl Into<String>,
 ) -> AnnotationError {
     let (l, c) = line_col(text, span.start);
-    let column = if l == 1 {
-        column.saturating_add(c - 1)
-    } else {
-        c
-    };
-    AnnotationError {
-        origin,
-        line: line.saturating_add(l - 1),
-        column,
-        reason: one_line(&reason.into()),
-    }
+    let column = if l == 1 { column.saturating_add(c - 1) } else { c };
+    AnnotationError { origin, line: line.saturating_add(l - 1), column, reason: one_line(&reason.into()) }
 }
 
 /// Why clayout leaves a kernel alone; the runtime logs it once.
@@ -84,11 +68,7 @@ pub struct AnnotationError {
 
 impl fmt::Display for AnnotationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} line {}, column {}: {}",
-            self.origin, self.line, self.column, self.reason
-        )
+        write!(f, "{} line {}, column {}: {}", self.origin, self.line, self.column, self.reason)
     }
 }
 
@@ -139,27 +119,17 @@ pub fn validate(
     types: &TypeTable,
     anns: &[PlacedAnnotation],
 ) -> Result<KernelLayout, AnnotationError> {
-    let mut out = KernelLayout {
-        kernel: sig.name.clone(),
-        params: Vec::new(),
-        scalar_args: Vec::new(),
-    };
+    let mut out = KernelLayout { kernel: sig.name.clone(), params: Vec::new(), scalar_args: Vec::new() };
     let k = &sig.name;
     for placed in anns {
         let a = &placed.annotation;
         for p in &a.params {
             let fail = |reason: String| placed.error_at(p.span, reason);
             let Some((index, param)) = sig.param(&p.name) else {
-                return Err(fail(format!(
-                    "`{}` is not a parameter of kernel `{k}`",
-                    p.name
-                )));
+                return Err(fail(format!("`{}` is not a parameter of kernel `{k}`", p.name)));
             };
             if !param.pointer {
-                return Err(fail(format!(
-                    "`{}` is a scalar, not a __global pointer",
-                    p.name
-                )));
+                return Err(fail(format!("`{}` is a scalar, not a __global pointer", p.name)));
             }
             if param.space != AddrSpace::Global {
                 return Err(fail(format!(
@@ -168,14 +138,10 @@ pub fn validate(
                 )));
             }
             if out.params.iter().any(|q| q.name == p.name) {
-                return Err(fail(format!(
-                    "`{}` is annotated twice for kernel `{k}`",
-                    p.name
-                )));
+                return Err(fail(format!("`{}` is annotated twice for kernel `{k}`", p.name)));
             }
             let class = types.classify(&param.type_name);
-            let (s, word) = shape(a.host, class, &param.type_name)
-                .map_err(|r| placed.error_at(a.host_span, r))?;
+            let (s, word) = shape(a.host, class, &param.type_name).map_err(|r| placed.error_at(a.host_span, r))?;
             for (name, span) in p.extent.args() {
                 let arg = scalar_arg(sig, types, name).map_err(|r| placed.error_at(span, r))?;
                 if !out.scalar_args.iter().any(|x| x.name == arg.name) {
@@ -199,11 +165,7 @@ pub fn validate(
 }
 
 /// Words per element and word size, from the annotation or the element type.
-fn shape(
-    host: HostLayout,
-    class: TypeClass,
-    ty: &str,
-) -> Result<(Option<u32>, Option<u32>), String> {
+fn shape(host: HostLayout, class: TypeClass, ty: &str) -> Result<(Option<u32>, Option<u32>), String> {
     let name = if host.is_aos() { "AoS" } else { "SoA" };
     match (host.shape(), class) {
         (given, TypeClass::Struct) => Ok(given),
@@ -218,23 +180,13 @@ fn shape(
 
 fn scalar_arg(sig: &KernelSig, types: &TypeTable, name: &str) -> Result<ScalarArg, String> {
     let Some((index, param)) = sig.param(name) else {
-        return Err(format!(
-            "`{name}` is not a parameter of kernel `{}`",
-            sig.name
-        ));
+        return Err(format!("`{name}` is not a parameter of kernel `{}`", sig.name));
     };
     if param.pointer {
         return Err(format!("`{name}` is a pointer, not an integer scalar"));
     }
     match types.int_type(&param.type_name) {
-        Some(int_type) => Ok(ScalarArg {
-            arg_index: index as u32,
-            name: name.to_string(),
-            int_type,
-        }),
-        None => Err(format!(
-            "`{name}` has type `{}`, not an integer type",
-            param.type_name
-        )),
+        Some(int_type) => Ok(ScalarArg { arg_index: index as u32, name: name.to_string(), int_type }),
+        None => Err(format!("`{name}` has type `{}`, not an integer type", param.type_name)),
     }
 }

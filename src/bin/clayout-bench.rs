@@ -88,71 +88,39 @@ fn check(e: cl_int, what: &str) {
 
 unsafe fn platform_name(p: cl_platform_id) -> String {
     let mut b = vec![0u8; 512];
-    api().clGetPlatformInfo(
-        p,
-        CL_PLATFORM_NAME,
-        b.len(),
-        b.as_mut_ptr() as *mut c_void,
-        ptr::null_mut(),
-    );
-    String::from_utf8_lossy(&b)
-        .trim_end_matches('\0')
-        .to_string()
+    api().clGetPlatformInfo(p, CL_PLATFORM_NAME, b.len(), b.as_mut_ptr() as *mut c_void, ptr::null_mut());
+    String::from_utf8_lossy(&b).trim_end_matches('\0').to_string()
 }
 
 unsafe fn dev_str(d: cl_device_id, what: cl_device_info) -> String {
     let mut b = vec![0u8; 512];
-    api().clGetDeviceInfo(
-        d,
-        what,
-        b.len(),
-        b.as_mut_ptr() as *mut c_void,
-        ptr::null_mut(),
-    );
-    String::from_utf8_lossy(&b)
-        .trim_end_matches('\0')
-        .trim()
-        .to_string()
+    api().clGetDeviceInfo(d, what, b.len(), b.as_mut_ptr() as *mut c_void, ptr::null_mut());
+    String::from_utf8_lossy(&b).trim_end_matches('\0').trim().to_string()
 }
 
 unsafe fn dev_u64(d: cl_device_id, what: cl_device_info) -> u64 {
     let mut v: u64 = 0;
-    api().clGetDeviceInfo(
-        d,
-        what,
-        8,
-        &mut v as *mut u64 as *mut c_void,
-        ptr::null_mut(),
-    );
+    api().clGetDeviceInfo(d, what, 8, &mut v as *mut u64 as *mut c_void, ptr::null_mut());
     v
 }
 
 unsafe fn setup(platform: Option<&str>) -> Ctx {
     let mut n: cl_uint = 0;
-    check(
-        api().clGetPlatformIDs(0, ptr::null_mut(), &mut n),
-        "clGetPlatformIDs",
-    );
+    check(api().clGetPlatformIDs(0, ptr::null_mut(), &mut n), "clGetPlatformIDs");
     let mut ps = vec![ptr::null_mut(); n as usize];
     api().clGetPlatformIDs(n, ps.as_mut_ptr(), ptr::null_mut());
     let p = match platform {
-        Some(name) => *ps
-            .iter()
-            .find(|&&p| platform_name(p).contains(name))
-            .unwrap_or_else(|| {
-                eprintln!(
-                    "no platform named like `{name}`; have: {:?}",
-                    ps.iter().map(|&p| platform_name(p)).collect::<Vec<_>>()
-                );
-                std::process::exit(2)
-            }),
+        Some(name) => *ps.iter().find(|&&p| platform_name(p).contains(name)).unwrap_or_else(|| {
+            eprintln!(
+                "no platform named like `{name}`; have: {:?}",
+                ps.iter().map(|&p| platform_name(p)).collect::<Vec<_>>()
+            );
+            std::process::exit(2)
+        }),
         None => ps[0],
     };
     let mut dev: cl_device_id = ptr::null_mut();
-    check(
-        api().clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut dev, ptr::null_mut()),
-        "clGetDeviceIDs",
-    );
+    check(api().clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut dev, ptr::null_mut()), "clGetDeviceIDs");
     let mut err = 0;
     let ctx = api().clCreateContext(ptr::null(), 1, &dev, None, ptr::null_mut(), &mut err);
     check(err, "clCreateContext");
@@ -164,13 +132,7 @@ unsafe fn setup(platform: Option<&str>) -> Ctx {
 
 unsafe fn prof(ev: cl_event, what: cl_profiling_info) -> Option<u64> {
     let mut v: u64 = 0;
-    let e = api().clGetEventProfilingInfo(
-        ev,
-        what,
-        8,
-        &mut v as *mut u64 as *mut c_void,
-        ptr::null_mut(),
-    );
+    let e = api().clGetEventProfilingInfo(ev, what, 8, &mut v as *mut u64 as *mut c_void, ptr::null_mut());
     (e == CL_SUCCESS && v != 0).then_some(v)
 }
 
@@ -179,41 +141,21 @@ unsafe fn prof(ev: cl_event, what: cl_profiling_info) -> Option<u64> {
 /// back to back; time = end of the last event - end of the empty kernel (falls back to
 /// wall time). Kernel timestamps are used because marker timestamps are not reliable on
 /// every implementation.
-unsafe fn timed(
-    c: &Ctx,
-    nop: cl_kernel,
-    f: &mut dyn FnMut(&[cl_event]) -> Option<cl_event>,
-) -> Option<f64> {
+unsafe fn timed(c: &Ctx, nop: cl_kernel, f: &mut dyn FnMut(&[cl_event]) -> Option<cl_event>) -> Option<f64> {
     api().clFinish(c.q);
     let mut err = 0;
     let gate = api().clCreateUserEvent(c.ctx, &mut err);
     check(err, "clCreateUserEvent");
     let mut mk: cl_event = ptr::null_mut();
     let one = [1usize];
-    check(
-        api().clEnqueueNDRangeKernel(
-            c.q,
-            nop,
-            1,
-            ptr::null(),
-            one.as_ptr(),
-            one.as_ptr(),
-            1,
-            &gate,
-            &mut mk,
-        ),
-        "nop",
-    );
+    check(api().clEnqueueNDRangeKernel(c.q, nop, 1, ptr::null(), one.as_ptr(), one.as_ptr(), 1, &gate, &mut mk), "nop");
     let ev = f(&[mk]);
     let t0 = Instant::now();
     api().clSetUserEventStatus(gate, CL_COMPLETE as cl_int);
     let ev = ev?;
     check(api().clWaitForEvents(1, &ev), "clWaitForEvents");
     let wall = t0.elapsed().as_secs_f64();
-    let r = match (
-        prof(mk, CL_PROFILING_COMMAND_END),
-        prof(ev, CL_PROFILING_COMMAND_END),
-    ) {
+    let r = match (prof(mk, CL_PROFILING_COMMAND_END), prof(ev, CL_PROFILING_COMMAND_END)) {
         (Some(a), Some(b)) if b > a => (b - a) as f64 * 1e-9,
         _ => wall,
     };
@@ -230,10 +172,7 @@ unsafe fn timed_single(c: &Ctx, f: &mut dyn FnMut() -> cl_event) -> f64 {
     let ev = f();
     check(api().clWaitForEvents(1, &ev), "clWaitForEvents");
     let wall = t0.elapsed().as_secs_f64();
-    let r = match (
-        prof(ev, CL_PROFILING_COMMAND_START),
-        prof(ev, CL_PROFILING_COMMAND_END),
-    ) {
+    let r = match (prof(ev, CL_PROFILING_COMMAND_START), prof(ev, CL_PROFILING_COMMAND_END)) {
         (Some(a), Some(b)) if b > a => (b - a) as f64 * 1e-9,
         _ => wall,
     };
@@ -254,19 +193,10 @@ unsafe fn build_oop(c: &Ctx, w: u32) -> (cl_kernel, cl_kernel) {
     let mut strs = [src.as_ptr()];
     let lens = [OOP_SRC.len()];
     let mut err = 0;
-    let prog =
-        api().clCreateProgramWithSource(c.ctx, 1, strs.as_mut_ptr(), lens.as_ptr(), &mut err);
+    let prog = api().clCreateProgramWithSource(c.ctx, 1, strs.as_mut_ptr(), lens.as_ptr(), &mut err);
     check(err, "oop program");
-    let opts = CString::new(if w == 8 {
-        "-DWORD=ulong"
-    } else {
-        "-DWORD=uint"
-    })
-    .unwrap();
-    check(
-        api().clBuildProgram(prog, 1, &c.dev, opts.as_ptr(), None, ptr::null_mut()),
-        "oop build",
-    );
+    let opts = CString::new(if w == 8 { "-DWORD=ulong" } else { "-DWORD=uint" }).unwrap();
+    check(api().clBuildProgram(prog, 1, &c.dev, opts.as_ptr(), None, ptr::null_mut()), "oop build");
     let name = CString::new("oop_transpose").unwrap();
     let k = api().clCreateKernel(prog, name.as_ptr(), &mut err);
     check(err, "oop kernel");
@@ -310,16 +240,11 @@ fn verify(buf: &[u8], shape: Shape, l: Layout) -> bool {
                         }
                     }
                 }
-                eprintln!(
-                    "  {bad} of {n} words wrong; first: word {:?} (aos index, position, found)",
-                    first
-                );
+                eprintln!("  {bad} of {n} words wrong; first: word {:?} (aos index, position, found)", first);
             }
             return false;
         }
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         k += 1 + if step > 1 { (x >> 33) % (2 * step) } else { 0 };
     }
     true
@@ -429,9 +354,7 @@ unsafe fn bench_shape(
     let mut times: Vec<Vec<f64>> = vec![vec![]; 4];
     for _ in 0..reps {
         for (d, &(_, from, to)) in cycle.iter().enumerate() {
-            let r = timed(c, nop, &mut |wait| match enqueue_conversion(
-                c.q, bufs.a, 0, shape, from, to, wait,
-            ) {
+            let r = timed(c, nop, &mut |wait| match enqueue_conversion(c.q, bufs.a, 0, shape, from, to, wait) {
                 Ok(cv) => Some(cv.event),
                 Err(e) => {
                     eprintln!("FAIL enqueue: {e}");
@@ -447,10 +370,7 @@ unsafe fn bench_shape(
     read_all(c, bufs.a, &mut host);
     let final_ok = verify(&host, shape, Layout::Aos);
     if verbose {
-        eprintln!(
-            "after the timed cycles: {}",
-            if final_ok { "ok" } else { "WRONG" }
-        );
+        eprintln!("after the timed cycles: {}", if final_ok { "ok" } else { "WRONG" });
     }
     // Copy of the same bytes, and the out-of-place transpose (same permutation as AoS->ASTA).
     let mut ct = vec![];
@@ -459,17 +379,7 @@ unsafe fn bench_shape(
         let tc = timed_single(c, &mut || {
             let mut ev = ptr::null_mut();
             check(
-                api().clEnqueueCopyBuffer(
-                    c.q,
-                    bufs.a,
-                    bufs.b,
-                    0,
-                    0,
-                    bytes as usize,
-                    0,
-                    ptr::null(),
-                    &mut ev,
-                ),
+                api().clEnqueueCopyBuffer(c.q, bufs.a, bufs.b, 0, 0, bytes as usize, 0, ptr::null(), &mut ev),
                 "copy",
             );
             ev
@@ -486,11 +396,7 @@ unsafe fn bench_shape(
             for (i, (sz, p)) in args.iter().enumerate() {
                 check(api().clSetKernelArg(oop, i as u32, *sz, *p), "oop arg");
             }
-            let gs = [
-                (cc as usize).div_ceil(32) * 32,
-                (rr as usize).div_ceil(32) * 8,
-                (m / t as u64) as usize,
-            ];
+            let gs = [(cc as usize).div_ceil(32) * 32, (rr as usize).div_ceil(32) * 8, (m / t as u64) as usize];
             let ls = [32usize, 8, 1];
             let mut ev = ptr::null_mut();
             check(
@@ -578,9 +484,7 @@ fn main() {
             "--mib" => only_mib = args.next().and_then(|v| v.parse().ok()),
             "--tile" => only_t = args.next().and_then(|v| v.parse().ok()),
             "--s" => only_s = args.next().and_then(|v| v.parse().ok()),
-            "--variants" => {
-                only_variants = args.next().map(|v| v.split(',').map(str::to_string).collect())
-            }
+            "--variants" => only_variants = args.next().map(|v| v.split(',').map(str::to_string).collect()),
             "-h" | "--help" => {
                 println!("clayout-bench [--platform NAME] [--quick] [--json FILE] [--sweep [--variants A,B]] [--mib N] [--tile T] [--s S]");
                 return;
@@ -596,11 +500,7 @@ fn main() {
         let max_alloc = dev_u64(c.dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
         let global = dev_u64(c.dev, CL_DEVICE_GLOBAL_MEM_SIZE);
         let mib = 1u64 << 20;
-        let mut sizes: Vec<u64> = if quick {
-            vec![16 * mib]
-        } else {
-            vec![64 * mib, 256 * mib, 1024 * mib]
-        };
+        let mut sizes: Vec<u64> = if quick { vec![16 * mib] } else { vec![64 * mib, 256 * mib, 1024 * mib] };
         if let Some(x) = only_mib {
             sizes = vec![x * mib];
         }
@@ -608,11 +508,7 @@ fn main() {
         if sizes.is_empty() {
             sizes.push((max_alloc.min(global / 3) / mib).max(1) * mib);
         }
-        let mut ss: Vec<u32> = if quick {
-            vec![2, 5, 8, 32]
-        } else {
-            vec![2, 4, 5, 8, 19, 32]
-        };
+        let mut ss: Vec<u32> = if quick { vec![2, 5, 8, 32] } else { vec![2, 4, 5, 8, 19, 32] };
         let mut ts: Vec<u32> = if quick { vec![32] } else { vec![16, 32, 64] };
         if let Some(x) = only_s {
             ss = vec![x];
@@ -631,28 +527,25 @@ fn main() {
         let oop4 = build_oop(&c, 4);
         let oop8 = build_oop(&c, 8);
         for k in [oop4.1, oop8.1] {
-            check(
-                api().clSetKernelArg(k, 0, 8, &bufs.a as *const cl_mem as *const c_void),
-                "nop arg",
-            );
+            check(api().clSetKernelArg(k, 0, 8, &bufs.a as *const cl_mem as *const c_void), "nop arg");
         }
         println!("# device: {}", c.name);
         println!("# GB/s = (bytes read + bytes written) / device time = 2 x buffer bytes / time; median of {reps} after a warm-up");
         println!("# M rounded down to a multiple of T for the timed runs; copy = clEnqueueCopyBuffer, oop = out-of-place tiled transpose (32x32, local memory) of the same permutation as aos_to_asta");
-        println!("{:<12} {:>5} {:>3} {:>3} {:>2} {:>11} {:>9} {:>9} {:>7} {:>9} {:>8} {:<4} {:<12} kernels", "direction", "MiB", "S", "T", "w", "M", "GB/s", "copyGB/s", "ratio", "oopGB/s", "ms", "chk", "variant");
+        println!(
+            "{:<12} {:>5} {:>3} {:>3} {:>2} {:>11} {:>9} {:>9} {:>7} {:>9} {:>8} {:<4} {:<12} kernels",
+            "direction", "MiB", "S", "T", "w", "M", "GB/s", "copyGB/s", "ratio", "oopGB/s", "ms", "chk", "variant"
+        );
         let t0 = Instant::now();
         let mut recs = vec![];
         if sweep {
             // Tuning variants at T = 32, one size, w = 4.
-            let size = *sizes
-                .iter()
-                .filter(|&&b| b <= 256 * mib)
-                .max()
-                .unwrap_or(&sizes[0]);
+            let size = *sizes.iter().filter(|&&b| b <= 256 * mib).max().unwrap_or(&sizes[0]);
             let base = Tuning::default();
             let bs = |bytes: u64, l: u32| Tuning { bs_bytes: bytes, bs_l: l, ..base };
             let p100 = |k: P100Kernel, l: u32| Tuning { p100: k, p100_l: l, ..base };
-            let wp = |per_cu: u32, l: u32| Tuning { p100: P100Kernel::Persistent, p100_per_cu: per_cu, p100_l: l, ..base };
+            let wp =
+                |per_cu: u32, l: u32| Tuning { p100: P100Kernel::Persistent, p100_per_cu: per_cu, p100_l: l, ..base };
             let variants: &[(&str, Tuning)] = &[
                 ("bs8k_l256", bs(8192, 256)),
                 ("bs16k_l256", bs(16384, 256)),
@@ -700,15 +593,9 @@ fn main() {
             bench_shape(&c, &bufs, oop8, size, s, 32, 8, reps, "default", &mut recs);
         }
         let fails = recs.iter().filter(|r| !r.ok).count();
-        println!(
-            "# {} records, {} FAIL, {:.1} s",
-            recs.len(),
-            fails,
-            t0.elapsed().as_secs_f64()
-        );
+        println!("# {} records, {} FAIL, {:.1} s", recs.len(), fails, t0.elapsed().as_secs_f64());
         if let Some(path) = json {
-            std::fs::write(&path, serde_json::to_string_pretty(&recs).unwrap())
-                .expect("writing the JSON file");
+            std::fs::write(&path, serde_json::to_string_pretty(&recs).unwrap()).expect("writing the JSON file");
         }
         if fails > 0 {
             std::process::exit(1);

@@ -4,13 +4,17 @@
 
 use crate::real::api;
 use crate::runtime::access::{blocking_host_access, host_access, write_need, Blocking};
-use crate::runtime::{convert, launch};
 use crate::runtime::state::Need;
+use crate::runtime::{convert, launch};
 use libc::{c_void, size_t};
 use opencl_sys::*;
 
 /// A blocking command that returns its status.
-fn status<C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> cl_int>(blocking: cl_bool, event: *mut cl_event, call: C) -> Blocking<cl_int, C, fn(cl_int) -> cl_int> {
+fn status<C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> cl_int>(
+    blocking: cl_bool,
+    event: *mut cl_event,
+    call: C,
+) -> Blocking<cl_int, C, fn(cl_int) -> cl_int> {
     Blocking { blocking, event, call, enqueued: |r| *r == CL_SUCCESS, failed: |e| e }
 }
 
@@ -47,8 +51,20 @@ pub unsafe fn clEnqueueReadBufferRect(
 ) -> cl_int {
     let call = |n, l, b, ev| {
         api().clEnqueueReadBufferRect(
-            command_queue, buffer, b, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
-            n, l, ev,
+            command_queue,
+            buffer,
+            b,
+            buffer_origin,
+            host_origin,
+            region,
+            buffer_row_pitch,
+            buffer_slice_pitch,
+            host_row_pitch,
+            host_slice_pitch,
+            ptr,
+            n,
+            l,
+            ev,
         )
     };
     blocking_host_access(command_queue, &[(buffer, Need::Host)], n, list, status(blocking_read, event, call))
@@ -88,8 +104,20 @@ pub unsafe fn clEnqueueWriteBufferRect(
 ) -> cl_int {
     let call = |n, l, b, ev| {
         api().clEnqueueWriteBufferRect(
-            command_queue, buffer, b, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr,
-            n, l, ev,
+            command_queue,
+            buffer,
+            b,
+            buffer_origin,
+            host_origin,
+            region,
+            buffer_row_pitch,
+            buffer_slice_pitch,
+            host_row_pitch,
+            host_slice_pitch,
+            ptr,
+            n,
+            l,
+            ev,
         )
     };
     blocking_host_access(command_queue, &[(buffer, Need::Host)], n, list, status(blocking_write, event, call))
@@ -107,7 +135,14 @@ pub unsafe fn clEnqueueFillBuffer(
     event: *mut cl_event,
 ) -> cl_int {
     let need = write_need(buffer, offset, size);
-    host_access(command_queue, &[(buffer, need)], n, list, |n, l| api().clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, n, l, event), |e| e)
+    host_access(
+        command_queue,
+        &[(buffer, need)],
+        n,
+        list,
+        |n, l| api().clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, n, l, event),
+        |e| e,
+    )
 }
 
 pub unsafe fn clEnqueueCopyBuffer(
@@ -122,7 +157,16 @@ pub unsafe fn clEnqueueCopyBuffer(
     event: *mut cl_event,
 ) -> cl_int {
     let needs = [(src_buffer, Need::Host), (dst_buffer, write_need(dst_buffer, dst_offset, size))];
-    host_access(command_queue, &needs, n, list, |n, l| api().clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, n, l, event), |e| e)
+    host_access(
+        command_queue,
+        &needs,
+        n,
+        list,
+        |n, l| {
+            api().clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, n, l, event)
+        },
+        |e| e,
+    )
 }
 
 pub unsafe fn clEnqueueCopyBufferRect(
@@ -147,8 +191,19 @@ pub unsafe fn clEnqueueCopyBufferRect(
         list,
         |n, l| {
             api().clEnqueueCopyBufferRect(
-                command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, n,
-                l, event,
+                command_queue,
+                src_buffer,
+                dst_buffer,
+                src_origin,
+                dst_origin,
+                region,
+                src_row_pitch,
+                src_slice_pitch,
+                dst_row_pitch,
+                dst_slice_pitch,
+                n,
+                l,
+                event,
             )
         },
         |e| e,
@@ -171,7 +226,19 @@ pub unsafe fn clEnqueueCopyImageToBuffer(
         &[(dst_buffer, Need::Host)],
         n,
         list,
-        |n, l| api().clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, n, l, event),
+        |n, l| {
+            api().clEnqueueCopyImageToBuffer(
+                command_queue,
+                src_image,
+                dst_buffer,
+                src_origin,
+                region,
+                dst_offset,
+                n,
+                l,
+                event,
+            )
+        },
         |e| e,
     )
 }
@@ -192,7 +259,19 @@ pub unsafe fn clEnqueueCopyBufferToImage(
         &[(src_buffer, Need::Host)],
         n,
         list,
-        |n, l| api().clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, n, l, event),
+        |n, l| {
+            api().clEnqueueCopyBufferToImage(
+                command_queue,
+                src_buffer,
+                dst_image,
+                src_offset,
+                dst_origin,
+                region,
+                n,
+                l,
+                event,
+            )
+        },
         |e| e,
     )
 }
@@ -209,9 +288,12 @@ pub unsafe fn clEnqueueMapBuffer(
     event: *mut cl_event,
     errcode_ret: *mut cl_int,
 ) -> *mut c_void {
-    let need = if map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 { write_need(buffer, offset, size) } else { Need::Host };
+    let need =
+        if map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 { write_need(buffer, offset, size) } else { Need::Host };
     crate::guard("clEnqueueMapBuffer", || convert::mapping(buffer));
-    let call = |n, l, b, ev| api().clEnqueueMapBuffer(command_queue, buffer, b, map_flags, offset, size, n, l, ev, errcode_ret);
+    let call = |n, l, b, ev| {
+        api().clEnqueueMapBuffer(command_queue, buffer, b, map_flags, offset, size, n, l, ev, errcode_ret)
+    };
     let failed = move |e: cl_int| {
         if !errcode_ret.is_null() {
             *errcode_ret = e;
@@ -231,7 +313,14 @@ pub unsafe fn clEnqueueMapBuffer(
     p
 }
 
-pub unsafe fn clEnqueueUnmapMemObject(command_queue: cl_command_queue, memobj: cl_mem, mapped_ptr: *mut c_void, n: cl_uint, list: *const cl_event, event: *mut cl_event) -> cl_int {
+pub unsafe fn clEnqueueUnmapMemObject(
+    command_queue: cl_command_queue,
+    memobj: cl_mem,
+    mapped_ptr: *mut c_void,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
     let r = api().clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, n, list, event);
     if r == CL_SUCCESS {
         crate::guard("clEnqueueUnmapMemObject", || convert::unmapped(memobj));
@@ -253,8 +342,16 @@ pub unsafe fn clEnqueueMigrateMemObjects(
         return api().clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, n, list, event);
     }
     let need = if flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED != 0 { Need::HostOverwrite } else { Need::Host };
-    let needs: Vec<(cl_mem, Need)> = std::slice::from_raw_parts(mem_objects, num_mem_objects as usize).iter().map(|m| (*m, need)).collect();
-    host_access(command_queue, &needs, n, list, |n, l| api().clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, n, l, event), |e| e)
+    let needs: Vec<(cl_mem, Need)> =
+        std::slice::from_raw_parts(mem_objects, num_mem_objects as usize).iter().map(|m| (*m, need)).collect();
+    host_access(
+        command_queue,
+        &needs,
+        n,
+        list,
+        |n, l| api().clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, n, l, event),
+        |e| e,
+    )
 }
 
 pub unsafe fn clEnqueueNativeKernel(
@@ -279,7 +376,20 @@ pub unsafe fn clEnqueueNativeKernel(
         &needs,
         n,
         list,
-        |n, l| api().clEnqueueNativeKernel(command_queue, user_func, args, cb_args, num_mem_objects, mem_list, args_mem_loc, n, l, event),
+        |n, l| {
+            api().clEnqueueNativeKernel(
+                command_queue,
+                user_func,
+                args,
+                cb_args,
+                num_mem_objects,
+                mem_list,
+                args_mem_loc,
+                n,
+                l,
+                event,
+            )
+        },
         |e| e,
     )
 }
@@ -300,10 +410,28 @@ pub unsafe fn clEnqueueNDRangeKernel(
         // The staged copy may need a work-group size of its own (one its local memory holds).
         let own = local.map(|x| [x]);
         let local_work_size = own.as_ref().map_or(local_work_size, |a| a.as_ptr());
-        api().clEnqueueNDRangeKernel(command_queue, k, work_dim, global_work_offset, global_work_size, local_work_size, n, l, event)
+        api().clEnqueueNDRangeKernel(
+            command_queue,
+            k,
+            work_dim,
+            global_work_offset,
+            global_work_size,
+            local_work_size,
+            n,
+            l,
+            event,
+        )
     })
 }
 
-pub unsafe fn clEnqueueTask(command_queue: cl_command_queue, kernel: cl_kernel, n: cl_uint, list: *const cl_event, event: *mut cl_event) -> cl_int {
-    launch::launch(command_queue, kernel, launch::Dims::task(), n, list, |k, _, n, l| api().clEnqueueTask(command_queue, k, n, l, event))
+pub unsafe fn clEnqueueTask(
+    command_queue: cl_command_queue,
+    kernel: cl_kernel,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    launch::launch(command_queue, kernel, launch::Dims::task(), n, list, |k, _, n, l| {
+        api().clEnqueueTask(command_queue, k, n, l, event)
+    })
 }

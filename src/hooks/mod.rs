@@ -5,7 +5,9 @@
 
 use crate::guard;
 use crate::real::api;
-use crate::registry::{self, key, ArgValue, BufferInfo, ContextInfo, KernelInfo, ProgramInfo, ProgramOrigin, QueueInfo};
+use crate::registry::{
+    self, key, ArgValue, BufferInfo, ContextInfo, KernelInfo, ProgramInfo, ProgramOrigin, QueueInfo,
+};
 use libc::{c_char, c_void, size_t};
 use opencl_sys::*;
 use parking_lot::Mutex;
@@ -229,7 +231,8 @@ pub unsafe fn clCreateCommandQueueWithProperties(
     let props_ptr = ours.as_ref().map(|v| v.as_ptr()).unwrap_or(properties);
     let q = api().clCreateCommandQueueWithProperties(context, device, props_ptr, errcode_ret);
     if !q.is_null() {
-        let props = pairs.iter().find(|(k, _)| *k == CL_QUEUE_PROPERTIES as cl_queue_properties).map(|(_, v)| *v).unwrap_or(0);
+        let props =
+            pairs.iter().find(|(k, _)| *k == CL_QUEUE_PROPERTIES as cl_queue_properties).map(|(_, v)| *v).unwrap_or(0);
         record_queue(q, context, device, props);
     }
     q
@@ -248,7 +251,9 @@ fn record_program(p: cl_program, ctx: cl_context, origin: ProgramOrigin, sources
             ));
             None
         };
-        reg().programs.insert(key(p), ProgramInfo { context: key(ctx), origin, sources, build_options: Mutex::new(None), dl });
+        reg()
+            .programs
+            .insert(key(p), ProgramInfo { context: key(ctx), origin, sources, build_options: Mutex::new(None), dl });
     });
 }
 
@@ -266,7 +271,11 @@ pub unsafe fn clCreateProgramWithSource(
             for i in 0..count as usize {
                 let s = *strings.add(i);
                 let len = if lengths.is_null() { 0 } else { *lengths.add(i) };
-                let bytes = if len == 0 { CStr::from_ptr(s).to_bytes() } else { std::slice::from_raw_parts(s as *const u8, len) };
+                let bytes = if len == 0 {
+                    CStr::from_ptr(s).to_bytes()
+                } else {
+                    std::slice::from_raw_parts(s as *const u8, len)
+                };
                 sources.push(String::from_utf8_lossy(bytes).into_owned());
             }
         });
@@ -284,14 +293,27 @@ pub unsafe fn clCreateProgramWithBinary(
     binary_status: *mut cl_int,
     errcode_ret: *mut cl_int,
 ) -> cl_program {
-    let p = api().clCreateProgramWithBinary(context, num_devices, device_list, lengths, binaries, binary_status, errcode_ret);
+    let p = api().clCreateProgramWithBinary(
+        context,
+        num_devices,
+        device_list,
+        lengths,
+        binaries,
+        binary_status,
+        errcode_ret,
+    );
     if !p.is_null() {
         record_program(p, context, ProgramOrigin::Binary, Vec::new());
     }
     p
 }
 
-pub unsafe fn clCreateProgramWithIL(context: cl_context, il: *const c_void, length: size_t, errcode_ret: *mut cl_int) -> cl_program {
+pub unsafe fn clCreateProgramWithIL(
+    context: cl_context,
+    il: *const c_void,
+    length: size_t,
+    errcode_ret: *mut cl_int,
+) -> cl_program {
     let p = api().clCreateProgramWithIL(context, il, length, errcode_ret);
     if !p.is_null() {
         record_program(p, context, ProgramOrigin::Il, Vec::new());
@@ -315,7 +337,11 @@ pub unsafe fn clCreateProgramWithBuiltInKernels(
 
 /// Remembers the application's options, and returns the options to build with instead when
 /// the program's annotations need the tile macro.
-fn build_options(program: cl_program, options: *const c_char, devices: (cl_uint, *const cl_device_id)) -> Option<std::ffi::CString> {
+fn build_options(
+    program: cl_program,
+    options: *const c_char,
+    devices: (cl_uint, *const cl_device_id),
+) -> Option<std::ffi::CString> {
     guard("build options", || {
         let info = reg().programs.get(key(program))?;
         let user = unsafe { cstr(options) };
@@ -393,7 +419,17 @@ pub unsafe fn clLinkProgram(
     user_data: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_program {
-    let p = api().clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
+    let p = api().clLinkProgram(
+        context,
+        num_devices,
+        device_list,
+        options,
+        num_input_programs,
+        input_programs,
+        pfn_notify,
+        user_data,
+        errcode_ret,
+    );
     if !p.is_null() {
         record_program(p, context, ProgramOrigin::Linked, Vec::new());
         build_options(p, options, (num_devices, device_list));
@@ -406,7 +442,18 @@ pub unsafe fn clLinkProgram(
 fn record_kernel(k: cl_kernel, program: cl_program, name: String, args: Vec<Option<ArgValue>>) {
     guard("kernel", || {
         let program_info = reg().programs.get(key(program));
-        reg().kernels.insert(key(k), KernelInfo { name, program: key(program), program_info, args: Mutex::new(args), plan: Default::default(), private: Default::default(), staged: Default::default() });
+        reg().kernels.insert(
+            key(k),
+            KernelInfo {
+                name,
+                program: key(program),
+                program_info,
+                args: Mutex::new(args),
+                plan: Default::default(),
+                private: Default::default(),
+                staged: Default::default(),
+            },
+        );
     });
 }
 
@@ -451,7 +498,12 @@ pub unsafe fn clCloneKernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) 
     k
 }
 
-pub unsafe fn clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: size_t, arg_value: *const c_void) -> cl_int {
+pub unsafe fn clSetKernelArg(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    arg_size: size_t,
+    arg_value: *const c_void,
+) -> cl_int {
     let r = api().clSetKernelArg(kernel, arg_index, arg_size, arg_value);
     if r == CL_SUCCESS {
         guard("clSetKernelArg", || {
@@ -472,13 +524,36 @@ pub unsafe fn clSetKernelArg(kernel: cl_kernel, arg_index: cl_uint, arg_size: si
 
 // ---- buffers --------------------------------------------------------------------------------
 
-fn record_buffer(m: cl_mem, ctx: cl_context, flags: cl_mem_flags, size: size_t, host_ptr: *mut c_void, parent: Option<(usize, usize, usize)>) {
+fn record_buffer(
+    m: cl_mem,
+    ctx: cl_context,
+    flags: cl_mem_flags,
+    size: size_t,
+    host_ptr: *mut c_void,
+    parent: Option<(usize, usize, usize)>,
+) {
     guard("buffer", || {
-        reg().buffers.insert(key(m), BufferInfo { context: key(ctx), size, flags, host_ptr: host_ptr as usize, parent, state: Default::default() });
+        reg().buffers.insert(
+            key(m),
+            BufferInfo {
+                context: key(ctx),
+                size,
+                flags,
+                host_ptr: host_ptr as usize,
+                parent,
+                state: Default::default(),
+            },
+        );
     });
 }
 
-pub unsafe fn clCreateBuffer(context: cl_context, flags: cl_mem_flags, size: size_t, host_ptr: *mut c_void, errcode_ret: *mut cl_int) -> cl_mem {
+pub unsafe fn clCreateBuffer(
+    context: cl_context,
+    flags: cl_mem_flags,
+    size: size_t,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
     let m = api().clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
     if !m.is_null() {
         record_buffer(m, context, flags, size, host_ptr, None);
@@ -517,7 +592,14 @@ pub unsafe fn clCreateSubBuffer(
             let parent_flags = parent.as_ref().map(|p| p.flags).unwrap_or(0);
             // A sub-buffer inherits the parent's host-pointer and access flags it does not set.
             let flags = if flags == 0 { parent_flags } else { flags };
-            record_buffer(m, ctx as cl_context, flags, region.size, std::ptr::null_mut(), Some((key(buffer), region.origin, region.size)));
+            record_buffer(
+                m,
+                ctx as cl_context,
+                flags,
+                region.size,
+                std::ptr::null_mut(),
+                Some((key(buffer), region.origin, region.size)),
+            );
         });
     }
     m
@@ -545,7 +627,10 @@ pub unsafe fn clGetExtensionFunctionAddress(func_name: *const c_char) -> *mut c_
     p
 }
 
-pub unsafe fn clGetExtensionFunctionAddressForPlatform(platform: cl_platform_id, func_name: *const c_char) -> *mut c_void {
+pub unsafe fn clGetExtensionFunctionAddressForPlatform(
+    platform: cl_platform_id,
+    func_name: *const c_char,
+) -> *mut c_void {
     let p = api().clGetExtensionFunctionAddressForPlatform(platform, func_name);
     note_extension(func_name, !p.is_null());
     p

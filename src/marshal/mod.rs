@@ -43,8 +43,8 @@
 //! Work-group shapes come from device queries; the few free choices are in [`Tuning`], which
 //! only the benchmark changes ([`set_tuning`]): clayout reads no environment variable for them.
 
-use crate::owned::OwnedKernel as Kernel;
 use crate::layout::{Layout, Shape};
+use crate::owned::OwnedKernel as Kernel;
 use crate::real::api;
 use libc::{c_void, size_t};
 use once_cell::sync::{Lazy, OnceCell};
@@ -140,12 +140,7 @@ fn dev_info(d: cl_device_id) -> DevInfo {
         } else {
             32
         };
-        DevInfo {
-            local_mem: local_mem.max(1024),
-            max_wg: max_wg.max(1),
-            simd,
-            compute_units: compute_units.max(1),
-        }
+        DevInfo { local_mem: local_mem.max(1024), max_wg: max_wg.max(1), simd, compute_units: compute_units.max(1) }
     };
     DEVINFO.lock().insert(d as usize, info.clone());
     info
@@ -180,11 +175,7 @@ type ProgSlot = Arc<OnceCell<Result<Prog, String>>>;
 static PROGRAMS: Lazy<Mutex<HashMap<ProgKey, ProgSlot>>> = Lazy::new(|| Mutex::new(HashMap::new()));
 
 fn program(ctx: cl_context, dev: cl_device_id, t: u32, opts: &str) -> Res<cl_program> {
-    let key = ProgKey {
-        ctx: ctx as usize,
-        dev: dev as usize,
-        opts: opts.to_string(),
-    };
+    let key = ProgKey { ctx: ctx as usize, dev: dev as usize, opts: opts.to_string() };
     let slot = PROGRAMS.lock().entry(key).or_default().clone();
     // The map lock is released here: a build only blocks callers of the same key.
     let r = slot.get_or_init(|| unsafe { build(ctx, dev, t, opts) });
@@ -208,9 +199,7 @@ fn kernel(prog: cl_program, name: &str, dev: cl_device_id, need_wg: usize) -> Re
     // SAFETY: valid program handle; the name is NUL-terminated.
     let k = unsafe { api().clCreateKernel(prog, cname.as_ptr(), &mut err) };
     if k.is_null() || err != CL_SUCCESS {
-        return Err(MarshalError::Build(format!(
-            "clCreateKernel({name}): {err}"
-        )));
+        return Err(MarshalError::Build(format!("clCreateKernel({name}): {err}")));
     }
     let k = Kernel(k);
     let mut wg: size_t = 0;
@@ -226,9 +215,7 @@ fn kernel(prog: cl_program, name: &str, dev: cl_device_id, need_wg: usize) -> Re
         );
     }
     if wg != 0 && wg < need_wg {
-        return Err(MarshalError::Resources(format!(
-            "{name}: work-group of {need_wg} wanted, {wg} possible"
-        )));
+        return Err(MarshalError::Resources(format!("{name}: work-group of {need_wg} wanted, {wg} possible")));
     }
     Ok(k)
 }
@@ -259,17 +246,9 @@ unsafe fn grow(ctx: cl_context, mem: &mut cl_mem, have: &mut u64, need: u64) -> 
     }
     let size = need.max(256).next_power_of_two();
     let mut err: cl_int = 0;
-    let m = api().clCreateBuffer(
-        ctx,
-        CL_MEM_READ_WRITE,
-        size as size_t,
-        ptr::null_mut(),
-        &mut err,
-    );
+    let m = api().clCreateBuffer(ctx, CL_MEM_READ_WRITE, size as size_t, ptr::null_mut(), &mut err);
     if m.is_null() || err != CL_SUCCESS {
-        return Err(MarshalError::Resources(format!(
-            "scratch buffer of {size} bytes: {err}"
-        )));
+        return Err(MarshalError::Resources(format!("scratch buffer of {size} bytes: {err}")));
     }
     if !mem.is_null() {
         // Commands already enqueued keep the old buffer alive until they complete.
@@ -285,11 +264,7 @@ unsafe fn grow(ctx: cl_context, mem: &mut cl_mem, have: &mut u64, need: u64) -> 
 pub fn release_context(ctx: cl_context) {
     let progs: Vec<ProgSlot> = {
         let mut map = PROGRAMS.lock();
-        let keys: Vec<ProgKey> = map
-            .keys()
-            .filter(|k| k.ctx == ctx as usize)
-            .cloned()
-            .collect();
+        let keys: Vec<ProgKey> = map.keys().filter(|k| k.ctx == ctx as usize).cloned().collect();
         keys.into_iter().filter_map(|k| map.remove(&k)).collect()
     };
     for slot in progs {
@@ -462,7 +437,15 @@ pub struct Tuning {
 }
 
 impl Tuning {
-    const DEFAULT: Tuning = Tuning { bs_bytes: 16384, bs_l: 256, p100: P100Kernel::Auto, p100_l: 128, p100_spec: true, p100_per_cu: 2048, vectors: true };
+    const DEFAULT: Tuning = Tuning {
+        bs_bytes: 16384,
+        bs_l: 256,
+        p100: P100Kernel::Auto,
+        p100_l: 128,
+        p100_spec: true,
+        p100_per_cu: 2048,
+        vectors: true,
+    };
 }
 
 impl Default for Tuning {
@@ -536,20 +519,16 @@ fn plan(di: &DevInfo, s: u32, t: u32, w: u32, aligned16: bool) -> Res<Plan> {
     let fwords = ts.div_ceil(bpw as u64);
     let p010_fw = fwords + fwords / 32 + 1;
     if !use_bs && p010_fw > budget / 4 {
-        return Err(MarshalError::Unsupported(format!(
-            "tile of {ts} words: PTTWAC 010 flags exceed local memory"
-        )));
+        return Err(MarshalError::Unsupported(format!("tile of {ts} words: PTTWAC 010 flags exceed local memory")));
     }
-    let p100_pv = if aligned16 && t % per16 == 0 {
-        per16
-    } else {
-        1
-    };
+    let p100_pv = if aligned16 && t % per16 == 0 { per16 } else { 1 };
     let p100 = match tune.p100 {
         P100Kernel::WorkGroup => P100Run::PerGroup,
         P100Kernel::WorkItem => P100Run::PerStart { volatile: false },
         P100Kernel::WorkItemVolatile => P100Run::PerStart { volatile: true },
-        P100Kernel::Persistent => P100Run::Persistent { items: di.compute_units as u64 * tune.p100_per_cu.max(1) as u64 },
+        P100Kernel::Persistent => {
+            P100Run::Persistent { items: di.compute_units as u64 * tune.p100_per_cu.max(1) as u64 }
+        }
         P100Kernel::Auto if t as u64 * w as u64 <= 256 => P100Run::PerStart { volatile: false },
         P100Kernel::Auto => P100Run::PerGroup,
     };
@@ -575,11 +554,7 @@ fn plan(di: &DevInfo, s: u32, t: u32, w: u32, aligned16: bool) -> Res<Plan> {
 
 impl Plan {
     fn options(&self) -> String {
-        let word = if self.w == 8 {
-            "ulong -DWORD_IS_ULONG"
-        } else {
-            "uint"
-        };
+        let word = if self.w == 8 { "ulong -DWORD_IS_ULONG" } else { "uint" };
         format!(
             "-DWORD={word} -DS_={}u -DVEC={} -DBS_ENABLED={} -DBS_K={}u -DBS_L={}u -DPADW={}u -DP010_L={}u -DP010_BPW={}u -DP010_FW={}u -DP100_PV={} -DP100_L={}u -DP100_SPEC={}",
             self.s,
@@ -648,19 +623,12 @@ impl Chain {
                         std::mem::size_of::<cl_mem>(),
                         m as *const cl_mem as *const c_void,
                     ),
-                    Arg::U64(v) => {
-                        api().clSetKernelArg(k.0, i as cl_uint, 8, v as *const u64 as *const c_void)
-                    }
-                    Arg::U32(v) => {
-                        api().clSetKernelArg(k.0, i as cl_uint, 4, v as *const u32 as *const c_void)
-                    }
+                    Arg::U64(v) => api().clSetKernelArg(k.0, i as cl_uint, 8, v as *const u64 as *const c_void),
+                    Arg::U32(v) => api().clSetKernelArg(k.0, i as cl_uint, 4, v as *const u32 as *const c_void),
                 }
             };
             if e != CL_SUCCESS {
-                return Err(MarshalError::Enqueue(
-                    e,
-                    format!("clSetKernelArg({name}, {i})"),
-                ));
+                return Err(MarshalError::Enqueue(e, format!("clSetKernelArg({name}, {i})")));
             }
         }
         let l = local as u64;
@@ -679,19 +647,12 @@ impl Chain {
                 gs.as_ptr(),
                 ls.as_ptr(),
                 w.len() as cl_uint,
-                if w.is_empty() {
-                    ptr::null()
-                } else {
-                    w.as_ptr()
-                },
+                if w.is_empty() { ptr::null() } else { w.as_ptr() },
                 &mut ev,
             )
         };
         if e != CL_SUCCESS {
-            return Err(MarshalError::Enqueue(
-                e,
-                format!("clEnqueueNDRangeKernel({name}, global {g}, local {local})"),
-            ));
+            return Err(MarshalError::Enqueue(e, format!("clEnqueueNDRangeKernel({name}, global {g}, local {local})")));
         }
         self.advance(ev);
         Ok(())
@@ -712,19 +673,12 @@ impl Chain {
                 0,
                 size as size_t,
                 w.len() as cl_uint,
-                if w.is_empty() {
-                    ptr::null()
-                } else {
-                    w.as_ptr()
-                },
+                if w.is_empty() { ptr::null() } else { w.as_ptr() },
                 &mut ev,
             )
         };
         if e != CL_SUCCESS {
-            return Err(MarshalError::Enqueue(
-                e,
-                "clEnqueueFillBuffer(flags)".into(),
-            ));
+            return Err(MarshalError::Enqueue(e, "clEnqueueFillBuffer(flags)".into()));
         }
         self.bytes += size;
         self.advance(ev);
@@ -739,19 +693,12 @@ impl Chain {
             api().clEnqueueMarkerWithWaitList(
                 self.queue,
                 w.len() as cl_uint,
-                if w.is_empty() {
-                    ptr::null()
-                } else {
-                    w.as_ptr()
-                },
+                if w.is_empty() { ptr::null() } else { w.as_ptr() },
                 &mut ev,
             )
         };
         if e != CL_SUCCESS {
-            return Err(MarshalError::Enqueue(
-                e,
-                "clEnqueueMarkerWithWaitList".into(),
-            ));
+            return Err(MarshalError::Enqueue(e, "clEnqueueMarkerWithWaitList".into()));
         }
         self.advance(ev);
         Ok(())
@@ -775,15 +722,7 @@ struct Kernels {
     reverse: Kernel,
 }
 
-fn kernels(
-    ctx: cl_context,
-    dev: cl_device_id,
-    di: &DevInfo,
-    s: u32,
-    t: u32,
-    w: u32,
-    aligned16: bool,
-) -> Res<Kernels> {
+fn kernels(ctx: cl_context, dev: cl_device_id, di: &DevInfo, s: u32, t: u32, w: u32, aligned16: bool) -> Res<Kernels> {
     let plan = plan(di, s, t, w, aligned16)?;
     let prog = program(ctx, dev, t, &plan.options())?;
     let p = &plan;
@@ -837,9 +776,7 @@ pub fn enqueue_conversion(
         enqueue_inner(queue, buffer, offset, shape, from, to, wait)
     })) {
         Ok(r) => r,
-        Err(_) => Err(MarshalError::Unsupported(
-            "internal error (panic) in clayout's marshaling".into(),
-        )),
+        Err(_) => Err(MarshalError::Unsupported("internal error (panic) in clayout's marshaling".into())),
     }
 }
 
@@ -853,10 +790,7 @@ fn enqueue_inner(
     wait: &[cl_event],
 ) -> Res<Converted> {
     if shape.w != 4 && shape.w != 8 {
-        return Err(MarshalError::Unsupported(format!(
-            "word size {} (4 or 8 only)",
-            shape.w
-        )));
+        return Err(MarshalError::Unsupported(format!("word size {} (4 or 8 only)", shape.w)));
     }
     if offset % shape.w as u64 != 0 {
         return Err(MarshalError::Unsupported(format!(
@@ -882,10 +816,7 @@ fn enqueue_inner(
             ptr::null_mut(),
         );
         if e1 != CL_SUCCESS || e2 != CL_SUCCESS {
-            return Err(MarshalError::Enqueue(
-                if e1 != CL_SUCCESS { e1 } else { e2 },
-                "clGetCommandQueueInfo".into(),
-            ));
+            return Err(MarshalError::Enqueue(if e1 != CL_SUCCESS { e1 } else { e2 }, "clGetCommandQueueInfo".into()));
         }
     }
     let di = dev_info(dev);
@@ -901,9 +832,7 @@ fn enqueue_inner(
         };
         let (q, r) = (shape.m / t as u64, shape.m % t as u64);
         if q * shape.s as u64 > u32::MAX as u64 || q > u32::MAX as u64 {
-            return Err(MarshalError::Unsupported(
-                "more than 2^32 super-elements".into(),
-            ));
+            return Err(MarshalError::Unsupported("more than 2^32 super-elements".into()));
         }
         if matches!(st, Step::SoaToAsta(_) | Step::AstaToSoa(_)) {
             flags_need = flags_need.max((q * shape.s as u64).div_ceil(32) * 4);
@@ -928,26 +857,11 @@ fn enqueue_inner(
     if !sc.last.is_null() {
         first_wait.push(sc.last);
     }
-    let mut chain = Chain {
-        queue,
-        prev: ptr::null_mut(),
-        first_wait,
-        started: false,
-        bytes: 0,
-    };
+    let mut chain = Chain { queue, prev: ptr::null_mut(), first_wait, started: false, bytes: 0 };
     let mut result = Ok(());
     for (st, k) in steps.iter().zip(ks.iter()) {
-        result = enqueue_step(
-            &mut chain,
-            k,
-            *st,
-            buffer,
-            offset / shape.w as u64,
-            shape,
-            sc.flags,
-            sc.tail,
-            flags_need,
-        );
+        result =
+            enqueue_step(&mut chain, k, *st, buffer, offset / shape.w as u64, shape, sc.flags, sc.tail, flags_need);
         if result.is_err() {
             break;
         }
@@ -972,11 +886,7 @@ fn enqueue_inner(
         api().clFlush(queue);
     }
     match result {
-        Ok(()) => Ok(Converted {
-            event: chain.prev,
-            bytes_moved: chain.bytes,
-            scratch_bytes: flags_need + tail_need,
-        }),
+        Ok(()) => Ok(Converted { event: chain.prev, bytes_moved: chain.bytes, scratch_bytes: flags_need + tail_need }),
         Err(e) => {
             if chain.started {
                 // SAFETY: releasing our own reference of the last link.
@@ -1059,14 +969,7 @@ fn enqueue_step(
                 let (rr, cc) = if to { (r, s) } else { (s, r) };
                 ch.launch(
                     &k.copy_transpose,
-                    &[
-                        Arg::Mem(buf),
-                        Arg::U64(base + full),
-                        Arg::Mem(tail),
-                        Arg::U64(0),
-                        Arg::U64(rr),
-                        Arg::U64(cc),
-                    ],
+                    &[Arg::Mem(buf), Arg::U64(base + full), Arg::Mem(tail), Arg::U64(0), Arg::U64(rr), Arg::U64(cc)],
                     n,
                     hl,
                     "copy_transpose",
@@ -1192,13 +1095,7 @@ fn reverse(ch: &mut Chain, k: &Kernels, buf: cl_mem, start: u64, len: u64, hl: u
     if len < 2 {
         return Ok(());
     }
-    ch.launch(
-        &k.reverse,
-        &[Arg::Mem(buf), Arg::U64(start), Arg::U64(len)],
-        len / 2,
-        hl,
-        "reverse_range",
-    )?;
+    ch.launch(&k.reverse, &[Arg::Mem(buf), Arg::U64(start), Arg::U64(len)], len / 2, hl, "reverse_range")?;
     ch.bytes += 2 * len * k.plan.w as u64;
     Ok(())
 }
@@ -1219,26 +1116,13 @@ fn p100(
     let n = a as u64 * b as u64;
     ch.fill_zero(flags, flags_bytes.min(n.div_ceil(32) * 4))?;
     // The last argument is the `zero` of the FOLD address dependency (kernels/marshal.cl).
-    let args = [
-        Arg::Mem(buf),
-        Arg::U64(base),
-        Arg::Mem(flags),
-        Arg::U32(a),
-        Arg::U32(b),
-        Arg::U32(0),
-    ];
+    let args = [Arg::Mem(buf), Arg::U64(base), Arg::Mem(flags), Arg::U32(a), Arg::U32(b), Arg::U32(0)];
     ch.launch(&k.p100, &args, p.p100_global(n), p.p100_local(), p.p100_name())
 }
 
 /// Names the kernels a conversion of this shape would use on this device (for the logs and
 /// the benchmark).
-pub fn describe(
-    device: cl_device_id,
-    shape: Shape,
-    from: Layout,
-    to: Layout,
-    offset: u64,
-) -> String {
+pub fn describe(device: cl_device_id, shape: Shape, from: Layout, to: Layout, offset: u64) -> String {
     let di = dev_info(device);
     let mut out = Vec::new();
     for st in steps(shape, from, to, default_tile(device)) {
@@ -1257,7 +1141,9 @@ pub fn describe(
                     }
                     _ => match p.p100 {
                         P100Run::PerStart { .. } => format!("{}(L={},pv={})", p.p100_name(), p.p100_wi_l, p.p100_pv),
-                        P100Run::Persistent { items } => format!("p100_wp(L={},pv={},G={items})", p.p100_wi_l, p.p100_pv),
+                        P100Run::Persistent { items } => {
+                            format!("p100_wp(L={},pv={},G={items})", p.p100_wi_l, p.p100_pv)
+                        }
                         P100Run::PerGroup => format!("p100_wg(L={})", p.p100_wg_l),
                     },
                 };

@@ -51,26 +51,12 @@ impl Target {
             Kind::FlatAos => "aos",
             Kind::FlatSoa { .. } => "soa",
         };
-        format!(
-            "{kind}:{}:{}:{}",
-            self.layout.type_name, self.layout.words, self.layout.word_bytes
-        )
+        format!("{kind}:{}:{}:{}", self.layout.type_name, self.layout.words, self.layout.word_bytes)
     }
 }
 
-pub(super) const ASSIGN_OPS: [&str; 11] = [
-    "=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
-];
-pub(super) const NOT_CALLS: [&str; 8] = [
-    "if",
-    "while",
-    "for",
-    "switch",
-    "return",
-    "sizeof",
-    "__attribute__",
-    "case",
-];
+pub(super) const ASSIGN_OPS: [&str; 11] = ["=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="];
+pub(super) const NOT_CALLS: [&str; 8] = ["if", "while", "for", "switch", "return", "sizeof", "__attribute__", "case"];
 /// Builtins that neither write memory nor have side effects: an index using only these may be
 /// evaluated twice.
 const PURE_CALLS: [&str; 16] = [
@@ -156,9 +142,7 @@ impl<'s> Rewriter<'s> {
     }
 
     pub(super) fn is(&self, j: usize, p: &str) -> bool {
-        self.toks
-            .get(j)
-            .is_some_and(|t| t.kind == TokenKind::Punct && t.text(self.src) == p)
+        self.toks.get(j).is_some_and(|t| t.kind == TokenKind::Punct && t.text(self.src) == p)
     }
 
     pub(super) fn close_of(&self, open: usize) -> R<usize> {
@@ -175,11 +159,7 @@ impl<'s> Rewriter<'s> {
         if construct.chars().count() > 80 {
             construct = construct.chars().take(77).collect::<String>() + "...";
         }
-        Refusal {
-            line: self.logical(self.toks[a].line),
-            construct,
-            reason: reason.into(),
-        }
+        Refusal { line: self.logical(self.toks[a].line), construct, reason: reason.into() }
     }
 
     fn target_at(&self, j: usize, ctx: &[Target]) -> Option<usize> {
@@ -191,8 +171,7 @@ impl<'s> Rewriter<'s> {
     }
 
     fn is_macro(&self, j: usize) -> bool {
-        self.toks.get(j).is_some_and(|t| t.kind == TokenKind::Ident)
-            && self.macros.contains_key(self.text(j))
+        self.toks.get(j).is_some_and(|t| t.kind == TokenKind::Ident) && self.macros.contains_key(self.text(j))
     }
 
     /// Whether the `&`, `*`, `+` or `-` at `j` is a unary operator.
@@ -243,12 +222,16 @@ impl<'s> Rewriter<'s> {
         let s = self.text(j);
         let member = j > 0 && (self.is(j - 1, ".") || self.is(j - 1, "->"));
         if t.kind == TokenKind::Ident && !member && self.macros.contains_key(s) {
-            if let Some(g) = ctx
-                .iter()
-                .find(|g| funcs::mentions(&self.macros, s, &g.name))
-            {
+            if let Some(g) = ctx.iter().find(|g| funcs::mentions(&self.macros, s, &g.name)) {
                 let line = self.logical(self.macros[s].line);
-                return Err(self.refuse(j, j + 1, format!("macro `{s}` (defined on line {line}) mentions `{}`: its expansion could change an access", g.name)));
+                return Err(self.refuse(
+                    j,
+                    j + 1,
+                    format!(
+                        "macro `{s}` (defined on line {line}) mentions `{}`: its expansion could change an access",
+                        g.name
+                    ),
+                ));
             }
         }
         if t.kind == TokenKind::Ident && s == "sizeof" {
@@ -264,11 +247,7 @@ impl<'s> Rewriter<'s> {
             return self.access(j, hi, ctx).map(Some);
         }
         if self.is(j, "*") && self.unary(j) && self.target_at(j + 1, ctx).is_some() {
-            return Err(self.refuse(
-                j,
-                j + 2,
-                "dereference of the whole buffer pointer (write `p[0]`)",
-            ));
+            return Err(self.refuse(j, j + 2, "dereference of the whole buffer pointer (write `p[0]`)"));
         }
         if self.is(j, "(") && self.target_at(j + 1, ctx).is_some() && self.is(j + 2, "+") {
             return self.access(j, hi, ctx).map(Some);
@@ -295,10 +274,7 @@ impl<'s> Rewriter<'s> {
             if self.is(e, "[") {
                 e = self.close_of(e)? + 1;
             } else if paren && self.is(e, ")") {
-                return Ok(Some((
-                    e + 1,
-                    self.src[self.toks[j].span.start..self.toks[e].span.end].to_string(),
-                )));
+                return Ok(Some((e + 1, self.src[self.toks[j].span.start..self.toks[e].span.end].to_string())));
             } else {
                 return Ok(None);
             }
@@ -341,10 +317,13 @@ impl<'s> Rewriter<'s> {
             args.push((start, close));
         }
         let inside = (j + 2..close).find(|&k| self.target_at(k, ctx).is_some());
-        if let Some(k) = inside.filter(|_| name.starts_with("atomic_") || name.starts_with("atom_"))
-        {
+        if let Some(k) = inside.filter(|_| name.starts_with("atomic_") || name.starts_with("atom_")) {
             let g = &ctx[self.target_at(k, ctx).unwrap()].name;
-            return Err(self.refuse(j, close + 1, format!("atomic operation on `{g}`: the rewriter does not rewrite atomics on a rewritten buffer")));
+            return Err(self.refuse(
+                j,
+                close + 1,
+                format!("atomic operation on `{g}`: the rewriter does not rewrite atomics on a rewritten buffer"),
+            ));
         }
         let bare: Vec<(usize, usize)> = args
             .iter()
@@ -360,7 +339,11 @@ impl<'s> Rewriter<'s> {
             return Err(self.refuse(j, close + 1, format!("`{g}` is passed to `{name}`: a staged buffer is only read through its work-item's own structure, in the kernel itself")));
         }
         if self.macros.contains_key(name) {
-            return Err(self.refuse(j, close + 1, format!("`{g}` is passed to macro `{name}`, whose expansion the rewriter does not follow")));
+            return Err(self.refuse(
+                j,
+                close + 1,
+                format!("`{g}` is passed to macro `{name}`, whose expansion the rewriter does not follow"),
+            ));
         }
         let def = match funcs::find_function(self.src, &self.toks, name) {
             None => {
@@ -375,11 +358,7 @@ impl<'s> Rewriter<'s> {
         let mut callee_targets = Vec::new();
         for &(n, ti) in &bare {
             let Some(p) = def.params.get(n) else {
-                return Err(self.refuse(
-                    j,
-                    close + 1,
-                    format!("`{name}` has no parameter {}", n + 1),
-                ));
+                return Err(self.refuse(j, close + 1, format!("`{name}` has no parameter {}", n + 1)));
             };
             let g = &ctx[ti];
             let same_type = match g.kind {
@@ -387,7 +366,14 @@ impl<'s> Rewriter<'s> {
                 _ => canonical_scalar(&p.type_name).is_some_and(|(s, _)| s == g.base),
             };
             if !p.pointer || p.space != AddrSpace::Global || !same_type {
-                return Err(self.refuse(j, close + 1, format!("`{}` is passed to parameter `{}` of `{name}`, which is not a `__global {}*`", g.name, p.name, g.layout.type_name)));
+                return Err(self.refuse(
+                    j,
+                    close + 1,
+                    format!(
+                        "`{}` is passed to parameter `{}` of `{name}`, which is not a `__global {}*`",
+                        g.name, p.name, g.layout.type_name
+                    ),
+                ));
             }
             let kind = match &g.kind {
                 // The extent's name means nothing inside the callee.
@@ -405,15 +391,8 @@ impl<'s> Rewriter<'s> {
                 },
             ));
         }
-        let key = callee_targets
-            .iter()
-            .map(|(n, g)| format!("{n}={}", g.descriptor()))
-            .collect::<Vec<_>>()
-            .join(",");
-        let copy = format!(
-            "clayout_{name}_{:08x}",
-            emit::fnv(&format!("{name}({key})"))
-        );
+        let key = callee_targets.iter().map(|(n, g)| format!("{n}={}", g.descriptor())).collect::<Vec<_>>().join(",");
+        let copy = format!("clayout_{name}_{:08x}", emit::fnv(&format!("{name}({key})")));
         if self.in_progress.contains(&copy) {
             return Err(self.refuse(j, close + 1, format!("recursive call of `{name}`")));
         }
@@ -440,12 +419,7 @@ impl<'s> Rewriter<'s> {
 
     /// A copy of function `def` named `new_name`, with `targets` (parameter index, target)
     /// rewritten and a trailing `ulong` M parameter for each.
-    pub fn function_copy(
-        &mut self,
-        def: &FnDef,
-        new_name: &str,
-        targets: &[(usize, Target)],
-    ) -> R<String> {
+    pub fn function_copy(&mut self, def: &FnDef, new_name: &str, targets: &[(usize, Target)]) -> R<String> {
         let mut out = self.header(def, new_name, targets);
         let ctx: Vec<Target> = targets.iter().map(|(_, g)| g.clone()).collect();
         out.push_str(&self.expr(def.open, def.close + 1, &ctx)?);
@@ -457,25 +431,16 @@ impl<'s> Rewriter<'s> {
     /// parameter: only the copy's prologue and epilogue address it, word by word.
     pub fn header(&self, def: &FnDef, new_name: &str, targets: &[(usize, Target)]) -> String {
         let src = self.src;
-        let mut edits: Vec<(usize, usize, String)> = vec![(
-            self.toks[def.name].span.start,
-            self.toks[def.name].span.end,
-            new_name.to_string(),
-        )];
+        let mut edits: Vec<(usize, usize, String)> =
+            vec![(self.toks[def.name].span.start, self.toks[def.name].span.end, new_name.to_string())];
         for (n, g) in targets {
             let p = &def.params[*n];
             if matches!(g.kind, Kind::Struct) && g.space == Space::Asta {
                 edits.push((p.span.start, p.span.end, param_text(src, p, &g.base)));
             }
         }
-        let last = def
-            .params
-            .last()
-            .map_or(self.toks[def.open].span.start, |p| p.span.end);
-        let extra: String = targets
-            .iter()
-            .map(|(_, g)| format!(", ulong {}", g.m))
-            .collect();
+        let last = def.params.last().map_or(self.toks[def.open].span.start, |p| p.span.end);
+        let extra: String = targets.iter().map(|(_, g)| format!(", ulong {}", g.m)).collect();
         edits.push((last, last, extra));
         edits.sort_by_key(|e| (e.0, e.1));
         let mut out = format!("#line {}\n", self.logical(self.toks[def.start].line));
@@ -497,17 +462,9 @@ impl<'s> Rewriter<'s> {
         let (ti, index, mut k) = if arrow_form {
             let close = self.close_of(j)?;
             if !self.is(close + 1, "->") {
-                return Err(self.refuse(
-                    j,
-                    close + 1,
-                    "pointer arithmetic the rewriter cannot follow",
-                ));
+                return Err(self.refuse(j, close + 1, "pointer arithmetic the rewriter cannot follow"));
             }
-            (
-                self.target_at(j + 1, ctx).unwrap(),
-                Some((j + 3, close)),
-                close + 1,
-            )
+            (self.target_at(j + 1, ctx).unwrap(), Some((j + 3, close)), close + 1)
         } else {
             let ti = self.target_at(j, ctx).unwrap();
             if self.is(j + 1, "[") {
@@ -530,10 +487,7 @@ impl<'s> Rewriter<'s> {
                     return Err(self.refuse(
                         first,
                         k,
-                        format!(
-                            "address of a word of staged `{}`: it would point to the local copy",
-                            g.name
-                        ),
+                        format!("address of a word of staged `{}`: it would point to the local copy", g.name),
                     ));
                 }
                 self.staged_subscript(first, k, index, &g.name)?;
@@ -558,26 +512,17 @@ impl<'s> Rewriter<'s> {
             }
         };
         let incdec = |j: usize| self.is(j, "++") || self.is(j, "--");
-        let assigned = self
-            .toks
-            .get(end)
-            .is_some_and(|t| t.kind == TokenKind::Punct && ASSIGN_OPS.contains(&t.text(self.src)));
+        let assigned =
+            self.toks.get(end).is_some_and(|t| t.kind == TokenKind::Punct && ASSIGN_OPS.contains(&t.text(self.src)));
         if addr || assigned || incdec(end) || (first > 0 && incdec(first - 1)) {
             self.stored.insert(g.name.clone());
         }
         k = end;
-        if self.toks[first..(k + 1).min(self.toks.len())]
-            .iter()
-            .any(|t| t.kind == TokenKind::Directive)
-        {
+        if self.toks[first..(k + 1).min(self.toks.len())].iter().any(|t| t.kind == TokenKind::Directive) {
             return Err(self.refuse(first, k, "a preprocessor directive inside an access"));
         }
         if self.is_macro(k) || (first > 0 && self.is_macro(first - 1)) {
-            return Err(self.refuse(
-                first,
-                k + 1,
-                "a macro next to an access could change its meaning",
-            ));
+            return Err(self.refuse(first, k + 1, "a macro next to an access could change its meaning"));
         }
         Ok((k, text))
     }
@@ -611,32 +556,24 @@ impl<'s> Rewriter<'s> {
             let load = format!("{ld}({name}, {index}, {m})");
             let idx = index.to_string();
             let mm = m.to_string();
-            return self.value(
-                first,
-                k,
-                hi,
-                ctx,
-                &g.name,
-                "a whole structure",
-                load,
-                false,
-                &|rhs| format!("{st}({name}, {idx}, {mm}, {rhs})"),
-            );
+            return self.value(first, k, hi, ctx, &g.name, "a whole structure", load, false, &|rhs| {
+                format!("{st}({name}, {idx}, {mm}, {rhs})")
+            });
         }
         let mname = self.text(k + 1);
         let Some(mem) = g.layout.member(mname).cloned() else {
-            return Err(self.refuse(
-                first,
-                k + 2,
-                format!("`{}` has no member `{mname}`", g.layout.type_name),
-            ));
+            return Err(self.refuse(first, k + 2, format!("`{}` has no member `{mname}`", g.layout.type_name)));
         };
         k += 2;
         let mut s = mem.word_offset.to_string();
         let mut elem_pure = true;
         if mem.count > 1 {
             if !self.is(k, "[") {
-                return Err(self.refuse(first, k, "an array member used without a subscript (its elements are not contiguous in ASTA)"));
+                return Err(self.refuse(
+                    first,
+                    k,
+                    "an array member used without a subscript (its elements are not contiguous in ASTA)",
+                ));
             }
             let close = self.close_of(k)?;
             if close == k + 1 {
@@ -657,37 +594,21 @@ impl<'s> Rewriter<'s> {
             return Ok((k, if addr { format!("&{w}") } else { w }));
         }
         // A vector member, or one of its components.
-        if self.is(k, ".")
-            && self
-                .toks
-                .get(k + 1)
-                .is_some_and(|t| t.kind == TokenKind::Ident)
-        {
+        if self.is(k, ".") && self.toks.get(k + 1).is_some_and(|t| t.kind == TokenKind::Ident) {
             let sel = self.text(k + 1);
             if let Some(lane) = component(sel) {
                 if lane >= mem.lanes {
-                    return Err(self.refuse(
-                        first,
-                        k + 2,
-                        format!("component `.{sel}` of a {}", mem.elem_type()),
-                    ));
+                    return Err(self.refuse(first, k + 2, format!("component `.{sel}` of a {}", mem.elem_type())));
                 }
                 if addr {
                     return Err(self.refuse(first, k + 2, "address of a vector component"));
                 }
                 let s = format!("{s} + {lane}");
-                return Ok((
-                    k + 2,
-                    emit::word(space, &words_ptr(g.is_const), index, &s, words, m),
-                ));
+                return Ok((k + 2, emit::word(space, &words_ptr(g.is_const), index, &s, words, m)));
             }
         }
         if addr {
-            return Err(self.refuse(
-                first,
-                k,
-                "address of a vector member: its lanes are not contiguous in ASTA",
-            ));
+            return Err(self.refuse(first, k, "address of a vector member: its lanes are not contiguous in ASTA"));
         }
         if self.is(k, "[") {
             return Err(self.refuse(first, k + 1, "subscript of a vector member (write `.sN`)"));
@@ -697,17 +618,9 @@ impl<'s> Rewriter<'s> {
         let sp = words_ptr(false);
         let (idx, mm, ty) = (index.to_string(), m.to_string(), mem.elem_type());
         // The explicit conversion keeps assignment's scalar-to-vector widening (`v = 0.0f`).
-        self.value(
-            first,
-            k,
-            hi,
-            ctx,
-            &g.name,
-            "a whole vector member",
-            load,
-            pure && elem_pure,
-            &|rhs| format!("{st}({sp}, {idx}, {s}, {words}, {mm}, ({ty}){rhs})"),
-        )
+        self.value(first, k, hi, ctx, &g.name, "a whole vector member", load, pure && elem_pure, &|rhs| {
+            format!("{st}({sp}, {idx}, {s}, {words}, {mm}, ({ty}){rhs})")
+        })
     }
 
     /// A multi-word value at tokens `first..k`: loaded where read, stored where assigned.
@@ -756,17 +669,10 @@ impl<'s> Rewriter<'s> {
         // A swizzle (`.xy`, `.lo`) of the loaded value may be read, not written.
         if self.is(k, ".") {
             let after = self.text(k + 2);
-            let assigned = self
-                .toks
-                .get(k + 2)
-                .is_some_and(|t| t.kind == TokenKind::Punct)
+            let assigned = self.toks.get(k + 2).is_some_and(|t| t.kind == TokenKind::Punct)
                 && (ASSIGN_OPS.contains(&after) || after == "++" || after == "--");
             if assigned {
-                return Err(self.refuse(
-                    first,
-                    k + 3,
-                    format!("store through `.{}` of {what}", self.text(k + 1)),
-                ));
+                return Err(self.refuse(first, k + 3, format!("store through `.{}` of {what}", self.text(k + 1))));
             }
         }
         Ok((k, load))
@@ -812,14 +718,7 @@ impl<'s> Rewriter<'s> {
     }
 
     /// The word index of flat subscript `a..b` (rewritten as `index`).
-    fn flat_index(
-        &mut self,
-        g: &Target,
-        a: usize,
-        b: usize,
-        index: &str,
-        ctx: &[Target],
-    ) -> R<String> {
+    fn flat_index(&mut self, g: &Target, a: usize, b: usize, index: &str, ctx: &[Target]) -> R<String> {
         let (s, m) = (g.layout.words, &g.m);
         let extent = match &g.kind {
             Kind::FlatAos => return Ok(format!("clayout_aos_flat({index}, {s}, {m})")),
@@ -853,14 +752,11 @@ impl<'s> Rewriter<'s> {
             }
         }
         terms.push((neg, start, b));
-        let texts =
-            |k0: usize, k1: usize| -> Vec<&str> { (k0..k1).map(|k| self.text(k)).collect() };
+        let texts = |k0: usize, k1: usize| -> Vec<&str> { (k0..k1).map(|k| self.text(k)).collect() };
         let word_of = |t: &[&str]| -> Option<u32> {
             let lit = |x: &str| {
                 let x = x.trim_end_matches(['u', 'U', 'l', 'L']);
-                (x == "0" || !x.starts_with('0'))
-                    .then(|| x.parse::<u32>().ok())
-                    .flatten()
+                (x == "0" || !x.starts_with('0')).then(|| x.parse::<u32>().ok()).flatten()
             };
             let n = extent.len();
             if t.len() == n && t == extent.as_slice() {
@@ -874,9 +770,7 @@ impl<'s> Rewriter<'s> {
             }
             None
         };
-        let found = terms
-            .iter()
-            .position(|&(neg, k0, k1)| !neg && word_of(&texts(k0, k1)).is_some_and(|c| c < s));
+        let found = terms.iter().position(|&(neg, k0, k1)| !neg && word_of(&texts(k0, k1)).is_some_and(|c| c < s));
         let Some(f) = found else {
             return Ok(general);
         };
@@ -906,16 +800,16 @@ impl<'s> Rewriter<'s> {
         let next = self.text(j + 1);
         let reason = if next == "=" {
             format!("`{name}` is reassigned (or shadowed by a local declaration)")
-        } else if matches!(next, "+" | "-" | "+=" | "-=" | "++" | "--")
-            || matches!(prev, "+" | "-" | "++" | "--")
-        {
+        } else if matches!(next, "+" | "-" | "+=" | "-=" | "++" | "--") || matches!(prev, "+" | "-" | "++" | "--") {
             format!("pointer arithmetic on `{name}` that the rewriter cannot follow")
         } else if prev == ")" {
             format!("a cast of `{name}` to another type")
         } else if prev == "=" || prev == "return" {
             format!("the address `{name}` is assigned to another variable, stored or returned")
         } else {
-            format!("`{name}` is used as a value (compared, converted or passed on) where the rewriter cannot follow it")
+            format!(
+                "`{name}` is used as a value (compared, converted or passed on) where the rewriter cannot follow it"
+            )
         };
         let mut from = j;
         if prev == ")" {
@@ -933,9 +827,7 @@ impl<'s> Rewriter<'s> {
                 }
             }
         }
-        let to = (j + 1..j + 3)
-            .find(|&k| self.is(k, ";") || self.is(k, ")"))
-            .unwrap_or(j + 3);
+        let to = (j + 1..j + 3).find(|&k| self.is(k, ";") || self.is(k, ")")).unwrap_or(j + 3);
         self.refuse(from, to, reason)
     }
 }

@@ -99,12 +99,7 @@ impl Needs {
 
     /// Names of the load and store functions of whole structures of `layout`, whose words are
     /// addressed as `base` words in `space`.
-    pub fn structure(
-        &mut self,
-        space: Space,
-        layout: &StructLayout,
-        base: &str,
-    ) -> (String, String) {
+    pub fn structure(&mut self, space: Space, layout: &StructLayout, base: &str) -> (String, String) {
         let tn = format!("{}{}", space.tag(), sanitize(&layout.type_name));
         if !self.structs.contains_key(&(space, tn.clone())) {
             for m in layout.members.iter().filter(|m| m.lanes > 1) {
@@ -157,18 +152,16 @@ pub(crate) fn word(space: Space, p: &str, i: &str, s: &str, words: u32, m: &str)
     format!("{p}[{}]", space.index(i, s, words, m))
 }
 
-const LANES: [&str; 16] = [
-    "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "sa", "sb", "sc", "sd", "se", "sf",
-];
+const LANES: [&str; 16] =
+    ["s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "sa", "sb", "sc", "sd", "se", "sf"];
 
 fn vector_functions(space: Space, scalar: &str, lanes: u32) -> String {
     let ty = format!("{scalar}{lanes}");
     let name = format!("{}{ty}", space.tag());
     let (ld, st) = ld_st(&name);
     let q = space.qualifier();
-    let words: Vec<String> = (0..lanes)
-        .map(|k| format!("p[{}]", space.index("i", &format!("s + {k}"), "S", "M")))
-        .collect();
+    let words: Vec<String> =
+        (0..lanes).map(|k| format!("p[{}]", space.index("i", &format!("s + {k}"), "S", "M"))).collect();
     let mut body = format!(
         "{ty} {ld}(const {q} {scalar} *p, clayout_idx i, clayout_idx s, clayout_idx S, clayout_idx M) {{\n  return ({ty})({});\n}}\n",
         words.join(", ")
@@ -188,24 +181,14 @@ fn struct_functions(space: Space, layout: &StructLayout, base: &str, tn: &str) -
     let t = &layout.type_name;
     let s = layout.words;
     let q = space.qualifier();
-    let mut load =
-        format!("{t} {ld}(const {q} {base} *p, clayout_idx i, clayout_idx M) {{\n  {t} v;\n");
+    let mut load = format!("{t} {ld}(const {q} {base} *p, clayout_idx i, clayout_idx M) {{\n  {t} v;\n");
     let mut store = format!("{t} {st}({q} {base} *p, clayout_idx i, clayout_idx M, {t} v) {{\n");
     for m in &layout.members {
         for (field, off) in elements(m) {
-            let (lp, sp) = (
-                words_of(space, "p", base, &m.scalar, true),
-                words_of(space, "p", base, &m.scalar, false),
-            );
+            let (lp, sp) = (words_of(space, "p", base, &m.scalar, true), words_of(space, "p", base, &m.scalar, false));
             if m.lanes == 1 {
-                load.push_str(&format!(
-                    "  v.{field} = {};\n",
-                    word(space, &lp, "i", &off.to_string(), s, "M")
-                ));
-                store.push_str(&format!(
-                    "  {} = v.{field};\n",
-                    word(space, &sp, "i", &off.to_string(), s, "M")
-                ));
+                load.push_str(&format!("  v.{field} = {};\n", word(space, &lp, "i", &off.to_string(), s, "M")));
+                store.push_str(&format!("  {} = v.{field};\n", word(space, &sp, "i", &off.to_string(), s, "M")));
             } else {
                 let (vld, vst) = ld_st(&format!("{}{}", space.tag(), m.elem_type()));
                 load.push_str(&format!("  v.{field} = {vld}({lp}, i, {off}, {s}, M);\n"));
@@ -223,9 +206,7 @@ fn elements(m: &MemberLayout) -> Vec<(String, u32)> {
     if m.count == 1 {
         vec![(m.name.clone(), m.word_offset)]
     } else {
-        (0..m.count)
-            .map(|k| (format!("{}[{k}]", m.name), m.word_offset + k * m.stride()))
-            .collect()
+        (0..m.count).map(|k| (format!("{}[{k}]", m.name), m.word_offset + k * m.stride())).collect()
     }
 }
 

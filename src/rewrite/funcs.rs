@@ -19,11 +19,7 @@ pub(crate) struct FnDef {
 }
 
 /// The definition of function `name` at file scope, if the source has one.
-pub(crate) fn find_function(
-    src: &str,
-    toks: &[Token],
-    name: &str,
-) -> Option<Result<FnDef, String>> {
+pub(crate) fn find_function(src: &str, toks: &[Token], name: &str) -> Option<Result<FnDef, String>> {
     let mut depth = 0usize;
     let mut start = 0usize;
     let mut found = None;
@@ -41,16 +37,10 @@ pub(crate) fn find_function(
             }
         } else if depth == 0 && t.is_punct(src, ";") {
             start = j + 1;
-        } else if depth == 0
-            && t.is_ident(src, name)
-            && toks.get(j + 1).is_some_and(|n| n.is_punct(src, "("))
-        {
+        } else if depth == 0 && t.is_ident(src, name) && toks.get(j + 1).is_some_and(|n| n.is_punct(src, "(")) {
             let close = matching(src, toks, j + 1)?;
             let mut k = close;
-            while toks
-                .get(k)
-                .is_some_and(|t| t.text(src).starts_with("__attribute"))
-            {
+            while toks.get(k).is_some_and(|t| t.text(src).starts_with("__attribute")) {
                 k = matching(src, toks, k + 1)?;
             }
             if toks.get(k).is_some_and(|t| t.is_punct(src, "{")) {
@@ -58,9 +48,7 @@ pub(crate) fn find_function(
                 if found.is_some() {
                     // Two definitions can only be alternatives of conditional compilation:
                     // which one the compiler sees is not known here.
-                    return Some(Err(format!(
-                        "`{name}` is defined more than once (in `#if` branches?)"
-                    )));
+                    return Some(Err(format!("`{name}` is defined more than once (in `#if` branches?)")));
                 }
                 found = Some((start, j, k, end - 1));
                 j = end;
@@ -74,41 +62,21 @@ pub(crate) fn find_function(
     found.map(|(start, name, open, close)| def(src, toks, start, name, open, close))
 }
 
-fn def(
-    src: &str,
-    toks: &[Token],
-    start: usize,
-    name: usize,
-    open: usize,
-    close: usize,
-) -> Result<FnDef, String> {
-    let is_kernel = toks[start..name]
-        .iter()
-        .any(|t| matches!(t.text(src), "__kernel" | "kernel"));
+fn def(src: &str, toks: &[Token], start: usize, name: usize, open: usize, close: usize) -> Result<FnDef, String> {
+    let is_kernel = toks[start..name].iter().any(|t| matches!(t.text(src), "__kernel" | "kernel"));
     // The parameter reader is the kernel signature's: present the header to it as a kernel.
     let a = toks[start].span.start;
     let b = toks[open].span.start;
     const PREFIX: &str = "__kernel ";
     let fake = format!("{PREFIX}{};", &src[a..b]);
-    let sig = kernels(&fake)
-        .into_iter()
-        .next()
-        .ok_or("its declaration is not understood")?
-        .map_err(|e| e.reason)?;
+    let sig = kernels(&fake).into_iter().next().ok_or("its declaration is not understood")?.map_err(|e| e.reason)?;
     let shift = |p: Param| {
         let mut p = p;
         p.span.start = p.span.start + a - PREFIX.len();
         p.span.end = p.span.end + a - PREFIX.len();
         p
     };
-    Ok(FnDef {
-        start,
-        name,
-        params: sig.params.into_iter().map(shift).collect(),
-        open,
-        close,
-        is_kernel,
-    })
+    Ok(FnDef { start, name, params: sig.params.into_iter().map(shift).collect(), open, close, is_kernel })
 }
 
 /// A `#define`: its parameters (function-like), the identifiers of its body and the body.
@@ -133,10 +101,7 @@ pub(crate) fn macros(src: &str, toks: &[Token]) -> HashMap<String, Macro> {
         };
         let mut k = 1;
         // Function-like only when `(` touches the name.
-        let params = if inner
-            .get(1)
-            .is_some_and(|p| p.is_punct(rest, "(") && p.span.start == name.span.end)
-        {
+        let params = if inner.get(1).is_some_and(|p| p.is_punct(rest, "(") && p.span.start == name.span.end) {
             let close = matching(rest, &inner, 1).unwrap_or(inner.len());
             let ps = inner[2..close.saturating_sub(1)]
                 .iter()
@@ -149,21 +114,9 @@ pub(crate) fn macros(src: &str, toks: &[Token]) -> HashMap<String, Macro> {
             None
         };
         let body = &inner[k.min(inner.len())..];
-        let idents = body
-            .iter()
-            .filter(|p| p.kind == TokenKind::Ident)
-            .map(|p| p.text(rest).to_string())
-            .collect();
+        let idents = body.iter().filter(|p| p.kind == TokenKind::Ident).map(|p| p.text(rest).to_string()).collect();
         let body = body.first().map_or("", |b| &rest[b.span.start..]);
-        out.insert(
-            name.text(rest).to_string(),
-            Macro {
-                params,
-                idents,
-                body: body.to_string(),
-                line: t.line,
-            },
-        );
+        out.insert(name.text(rest).to_string(), Macro { params, idents, body: body.to_string(), line: t.line });
     }
     out
 }

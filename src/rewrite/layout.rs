@@ -56,8 +56,8 @@ impl StructLayout {
     /// A layout for a flat scalar buffer of `words` words per element (`AoS(S)`, `SoA(S)`
     /// annotations on a `float *`): one member `w` of `words` scalars.
     pub fn flat(scalar: &str, words: u32) -> Result<StructLayout, String> {
-        let (scalar, size) = canonical_scalar(scalar)
-            .ok_or_else(|| format!("`{scalar}` is not a 4- or 8-byte scalar"))?;
+        let (scalar, size) =
+            canonical_scalar(scalar).ok_or_else(|| format!("`{scalar}` is not a 4- or 8-byte scalar"))?;
         Ok(StructLayout {
             type_name: scalar.to_string(),
             words,
@@ -93,19 +93,14 @@ pub fn struct_layout(src: &str, type_name: &str) -> Result<StructLayout, String>
         let text = |t: &Token| t.text(src).to_string();
         let shown = decl.iter().map(text).collect::<Vec<_>>().join(" ");
         if decl.iter().any(|t| {
-            matches!(
-                t.text(src),
-                "struct" | "union" | "enum" | "{" | "*" | ":" | "__attribute__" | "__attribute"
-            )
+            matches!(t.text(src), "struct" | "union" | "enum" | "{" | "*" | ":" | "__attribute__" | "__attribute")
         }) {
-            return Err(format!(
-                "member `{shown}` is a nested structure, union, pointer, bit-field or has attributes"
-            ));
+            return Err(format!("member `{shown}` is a nested structure, union, pointer, bit-field or has attributes"));
         }
-        let (ty, declarators) = split_type(src, decl)
-            .ok_or_else(|| format!("member declaration `{shown}` is not understood"))?;
-        let (scalar, lanes) = parse_type(&ty)
-            .ok_or_else(|| format!("member type `{ty}` is not a 4- or 8-byte scalar or vector"))?;
+        let (ty, declarators) =
+            split_type(src, decl).ok_or_else(|| format!("member declaration `{shown}` is not understood"))?;
+        let (scalar, lanes) =
+            parse_type(&ty).ok_or_else(|| format!("member type `{ty}` is not a 4- or 8-byte scalar or vector"))?;
         let (_, size) = canonical_scalar(scalar).expect("parse_type returns canonical scalars");
         match word {
             None => word = Some(size),
@@ -122,13 +117,7 @@ pub fn struct_layout(src: &str, type_name: &str) -> Result<StructLayout, String>
                 )
             })?;
             offset = offset.div_ceil(elem_align) * elem_align;
-            members.push(MemberLayout {
-                name,
-                scalar: scalar.to_string(),
-                lanes,
-                count,
-                word_offset: offset / size,
-            });
+            members.push(MemberLayout { name, scalar: scalar.to_string(), lanes, count, word_offset: offset / size });
             offset = count
                 .checked_mul(elem_align)
                 .and_then(|b| b.checked_add(offset))
@@ -138,12 +127,7 @@ pub fn struct_layout(src: &str, type_name: &str) -> Result<StructLayout, String>
     }
     let w = word.ok_or("the structure has no members")?;
     let size = offset.div_ceil(align) * align;
-    Ok(StructLayout {
-        type_name: type_name.trim().to_string(),
-        words: size / w,
-        word_bytes: w,
-        members,
-    })
+    Ok(StructLayout { type_name: type_name.trim().to_string(), words: size / w, word_bytes: w, members })
 }
 
 /// C expressions whose values the device compiler must agree with before the layout is used:
@@ -218,11 +202,7 @@ fn split_type<'t>(src: &str, decl: &'t [Token]) -> Option<(String, &'t [Token])>
 
 /// `name` or `name[N]` with a decimal N > 0.
 fn parse_declarator(src: &str, d: &[Token]) -> Option<(String, u32)> {
-    let name = d
-        .first()
-        .filter(|t| t.kind == TokenKind::Ident)?
-        .text(src)
-        .to_string();
+    let name = d.first().filter(|t| t.kind == TokenKind::Ident)?.text(src).to_string();
     match d.len() {
         1 => Some((name, 1)),
         4 if d[1].is_punct(src, "[") && d[3].is_punct(src, "]") => {

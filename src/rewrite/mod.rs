@@ -101,38 +101,21 @@ pub struct Refusal {
 
 impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "line {}: `{}`: {}",
-            self.line, self.construct, self.reason
-        )
+        write!(f, "line {}: `{}`: {}", self.line, self.construct, self.reason)
     }
 }
 
 fn refusal(line: u32, construct: &str, reason: impl Into<String>) -> Refusal {
-    Refusal {
-        line,
-        construct: construct.to_string(),
-        reason: reason.into(),
-    }
+    Refusal { line, construct: construct.to_string(), reason: reason.into() }
 }
 
 /// Rewrites kernel `req.kernel` of program `src` into `req.private_name`, which addresses the
 /// requested buffers in ASTA with tile `CLAYOUT_TILE` and takes one extra trailing `ulong`
 /// argument per buffer (see [`Rewritten::extra_args`]).
 pub fn rewrite_kernel(src: &str, req: &RewriteRequest) -> Result<Rewritten, Refusal> {
-    let Prepared {
-        mut rw,
-        def,
-        targets,
-        extra_args,
-        ..
-    } = prepare(src, req)?;
+    let Prepared { mut rw, def, targets, extra_args, .. } = prepare(src, req)?;
     let kernel = rw.function_copy(&def, &req.private_name, &targets)?;
-    Ok(Rewritten {
-        source: assemble(&rw, &def, "ASTA", &req.kernel, &kernel),
-        extra_args,
-    })
+    Ok(Rewritten { source: assemble(&rw, &def, "ASTA", &req.kernel, &kernel), extra_args })
 }
 
 /// A request checked against the kernel's signature: its definition and one target per
@@ -148,52 +131,30 @@ struct Prepared<'s> {
 
 fn prepare<'s>(src: &'s str, req: &RewriteRequest) -> Result<Prepared<'s>, Refusal> {
     let rw = Rewriter::new(src);
-    let mut sigs = kernels(src)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|k| k.name == req.kernel)
-        .peekable();
+    let mut sigs = kernels(src).into_iter().filter_map(Result::ok).filter(|k| k.name == req.kernel).peekable();
     // A prototype names the line; a kernel missing altogether has none (0).
     let first_line = sigs.peek().map_or(0, |k| rw.logical(k.line));
-    let sig = sigs.find(|k| k.body.is_some()).ok_or_else(|| {
-        refusal(
-            first_line,
-            &req.kernel,
-            "no readable definition of this kernel in the source",
-        )
-    })?;
+    let sig = sigs
+        .find(|k| k.body.is_some())
+        .ok_or_else(|| refusal(first_line, &req.kernel, "no readable definition of this kernel in the source"))?;
     let def = match funcs::find_function(src, &rw.toks, &req.kernel) {
         Some(Ok(d)) => d,
         Some(Err(e)) => return Err(refusal(rw.logical(sig.line), &req.kernel, e)),
-        _ => {
-            return Err(refusal(
-                rw.logical(sig.line),
-                &req.kernel,
-                "the kernel's definition is not understood",
-            ))
-        }
+        _ => return Err(refusal(rw.logical(sig.line), &req.kernel, "the kernel's definition is not understood")),
     };
     let line = rw.logical(sig.line);
     let mut targets = Vec::new();
     let mut extra_args = Vec::new();
     for (k, pr) in req.params.iter().enumerate() {
         let Some(p) = sig.params.get(pr.index).filter(|p| p.name == pr.name) else {
-            return Err(refusal(
-                line,
-                &pr.name,
-                format!("not parameter {} of kernel `{}`", pr.index, req.kernel),
-            ));
+            return Err(refusal(line, &pr.name, format!("not parameter {} of kernel `{}`", pr.index, req.kernel)));
         };
         if targets.iter().any(|(n, _)| *n == pr.index) {
             return Err(refusal(line, &pr.name, "requested twice"));
         }
         let construct = p.span.of(src);
         if !p.pointer || p.space != AddrSpace::Global {
-            return Err(refusal(
-                line,
-                construct,
-                "only `__global` pointer parameters are rewritten",
-            ));
+            return Err(refusal(line, construct, "only `__global` pointer parameters are rewritten"));
         }
         let l = &pr.layout;
         if l.words == 0 || l.members.is_empty() || !matches!(l.word_bytes, 4 | 8) {
@@ -204,36 +165,23 @@ fn prepare<'s>(src: &'s str, req: &RewriteRequest) -> Result<Prepared<'s>, Refus
                 return Err(refusal(
                     line,
                     construct,
-                    format!(
-                        "`{}` words are not {}-byte words",
-                        p.type_name, l.word_bytes
-                    ),
+                    format!("`{}` words are not {}-byte words", p.type_name, l.word_bytes),
                 ))
             }
             (Some(_), HostKind::Aos) => Kind::FlatAos,
             (Some(_), HostKind::Soa { extent }) => Kind::FlatSoa {
-                extent: crate::annotation::lex::lex(extent)
-                    .iter()
-                    .map(|t| t.text(extent).to_string())
-                    .collect(),
+                extent: crate::annotation::lex::lex(extent).iter().map(|t| t.text(extent).to_string()).collect(),
             },
             (None, _) if p.type_name != l.type_name => {
                 return Err(refusal(
                     line,
                     construct,
-                    format!(
-                        "the parameter points to `{}`, the layout describes `{}`",
-                        p.type_name, l.type_name
-                    ),
+                    format!("the parameter points to `{}`, the layout describes `{}`", p.type_name, l.type_name),
                 ))
             }
             (None, HostKind::Aos) => Kind::Struct,
             (None, HostKind::Soa { .. }) => {
-                return Err(refusal(
-                    line,
-                    construct,
-                    "an SoA host layout on a pointer to a structure",
-                ))
+                return Err(refusal(line, construct, "an SoA host layout on a pointer to a structure"))
             }
         };
         let base = match kind {
@@ -252,19 +200,9 @@ fn prepare<'s>(src: &'s str, req: &RewriteRequest) -> Result<Prepared<'s>, Refus
                 space: emit::Space::Asta,
             },
         ));
-        extra_args.push(ExtraArg {
-            param: pr.name.clone(),
-            index: sig.params.len() + k,
-            what: ExtraKind::StructCount,
-        });
+        extra_args.push(ExtraArg { param: pr.name.clone(), index: sig.params.len() + k, what: ExtraKind::StructCount });
     }
-    Ok(Prepared {
-        rw,
-        def,
-        line,
-        targets,
-        extra_args,
-    })
+    Ok(Prepared { rw, def, line, targets, extra_args })
 }
 
 /// The whole program with copy `kernel` (a `what` copy of `name`), the helper copies and the
@@ -276,9 +214,7 @@ fn assemble(rw: &Rewriter, def: &funcs::FnDef, what: &str, name: &str, kernel: &
     let end_line = rw.logical(line_col(src, insert_at).0);
     let mut out = String::with_capacity(src.len() * 2);
     out.push_str(&src[..insert_at]);
-    out.push_str(&format!(
-        "\n/* clayout: {what} copy of kernel `{name}` */\n"
-    ));
+    out.push_str(&format!("\n/* clayout: {what} copy of kernel `{name}` */\n"));
     out.push_str(&rw.needs.text());
     for c in &rw.copies {
         out.push_str(c);

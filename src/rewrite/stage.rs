@@ -57,9 +57,7 @@ const END_LABEL: &str = "clayout_stage_end";
 fn synchronizes(name: &str) -> bool {
     name == "barrier"
         || name == "wait_group_events"
-        || ["work_group_", "sub_group_", "async_work_group_"]
-            .iter()
-            .any(|p| name.starts_with(p))
+        || ["work_group_", "sub_group_", "async_work_group_"].iter().any(|p| name.starts_with(p))
 }
 
 /// The integer types a global-id variable may have: the runtime launches only global sizes
@@ -96,13 +94,7 @@ const QUALIFIERS: [&str; 18] = [
 /// `ulong` argument per buffer (see [`Staged::extra_args`]). The program must be built with
 /// `-D CLAYOUT_TILE` like an ASTA copy, since both share the index type.
 pub fn stage_kernel(src: &str, req: &RewriteRequest) -> Result<Staged, Refusal> {
-    let Prepared {
-        mut rw,
-        def,
-        line,
-        mut targets,
-        extra_args,
-    } = prepare(src, req)?;
+    let Prepared { mut rw, def, line, mut targets, extra_args } = prepare(src, req)?;
     for (_, g) in &mut targets {
         let why = match g.kind {
             Kind::Struct => None,
@@ -110,16 +102,17 @@ pub fn stage_kernel(src: &str, req: &RewriteRequest) -> Result<Staged, Refusal> 
             Kind::FlatSoa { .. } => Some("an SoA host layout"),
         };
         if let Some(why) = why {
-            return Err(refusal(line, &g.name, format!("{why}: only an AoS buffer of structures (a pointer to the structure) is staged")));
+            return Err(refusal(
+                line,
+                &g.name,
+                format!("{why}: only an AoS buffer of structures (a pointer to the structure) is staged"),
+            ));
         }
         g.space = Space::Local;
         g.base = word_type(g.layout.word_bytes).to_string();
     }
     rw.check_staged_body(&def)?;
-    rw.stage = Some(StageCtx {
-        gid_vars: rw.gid_vars(&def),
-        returns: 0,
-    });
+    rw.stage = Some(StageCtx { gid_vars: rw.gid_vars(&def), returns: 0 });
     let ctx: Vec<Target> = targets.iter().map(|(_, g)| g.clone()).collect();
     let body = rw.expr(def.open, def.close + 1, &ctx)?;
     let returns = rw.stage.take().map_or(0, |s| s.returns);
@@ -145,11 +138,7 @@ pub fn stage_kernel(src: &str, req: &RewriteRequest) -> Result<Staged, Refusal> 
     kernel.push_str(&epilogue(&ctx, &params, returns > 0));
     kernel.push_str("}\n");
     let text = format!("#ifndef CLAYOUT_STAGE_WG\n#define CLAYOUT_STAGE_WG 64\n#endif\n{kernel}");
-    Ok(Staged {
-        source: assemble(&rw, &def, "staged", &req.kernel, &text),
-        extra_args,
-        params,
-    })
+    Ok(Staged { source: assemble(&rw, &def, "staged", &req.kernel, &text), extra_args, params })
 }
 
 fn word_type(bytes: u32) -> &'static str {
@@ -204,7 +193,9 @@ fn epilogue(targets: &[Target], params: &[StagedParam], label: bool) -> String {
 
 /// `to = from` for word `clayout_k` of `n`, consecutive work-items on consecutive words.
 fn copy_loop(n: &str, to: &str, from: &str) -> String {
-    format!("  for (clayout_idx clayout_k = clayout_lid; clayout_k < {n}; clayout_k += clayout_wg)\n    {to} = {from};\n")
+    format!(
+        "  for (clayout_idx clayout_k = clayout_lid; clayout_k < {n}; clayout_k += clayout_wg)\n    {to} = {from};\n"
+    )
 }
 
 /// What a subscript spells once its object-like macros are expanded and its outer parentheses
@@ -268,12 +259,8 @@ impl Rewriter<'_> {
         }
         let zero = |s: &str| matches!(s, "0" | "0u" | "0U");
         match t.as_slice() {
-            [f, o, z, c] if f == "get_global_id" && o == "(" && zero(z) && c == ")" => {
-                Subscript::GlobalId
-            }
-            [v] if v.starts_with(|c: char| c.is_alphabetic() || c == '_') => {
-                Subscript::Var(v.clone())
-            }
+            [f, o, z, c] if f == "get_global_id" && o == "(" && zero(z) && c == ")" => Subscript::GlobalId,
+            [v] if v.starts_with(|c: char| c.is_alphabetic() || c == '_') => Subscript::Var(v.clone()),
             _ => Subscript::Other,
         }
     }
@@ -334,11 +321,7 @@ impl Rewriter<'_> {
             let call = self.is(j + 1, "(") && !NOT_CALLS.contains(&s);
             if call || self.macros.contains_key(s) {
                 if let Some(f) = self.reaches_sync(s, &mut seen) {
-                    let via = if f == s {
-                        String::new()
-                    } else {
-                        format!(", reached through `{s}`")
-                    };
+                    let via = if f == s { String::new() } else { format!(", reached through `{s}`") };
                     return Err(self.refuse(j, j + 1, format!("work-group synchronization (`{f}`{via}) in a kernel to be staged: the staged copy's own barriers need every work-item, and the local memory is the copy's")));
                 }
             }
@@ -415,14 +398,11 @@ impl Rewriter<'_> {
             && self.is(name + 1, "=")
             && name + 2 < b;
         let texts = (name + 2..b).map(|k| self.text(k).to_string()).collect();
-        (ok && matches!(self.subscript(texts), Subscript::GlobalId))
-            .then(|| (self.text(name).to_string(), name))
+        (ok && matches!(self.subscript(texts), Subscript::GlobalId)).then(|| (self.text(name).to_string(), name))
     }
 
     fn is_word(&self, j: usize, w: &str) -> bool {
-        self.toks
-            .get(j)
-            .is_some_and(|t| t.kind == TokenKind::Ident && t.text(self.src) == w)
+        self.toks.get(j).is_some_and(|t| t.kind == TokenKind::Ident && t.text(self.src) == w)
     }
 
     /// The first use of global-id variable `name` (declared at token `decl`) in the kernel that
@@ -453,8 +433,7 @@ impl Rewriter<'_> {
             let op = |k: usize| {
                 self.toks.get(k).is_some_and(|t| {
                     t.kind == TokenKind::Punct
-                        && (ASSIGN_OPS.contains(&t.text(self.src))
-                            || matches!(t.text(self.src), "++" | "--"))
+                        && (ASSIGN_OPS.contains(&t.text(self.src)) || matches!(t.text(self.src), "++" | "--"))
                 })
             };
             // Inside a subscript, a macro's expansion cannot make the name an operand of its
@@ -472,7 +451,11 @@ impl Rewriter<'_> {
             } else if self.is(j - 1, "&") && self.unary(j - 1) {
                 Some("has its address taken")
             } else if let Some(&(_, _, m)) = bare_arg {
-                return Err(self.refuse(j, j + 1, format!("global-id variable `{name}` is passed to macro `{m}`, whose expansion could change it")));
+                return Err(self.refuse(
+                    j,
+                    j + 1,
+                    format!("global-id variable `{name}` is passed to macro `{m}`, whose expansion could change it"),
+                ));
             } else {
                 None
             };
@@ -482,7 +465,11 @@ impl Rewriter<'_> {
                     .find(|&k| [";", ")", ","].iter().any(|p| self.is(k, p)))
                     .unwrap_or(def.close)
                     .min(j + 6);
-                return Err(self.refuse(from, to, format!("global-id variable `{name}` {why}: its value may no longer be the global id")));
+                return Err(self.refuse(
+                    from,
+                    to,
+                    format!("global-id variable `{name}` {why}: its value may no longer be the global id"),
+                ));
             }
         }
         Ok(())

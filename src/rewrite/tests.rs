@@ -4,8 +4,7 @@
 
 use super::*;
 
-pub(super) const BODY: &str =
-    "typedef struct { float x, y, z; int id; float4 v; float a[2]; } Body;\n";
+pub(super) const BODY: &str = "typedef struct { float x, y, z; int id; float4 v; float a[2]; } Body;\n";
 
 pub(super) fn request(src: &str, kernel: &str, params: &[(usize, &str, &str)]) -> RewriteRequest {
     RewriteRequest {
@@ -40,11 +39,8 @@ fn body_of(r: &Rewritten) -> String {
 
 /// The body lines of kernel `copy` of program `s` after the `uint i` line.
 pub(super) fn body_in(s: &str, copy: &str) -> String {
-    let start = s
-        .find(&format!("__kernel void {copy}("))
-        .expect("rewritten kernel");
-    let from =
-        s[start..].find("get_global_id(0);\n").unwrap() + start + "get_global_id(0);\n".len();
+    let start = s.find(&format!("__kernel void {copy}(")).expect("rewritten kernel");
+    let from = s[start..].find("get_global_id(0);\n").unwrap() + start + "get_global_id(0);\n".len();
     let to = s[from..].find("\n}\n").unwrap() + from;
     s[from..to].to_string()
 }
@@ -62,33 +58,22 @@ fn scalar_members_become_words() {
         format!("  p[clayout_asta((i), 0, 12, {W})] = p[clayout_asta((i), 1, 12, {W})] + 1.0f;")
     );
     // A member of another scalar type is read through a pointer of its own type.
-    assert_eq!(
-        rewritten("  p[i].id += 2;"),
-        format!("  ((__global int *)p)[clayout_asta((i), 3, 12, {W})] += 2;")
-    );
+    assert_eq!(rewritten("  p[i].id += 2;"), format!("  ((__global int *)p)[clayout_asta((i), 3, 12, {W})] += 2;"));
 }
 
 #[test]
 fn the_whole_program_is_kept_and_the_copy_follows_the_kernel() {
-    let src =
-        program("  p[i].x = 1.0f;") + "__kernel void other(__global float *q) { q[0] = 1.0f; }\n";
+    let src = program("  p[i].x = 1.0f;") + "__kernel void other(__global float *q) { q[0] = 1.0f; }\n";
     let r = rewrite_kernel(&src, &request(&src, "k", &[(0, "p", "Body")])).unwrap();
     let kernel_end = src.find("}\n__kernel void other").unwrap() + 1;
     assert!(r.source.starts_with(&src[..kernel_end]));
     assert!(r.source.ends_with(&src[kernel_end..]));
-    assert!(r.source.contains(
-        "#line 3\n__kernel void k__clayout_asta(__global float *p, uint n, ulong clayout_M_p) {"
-    ));
+    assert!(r
+        .source
+        .contains("#line 3\n__kernel void k__clayout_asta(__global float *p, uint n, ulong clayout_M_p) {"));
     // After the insertion the original's numbering resumes: the `}` was on line 6.
     assert!(r.source.contains("}\n#line 6\n\n__kernel void other"));
-    assert_eq!(
-        r.extra_args,
-        vec![ExtraArg {
-            param: "p".into(),
-            index: 2,
-            what: ExtraKind::StructCount
-        }]
-    );
+    assert_eq!(r.extra_args, vec![ExtraArg { param: "p".into(), index: 2, what: ExtraKind::StructCount }]);
 }
 
 #[test]
@@ -105,8 +90,7 @@ fn array_members_components_and_arrows() {
 
 #[test]
 fn whole_vectors_load_and_store_through_functions() {
-    let r =
-        rewrite("  p[i].v = p[i].v * 2.0f;\n  p[i].v += 1.0f;\n  float2 h = p[i].v.lo;").unwrap();
+    let r = rewrite("  p[i].v = p[i].v * 2.0f;\n  p[i].v += 1.0f;\n  float2 h = p[i].v.lo;").unwrap();
     let b = body_of(&r);
     let ld = format!("clayout_ld_float4(p, (i), 4, 12, {W})");
     assert_eq!(
@@ -167,7 +151,9 @@ fn helpers_get_private_copies_with_their_own_count() {
     let put = s.find("void clayout_put_").expect("copy of put");
     let kernel = s.find("__kernel void k__clayout_asta").unwrap();
     assert!(get < put && put < kernel, "callees first");
-    assert!(s.contains("(__global const float *b, int k, ulong clayout_M_b) { return b[clayout_asta((k), 1, 12, clayout_M_b)]; }"));
+    assert!(s.contains(
+        "(__global const float *b, int k, ulong clayout_M_b) { return b[clayout_asta((k), 1, 12, clayout_M_b)]; }"
+    ));
     assert!(s.contains("c[clayout_asta((k), 0, 12, clayout_M_c)] = clayout_get_"));
     assert!(s.contains("(c, k, clayout_M_c);"));
     assert!(s.contains("(p, get_global_id(0), clayout_M_p);"));
@@ -177,17 +163,12 @@ fn helpers_get_private_copies_with_their_own_count() {
 
 #[test]
 fn qualifiers_and_several_buffers() {
-    let src = format!("{BODY}__kernel void k(__global const Body * restrict a, __global Body *b, int n) {{ b[n].x = a[n].y; }}\n");
-    let r = rewrite_kernel(
-        &src,
-        &request(&src, "k", &[(0, "a", "Body"), (1, "b", "Body")]),
-    )
-    .unwrap();
-    assert!(r.source.contains("__kernel void k__clayout_asta(__global const float *restrict a, __global float *b, int n, ulong clayout_M_a, ulong clayout_M_b) { b[clayout_asta((n), 0, 12, clayout_M_b)] = a[clayout_asta((n), 1, 12, clayout_M_a)]; }"));
-    assert_eq!(
-        r.extra_args.iter().map(|e| e.index).collect::<Vec<_>>(),
-        vec![3, 4]
+    let src = format!(
+        "{BODY}__kernel void k(__global const Body * restrict a, __global Body *b, int n) {{ b[n].x = a[n].y; }}\n"
     );
+    let r = rewrite_kernel(&src, &request(&src, "k", &[(0, "a", "Body"), (1, "b", "Body")])).unwrap();
+    assert!(r.source.contains("__kernel void k__clayout_asta(__global const float *restrict a, __global float *b, int n, ulong clayout_M_a, ulong clayout_M_b) { b[clayout_asta((n), 0, 12, clayout_M_b)] = a[clayout_asta((n), 1, 12, clayout_M_a)]; }"));
+    assert_eq!(r.extra_args.iter().map(|e| e.index).collect::<Vec<_>>(), vec![3, 4]);
 }
 
 #[test]
@@ -233,21 +214,10 @@ fn flat_soa_subscripts() {
         ("i - 1 + 2 * n", "i - 1", 2),
         ("0*n + i", "i", 0),
     ] {
-        assert_eq!(
-            flat(&format!("f[{sub}] = 0.0f;"), soa(), 3).unwrap(),
-            at(i, s) + " = 0.0f;",
-            "{sub}"
-        );
+        assert_eq!(flat(&format!("f[{sub}] = 0.0f;"), soa(), 3).unwrap(), at(i, s) + " = 0.0f;", "{sub}");
     }
     // Anything else takes the general, exact, path.
-    for sub in [
-        "i",
-        "3*n + i",
-        "k",
-        "(i + n) % 7",
-        "i - 2*n",
-        "c ? i : n + i",
-    ] {
+    for sub in ["i", "3*n + i", "k", "(i + n) % 7", "i - 2*n", "c ? i : n + i"] {
         assert_eq!(
             flat(&format!("f[{sub}] += 1.0f;"), soa(), 3).unwrap(),
             format!("f[clayout_soa_flat(({sub}), 3, clayout_M_f)] += 1.0f;"),
@@ -259,10 +229,7 @@ fn flat_soa_subscripts() {
         "f[clayout_aos_flat((4*i + 1), 4, clayout_M_f)] = f[clayout_aos_flat((k), 4, clayout_M_f)];"
     );
     let e = flat("g(&f[i]);", soa(), 3).unwrap_err();
-    assert!(
-        e.reason.contains("address of a word of a flat buffer"),
-        "{e}"
-    );
+    assert!(e.reason.contains("address of a word of a flat buffer"), "{e}");
 }
 
 #[test]
@@ -284,9 +251,7 @@ fn chained_rewrites_share_generated_functions_and_keep_lines() {
 fn comments_and_strings_are_not_accesses() {
     assert_eq!(
         rewritten("  /* p[i].x */ p[i].x = 0; // p = 0;\n  printf(\"p[i]\");"),
-        format!(
-            "  /* p[i].x */ p[clayout_asta((i), 0, 12, {W})] = 0; // p = 0;\n  printf(\"p[i]\");"
-        )
+        format!("  /* p[i].x */ p[clayout_asta((i), 0, 12, {W})] = 0; // p = 0;\n  printf(\"p[i]\");")
     );
     // Members named like the buffer are members.
     assert!(rewrite("  q.p = 1;").is_ok());
@@ -296,10 +261,7 @@ fn comments_and_strings_are_not_accesses() {
 fn refusals_name_the_construct_and_line() {
     // (body, reason fragment); the construct is on the body's first line, line 5.
     let table: &[(&str, &str)] = &[
-        (
-            "  __global float *f = (__global float *)p;",
-            "a cast of `p`",
-        ),
+        ("  __global float *f = (__global float *)p;", "a cast of `p`"),
         ("  __global Body *q = p + i;", "pointer arithmetic"),
         ("  __global Body *q = p;", "assigned to another variable"),
         ("  ptrs[0] = p;", "assigned to another variable"),
@@ -320,10 +282,7 @@ fn refusals_name_the_construct_and_line() {
         ("  p[i][0].x = 1.0f;", "subscript of a whole structure"),
         ("  (p - 1)->x = 0;", "pointer arithmetic"),
         ("  (p + 1)[0].x = 0;", "pointer arithmetic"),
-        (
-            "  p[i].v.w += p[j++].v.x, p[k++].v -= 1.0f;",
-            "side effects",
-        ),
+        ("  p[i].v.w += p[j++].v.x, p[k++].v -= 1.0f;", "side effects"),
         ("  p[i]\n#if 1\n  .x = 0;\n#endif", "preprocessor directive"),
         ("  p[] = 0;", "empty subscript"),
         ("  p[i].v[0] = 1.0f;", "subscript of a vector member"),
@@ -332,10 +291,7 @@ fn refusals_name_the_construct_and_line() {
         let e = rewrite(body).expect_err(body);
         assert!(e.reason.contains(reason), "{body}: {e}");
         assert_eq!(e.line, 5, "{body}: {e}");
-        assert!(
-            !e.construct.is_empty() && !e.construct.contains('\n'),
-            "{body}: {e}"
-        );
+        assert!(!e.construct.is_empty() && !e.construct.contains('\n'), "{body}: {e}");
     }
 }
 
@@ -346,11 +302,7 @@ fn macros_that_could_change_an_access_refuse() {
         rewrite_kernel(&src, &request(&src, "k", &[(0, "p", "Body")]))
     };
     let e = with("#define X p[i].x", "  X = 1.0f;").unwrap_err();
-    assert!(
-        e.reason
-            .contains("macro `X` (defined on line 1) mentions `p`"),
-        "{e}"
-    );
+    assert!(e.reason.contains("macro `X` (defined on line 1) mentions `p`"), "{e}");
     let e = with("#define GETX(j) p[j].x", "  float v = GETX(i);").unwrap_err();
     assert!(e.reason.contains("macro `GETX`"), "{e}");
     let e = with("#define Y X\n#define X p", "  Y[i].x = 1.0f;").unwrap_err();
@@ -360,11 +312,7 @@ fn macros_that_could_change_an_access_refuse() {
     let e = with("#define DOT .x", "  p[i] DOT = 1.0f;").unwrap_err();
     assert!(e.reason.contains("macro next to an access"), "{e}");
     // A macro whose own parameter is named like the buffer, or one in a subscript, is fine.
-    assert!(with(
-        "#define SQ(p) ((p) * (p))\n#define GID get_global_id(0)",
-        "  p[GID].x = SQ(p[GID].y);"
-    )
-    .is_ok());
+    assert!(with("#define SQ(p) ((p) * (p))\n#define GID get_global_id(0)", "  p[GID].x = SQ(p[GID].y);").is_ok());
     // But a compound vector update may not evaluate a macro subscript twice.
     assert!(with("#define GID get_global_id(0)", "  p[GID].v += 1.0f;").is_err());
 }
@@ -372,8 +320,7 @@ fn macros_that_could_change_an_access_refuse() {
 #[test]
 fn helper_refusals() {
     let run = |defs: &str, call: &str| {
-        let src =
-            format!("{BODY}{defs}\n__kernel void k(__global Body *p, uint n) {{\n  {call};\n}}\n");
+        let src = format!("{BODY}{defs}\n__kernel void k(__global Body *p, uint n) {{\n  {call};\n}}\n");
         rewrite_kernel(&src, &request(&src, "k", &[(0, "p", "Body")]))
     };
     let e = run("void h(__global float *f) { f[0] = 1.0f; }", "h(p)").unwrap_err();
@@ -382,11 +329,7 @@ fn helper_refusals() {
     assert!(e.reason.contains("defined more than once"), "{e}");
     let e = run("void h(__global Body *b);", "h(p)").unwrap_err();
     assert!(e.reason.contains("does not define"), "{e}");
-    let e = run(
-        "void h(__global Body *b) { __global Body *c = b + 1; }",
-        "h(p)",
-    )
-    .unwrap_err();
+    let e = run("void h(__global Body *b) { __global Body *c = b + 1; }", "h(p)").unwrap_err();
     assert!(e.reason.contains("pointer arithmetic on `b`"), "{e}");
     assert_eq!(e.line, 2);
 }
@@ -396,53 +339,33 @@ fn request_refusals() {
     let src = program("  p[i].x = 0;");
     let mut req = request(&src, "k", &[(0, "p", "Body")]);
     req.params[0].host = HostKind::Soa { extent: "n".into() };
-    assert!(rewrite_kernel(&src, &req)
-        .unwrap_err()
-        .reason
-        .contains("SoA host layout on a pointer to a structure"));
+    assert!(rewrite_kernel(&src, &req).unwrap_err().reason.contains("SoA host layout on a pointer to a structure"));
     let mut req = request(&src, "k", &[(0, "p", "Body")]);
     req.params[0].name = "q".into();
-    assert!(rewrite_kernel(&src, &req)
-        .unwrap_err()
-        .reason
-        .contains("not parameter 0"));
+    assert!(rewrite_kernel(&src, &req).unwrap_err().reason.contains("not parameter 0"));
     let mut req = request(&src, "k", &[(0, "p", "Body")]);
     req.kernel = "nope".into();
     let e = rewrite_kernel(&src, &req).unwrap_err();
-    assert!(
-        e.reason.contains("no readable definition") && e.line == 0,
-        "{e}"
-    );
+    assert!(e.reason.contains("no readable definition") && e.line == 0, "{e}");
     // A prototype alone: its line.
     let proto = format!("{BODY}__kernel void k(__global Body *p, uint n);\n");
     let e = rewrite_kernel(&proto, &request(&src, "k", &[(0, "p", "Body")])).unwrap_err();
-    assert!(
-        e.reason.contains("no readable definition") && e.line == 2,
-        "{e}"
-    );
+    assert!(e.reason.contains("no readable definition") && e.line == 2, "{e}");
     let other = "typedef struct { float a; } Other;";
     let mut req = request(&src, "k", &[(0, "p", "Body")]);
     req.params[0].layout = struct_layout(other, "Other").unwrap();
-    assert!(rewrite_kernel(&src, &req)
+    assert!(rewrite_kernel(&src, &req).unwrap_err().reason.contains("the layout describes `Other`"));
+    let local = format!("{BODY}__kernel void k(__local Body *p) {{ }}");
+    assert!(rewrite_kernel(&local, &request(&local, "k", &[(0, "p", "Body")]))
         .unwrap_err()
         .reason
-        .contains("the layout describes `Other`"));
-    let local = format!("{BODY}__kernel void k(__local Body *p) {{ }}");
-    assert!(
-        rewrite_kernel(&local, &request(&local, "k", &[(0, "p", "Body")]))
-            .unwrap_err()
-            .reason
-            .contains("__global")
-    );
+        .contains("__global"));
 }
 
 #[test]
 fn refusal_display_is_one_line() {
     let e = rewrite("  p = 0;").unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "line 5: `p = 0`: `p` is reassigned (or shadowed by a local declaration)"
-    );
+    assert_eq!(e.to_string(), "line 5: `p = 0`: `p` is reassigned (or shadowed by a local declaration)");
 }
 
 /// The worked example of docs/annotations.md, kept honest.
@@ -450,11 +373,7 @@ fn refusal_display_is_one_line() {
 fn documented_example() {
     let doc = include_str!("../../docs/annotations.md");
     let section = &doc[doc.find("## Transparent mode").unwrap()..];
-    let blocks: Vec<&str> = section
-        .split("```c\n")
-        .skip(1)
-        .map(|b| &b[..b.find("```").unwrap()])
-        .collect();
+    let blocks: Vec<&str> = section.split("```c\n").skip(1).map(|b| &b[..b.find("```").unwrap()]).collect();
     let (src, expected) = (blocks[0], blocks[1]);
     let req = RewriteRequest {
         kernel: "step".into(),

@@ -34,11 +34,7 @@ fn arrays_typedef_of_tag_and_unsigned_spellings() {
     assert_eq!(m(&l, "v"), ("double".into(), 2, 1, 20));
     assert_eq!(m(&l, "n"), ("long".into(), 1, 1, 22));
     assert_eq!(l.words, 24);
-    let l = struct_layout(
-        "typedef struct q { unsigned int a; unsigned b; uint2 c[2]; } Q;",
-        "Q",
-    )
-    .unwrap();
+    let l = struct_layout("typedef struct q { unsigned int a; unsigned b; uint2 c[2]; } Q;", "Q").unwrap();
     assert_eq!(m(&l, "b"), ("uint".into(), 1, 1, 1));
     assert_eq!(m(&l, "c"), ("uint".into(), 2, 2, 2));
     assert_eq!(l.words, 6);
@@ -53,11 +49,7 @@ fn refusals() {
     assert!(e("typedef struct { float *p; } P;", "P").contains("pointer"));
     assert!(e("typedef struct { float a : 3; } B;", "B").contains("bit-field"));
     assert!(e("typedef struct { float a[0x10]; } H;", "H").contains("declarator"));
-    assert!(e(
-        "typedef struct { float a; } __attribute__((packed)) K;",
-        "K"
-    )
-    .contains("attributes"));
+    assert!(e("typedef struct { float a; } __attribute__((packed)) K;", "K").contains("attributes"));
     assert!(e("", "Nope").contains("no definition"));
     assert!(e("typedef struct { } E;", "E").contains("no members"));
 }

@@ -6,17 +6,13 @@ use super::tests::{body_in, flat_request, program, BODY};
 use super::*;
 
 fn request(src: &str, kernel: &str, params: &[(usize, &str, &str)]) -> RewriteRequest {
-    RewriteRequest {
-        private_name: format!("{kernel}__clayout_staged"),
-        ..super::tests::request(src, kernel, params)
-    }
+    RewriteRequest { private_name: format!("{kernel}__clayout_staged"), ..super::tests::request(src, kernel, params) }
 }
 
 /// Kernel `k` of [`program`] staged, with `body` after its `uint i = get_global_id(0);`.
 fn staged(body: &str) -> Staged {
     let src = program(body);
-    stage_kernel(&src, &request(&src, "k", &[(0, "p", "Body")]))
-        .unwrap_or_else(|e| panic!("refused: {e}"))
+    stage_kernel(&src, &request(&src, "k", &[(0, "p", "Body")])).unwrap_or_else(|e| panic!("refused: {e}"))
 }
 
 /// Kernel `k` with `body` (and no `i` of its own) after the lines of `defs`.
@@ -36,11 +32,7 @@ const WRITE_BACK: &str = "  barrier(CLK_LOCAL_MEM_FENCE);\n  for (clayout_idx cl
 #[test]
 fn particles_drift_in_full() {
     let src = include_str!("../../samples/particles/particles_aos.cl");
-    let r = stage_kernel(
-        src,
-        &request(src, "particles_drift", &[(0, "p", "particle_t")]),
-    )
-    .unwrap();
+    let r = stage_kernel(src, &request(src, "particles_drift", &[(0, "p", "particle_t")])).unwrap();
     let expected = format!("#ifndef CLAYOUT_STAGE_WG
 #define CLAYOUT_STAGE_WG 64
 #endif
@@ -75,25 +67,9 @@ clayout_stage_end: ;
     let end = src.find("}\n\n// A particle").unwrap() + 1;
     assert!(r.source.starts_with(&src[..end]));
     assert!(r.source.ends_with(&src[end..]));
-    assert!(r
-        .source
-        .contains("/* clayout: staged copy of kernel `particles_drift` */"));
-    assert_eq!(
-        r.extra_args,
-        vec![ExtraArg {
-            param: "p".into(),
-            index: 3,
-            what: ExtraKind::StructCount
-        }]
-    );
-    assert_eq!(
-        r.params,
-        vec![StagedParam {
-            index: 0,
-            name: "p".into(),
-            writes_back: true
-        }]
-    );
+    assert!(r.source.contains("/* clayout: staged copy of kernel `particles_drift` */"));
+    assert_eq!(r.extra_args, vec![ExtraArg { param: "p".into(), index: 3, what: ExtraKind::StructCount }]);
+    assert_eq!(r.params, vec![StagedParam { index: 0, name: "p".into(), writes_back: true }]);
 }
 
 #[test]
@@ -106,22 +82,12 @@ fn the_samples_are_staged() {
         (particles, "particles_drift", "p", "particle_t"),
         (particles, "particles_bounce", "p", "particle_t"),
     ] {
-        let r = stage_kernel(src, &request(src, kernel, &[(0, p, ty)]))
-            .unwrap_or_else(|e| panic!("{kernel}: {e}"));
+        let r = stage_kernel(src, &request(src, kernel, &[(0, p, ty)])).unwrap_or_else(|e| panic!("{kernel}: {e}"));
         assert!(r.params[0].writes_back, "{kernel}");
-        assert!(r.source.contains(&format!(
-            "__local uint clayout_stage_{p}[CLAYOUT_STAGE_WG * "
-        )));
-        assert_eq!(
-            r.source.matches("goto clayout_stage_end;").count(),
-            1,
-            "{kernel}"
-        );
+        assert!(r.source.contains(&format!("__local uint clayout_stage_{p}[CLAYOUT_STAGE_WG * ")));
+        assert_eq!(r.source.matches("goto clayout_stage_end;").count(), 1, "{kernel}");
         let copy = &r.source[r.source.find(&format!("{kernel}__clayout_staged")).unwrap()..];
-        assert!(
-            !copy[..copy.find("\n}\n").unwrap()].contains(&format!("{p}[i]")),
-            "{kernel}: an access left"
-        );
+        assert!(!copy[..copy.find("\n}\n").unwrap()].contains(&format!("{p}[i]")), "{kernel}: an access left");
     }
 }
 
@@ -165,12 +131,8 @@ fn read_only_buffers_are_not_written_back() {
     let src = format!("{BODY}__kernel void k(__global const Body *a, __global Body *b, __global float *out, uint n) {{\n  const uint i = get_global_id(0);\n  if (i >= n) return;\n  out[i] = a[i].x + b[i].v.z;\n}}\n");
     let req = request(&src, "k", &[(0, "a", "Body"), (1, "b", "Body")]);
     let r = stage_kernel(&src, &req).unwrap();
-    let summary: Vec<(&str, bool, usize)> = r
-        .params
-        .iter()
-        .zip(&r.extra_args)
-        .map(|(p, e)| (p.name.as_str(), p.writes_back, e.index))
-        .collect();
+    let summary: Vec<(&str, bool, usize)> =
+        r.params.iter().zip(&r.extra_args).map(|(p, e)| (p.name.as_str(), p.writes_back, e.index)).collect();
     assert_eq!(summary, vec![("a", false, 4), ("b", false, 5)]);
     for p in ["a", "b"] {
         let load = format!("((const __global uint *){p})[clayout_at_{p} + clayout_k]");
@@ -199,14 +161,13 @@ fn read_only_buffers_are_not_written_back() {
 
 #[test]
 fn returns_jump_to_the_write_back() {
-    let r = staged("  if (i >= n) return;\n  for (int k = 0; k < 2; k++) { if (p[i].a[k] < 0.0f) return; p[i].a[k] = 0.0f; }");
+    let r = staged(
+        "  if (i >= n) return;\n  for (int k = 0; k < 2; k++) { if (p[i].a[k] < 0.0f) return; p[i].a[k] = 0.0f; }",
+    );
     let b = body_of(&r);
     assert_eq!(b.matches("goto clayout_stage_end;").count(), 2, "{b}");
     assert!(!b.contains("return"));
-    assert!(
-        b.ends_with(&format!("\nclayout_stage_end: ;\n{WRITE_BACK}")),
-        "{b}"
-    );
+    assert!(b.ends_with(&format!("\nclayout_stage_end: ;\n{WRITE_BACK}")), "{b}");
 }
 
 #[test]
@@ -251,22 +212,10 @@ fn refusals_name_the_rule_the_construct_and_line() {
         (
             "`i` is assigned or incremented",
             4,
-            &[
-                "  i = 3;\n  p[i].x = 0;",
-                "  i++;\n  p[i].x = 0;",
-                "  --i;\n  p[i].x = 0;",
-            ],
+            &["  i = 3;\n  p[i].x = 0;", "  i++;\n  p[i].x = 0;", "  --i;\n  p[i].x = 0;"],
         ),
-        (
-            "`i` is assigned or incremented",
-            5,
-            &["  p[i].x = 0;\n  i += 1;"],
-        ),
-        (
-            "`i` has its address taken",
-            4,
-            &["  uint *q = &i;\n  p[i].x = 0;"],
-        ),
+        ("`i` is assigned or incremented", 5, &["  p[i].x = 0;\n  i += 1;"]),
+        ("`i` has its address taken", 4, &["  uint *q = &i;\n  p[i].x = 0;"]),
         (
             "`i` is declared again",
             4,
@@ -278,67 +227,23 @@ fn refusals_name_the_rule_the_construct_and_line() {
             ],
         ),
         ("passed to macro `SET`", 5, &["  p[i].x = 0;\n  SET(i);"]),
-        (
-            "macro `BUMP` (defined on line 3) mentions",
-            4,
-            &["  BUMP;\n  p[i].x = 0;"],
-        ),
+        ("macro `BUMP` (defined on line 3) mentions", 4, &["  BUMP;\n  p[i].x = 0;"]),
         // Work-group synchronization, directly, through a helper or a macro.
-        (
-            "work-group synchronization (`barrier`)",
-            4,
-            &["  barrier(CLK_LOCAL_MEM_FENCE);\n  p[i].x = 0;"],
-        ),
-        (
-            "`work_group_reduce_add`",
-            4,
-            &["  p[i].x = work_group_reduce_add(p[i].x);"],
-        ),
-        (
-            "`sub_group_any`",
-            4,
-            &["  p[i].id = sub_group_any(p[i].id);"],
-        ),
-        (
-            "`async_work_group_copy`",
-            4,
-            &["  event_t e = async_work_group_copy(buf, out, 4, 0);"],
-        ),
-        (
-            "`barrier`, reached through `helper`",
-            4,
-            &["  helper();\n  p[i].x = 0;"],
-        ),
-        (
-            "`barrier`, reached through `SYNC`",
-            4,
-            &["  SYNC;\n  p[i].x = 0;"],
-        ),
+        ("work-group synchronization (`barrier`)", 4, &["  barrier(CLK_LOCAL_MEM_FENCE);\n  p[i].x = 0;"]),
+        ("`work_group_reduce_add`", 4, &["  p[i].x = work_group_reduce_add(p[i].x);"]),
+        ("`sub_group_any`", 4, &["  p[i].id = sub_group_any(p[i].id);"]),
+        ("`async_work_group_copy`", 4, &["  event_t e = async_work_group_copy(buf, out, 4, 0);"]),
+        ("`barrier`, reached through `helper`", 4, &["  helper();\n  p[i].x = 0;"]),
+        ("`barrier`, reached through `SYNC`", 4, &["  SYNC;\n  p[i].x = 0;"]),
         // Jumps.
-        (
-            "`goto`",
-            4,
-            &["  if (n) goto out;\n  p[i].x = 0;\nout:\n  ;"],
-        ),
+        ("`goto`", 4, &["  if (n) goto out;\n  p[i].x = 0;\nout:\n  ;"]),
         ("a label", 5, &["  p[i].x = 0;\nout: ;"]),
         ("expands to `return`", 4, &["  CHECK;\n  p[i].x = 0;"]),
         // The buffer or the address of a word leaving the kernel.
         ("`p` is passed to `take`", 4, &["  take(p, i);"]),
-        (
-            "address of a word of staged `p`",
-            4,
-            &[
-                "  put(&p[i].x);",
-                "  __global float *f = &p[i].x;",
-                "  put(&p[i]);",
-            ],
-        ),
+        ("address of a word of staged `p`", 4, &["  put(&p[i].x);", "  __global float *f = &p[i].x;", "  put(&p[i]);"]),
         // What the ASTA rewriter refuses too.
-        (
-            "assigned to another variable",
-            4,
-            &["  __global Body *q = p;"],
-        ),
+        ("assigned to another variable", 4, &["  __global Body *q = p;"]),
         ("atomic operation", 4, &["  atomic_inc(&p[i].id);"]),
     ];
     let defs = "#define SET(v) v = 0\n#define BUMP i++\n#define SYNC barrier(CLK_GLOBAL_MEM_FENCE)\n#define CHECK if (i >= n) return\nvoid helper(void) { barrier(CLK_LOCAL_MEM_FENCE); }\nvoid take(__global Body *b, uint k) { b[k].x = 0; }\nvoid put(__global void *f) { }";
@@ -347,10 +252,7 @@ fn refusals_name_the_rule_the_construct_and_line() {
             let e = with(defs, &format!("{GID}{body}")).expect_err(body);
             assert!(e.reason.contains(reason), "{body}: {e}");
             assert_eq!(e.line, line + 7, "{body}: {e}");
-            assert!(
-                !e.construct.is_empty() && !e.construct.contains('\n'),
-                "{body}: {e}"
-            );
+            assert!(!e.construct.is_empty() && !e.construct.contains('\n'), "{body}: {e}");
         }
     }
 }
@@ -363,15 +265,11 @@ fn only_aos_buffers_of_structures_are_staged() {
     let e = stage_kernel(&src, &req).unwrap_err();
     assert!(e.reason.contains("SoA host layout"), "{e}");
     let flat = "__kernel void k(__global float *f, uint n) {\n  uint i = get_global_id(0);\n  f[i] = 0;\n}\n";
-    for (host, why) in [
-        (HostKind::Aos, "a flat scalar pointer"),
-        (HostKind::Soa { extent: "n".into() }, "an SoA host layout"),
-    ] {
+    for (host, why) in
+        [(HostKind::Aos, "a flat scalar pointer"), (HostKind::Soa { extent: "n".into() }, "an SoA host layout")]
+    {
         let e = stage_kernel(flat, &flat_request(host, 3)).unwrap_err();
-        assert!(
-            e.reason.contains(why) && e.reason.contains("only an AoS buffer of structures"),
-            "{e}"
-        );
+        assert!(e.reason.contains(why) && e.reason.contains("only an AoS buffer of structures"), "{e}");
         assert_eq!((e.line, e.construct.as_str()), (1, "f"));
     }
 }
@@ -380,16 +278,11 @@ fn only_aos_buffers_of_structures_are_staged() {
 fn an_asta_copy_and_a_staged_copy_share_one_program() {
     let src = program("  p[i].v = p[i].v + p[i].x;");
     let a = rewrite_kernel(&src, &request(&src, "k", &[(0, "p", "Body")])).unwrap();
-    let req = RewriteRequest {
-        private_name: "k__clayout_staged".into(),
-        ..request(&src, "k", &[(0, "p", "Body")])
-    };
+    let req = RewriteRequest { private_name: "k__clayout_staged".into(), ..request(&src, "k", &[(0, "p", "Body")]) };
     let s = stage_kernel(&a.source, &req).unwrap();
     assert_eq!(s.source.matches("#define CLAYOUT_HAVE_INDEX").count(), 2);
     for name in ["clayout_ld_float4(", "clayout_ld_local_float4("] {
         assert!(s.source.contains(name), "{name}");
     }
-    assert!(s
-        .source
-        .contains("#line 3\n__kernel void k__clayout_staged"));
+    assert!(s.source.contains("#line 3\n__kernel void k__clayout_staged"));
 }

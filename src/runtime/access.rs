@@ -61,7 +61,10 @@ pub struct BufferNeed {
 /// complete wait list for that command, or the OpenCL error the command must fail with.
 pub fn prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_event]) -> Result<WaitList, cl_int> {
     try_prepare(queue, needs, user).map_err(|f| {
-        crate::log::error(&format!("{}: cannot bring it into the layout the command needs ({}); the command fails with CL_OUT_OF_RESOURCES", f.object, f.reason));
+        crate::log::error(&format!(
+            "{}: cannot bring it into the layout the command needs ({}); the command fails with CL_OUT_OF_RESOURCES",
+            f.object, f.reason
+        ));
         crate::stats::fallback(&f.object, &f.reason);
         CL_OUT_OF_RESOURCES
     })
@@ -83,7 +86,9 @@ pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_eve
         let target = match need {
             // A sub-buffer asked for a device layout stays itself: `ensure` refuses it.
             Need::Device(_) => registry::get().buffers.get(key(mem)).map(|b| (key(mem), b, need)),
-            Need::Host | Need::HostOverwrite => convert::whose_bytes(mem).map(|(h, b)| (h, b, if h == key(mem) { need } else { Need::Host })),
+            Need::Host | Need::HostOverwrite => {
+                convert::whose_bytes(mem).map(|(h, b)| (h, b, if h == key(mem) { need } else { Need::Host }))
+            }
         };
         if let Some((h, info, need)) = target {
             targets.push((h, info, need, must));
@@ -93,7 +98,8 @@ pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_eve
     let mut order: Vec<usize> = (0..targets.len()).collect();
     order.sort_by_key(|&i| targets[i].0);
     order.dedup_by_key(|i| targets[*i].0);
-    let mut locked: Vec<(Handle, ArcMutexGuard<RawMutex, BufferState>)> = order.iter().map(|&i| (targets[i].0, targets[i].1.state.lock_arc())).collect();
+    let mut locked: Vec<(Handle, ArcMutexGuard<RawMutex, BufferState>)> =
+        order.iter().map(|&i| (targets[i].0, targets[i].1.state.lock_arc())).collect();
     let mut owned = Vec::new();
     for (h, info, need, must) in &targets {
         let st = &mut locked.iter_mut().find(|(k, _)| k == h).expect("every target is locked").1;
@@ -118,7 +124,10 @@ pub fn conflicting(needs: &[BufferNeed]) -> Option<String> {
     let whose = |m: cl_mem| convert::whose_bytes(m).map(|(h, _)| h).unwrap_or(key(m));
     for (i, a) in needs.iter().enumerate() {
         if needs[i + 1..].iter().any(|b| whose(b.mem) == whose(a.mem) && layout(&a.need) != layout(&b.need)) {
-            return Some(format!("buffer {:#x} is passed for two arguments that need it in different layouts", whose(a.mem)));
+            return Some(format!(
+                "buffer {:#x} is passed for two arguments that need it in different layouts",
+                whose(a.mem)
+            ));
         }
     }
     None
@@ -153,7 +162,11 @@ pub struct Blocking<R, C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_even
 /// `host_access` for a command that may block: on the ordered path it is enqueued without
 /// blocking, the buffers' locks are released, and only then is it waited for, so that no lock
 /// is held while waiting (another thread may have to act before it completes).
-pub unsafe fn blocking_host_access<R, C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> R, F: FnOnce(cl_int) -> R>(
+pub unsafe fn blocking_host_access<
+    R,
+    C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> R,
+    F: FnOnce(cl_int) -> R,
+>(
     queue: cl_command_queue,
     needs: &[(cl_mem, Need)],
     n: cl_uint,

@@ -50,7 +50,13 @@ pub fn forget(info: &BufferInfo) {
 pub fn event_status(ev: cl_event) -> Option<cl_int> {
     let mut status: cl_int = CL_QUEUED;
     let r = unsafe {
-        api().clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, std::mem::size_of::<cl_int>(), &mut status as *mut cl_int as *mut c_void, std::ptr::null_mut())
+        api().clGetEventInfo(
+            ev,
+            CL_EVENT_COMMAND_EXECUTION_STATUS,
+            std::mem::size_of::<cl_int>(),
+            &mut status as *mut cl_int as *mut c_void,
+            std::ptr::null_mut(),
+        )
     };
     (r == CL_SUCCESS).then_some(status)
 }
@@ -76,7 +82,15 @@ fn last_pending(state: &mut BufferState) -> Option<cl_event> {
 ///
 /// `must`: the command cannot run correctly otherwise, so a device conversion that fails falls
 /// back to the host permutation (a buffer that must stay in host layout still fails).
-pub fn ensure(queue: cl_command_queue, buffer: Handle, info: &BufferInfo, st: &mut BufferState, need: Need, must: bool, user_wait: &[cl_event]) -> Result<Option<OwnedEvent>, Failed> {
+pub fn ensure(
+    queue: cl_command_queue,
+    buffer: Handle,
+    info: &BufferInfo,
+    st: &mut BufferState,
+    need: Need,
+    must: bool,
+    user_wait: &[cl_event],
+) -> Result<Option<OwnedEvent>, Failed> {
     if let Need::Device(_) = need {
         if let Some(why) = stays_host(info, st) {
             return Err(Failed { reason: why });
@@ -200,7 +214,8 @@ fn run_step(queue: cl_command_queue, buffer: Handle, step: Step, wait: &[cl_even
     if crate::fault::inject("conversion") {
         return Err(StepError { untouched: true, reason: "injected failure of a conversion".into() });
     }
-    let done = crate::marshal::enqueue_conversion(queue, buffer as cl_mem, 0, step.shape, step.from, step.to, wait).map_err(|e| StepError { untouched: e.untouched(), reason: e.to_string() })?;
+    let done = crate::marshal::enqueue_conversion(queue, buffer as cl_mem, 0, step.shape, step.from, step.to, wait)
+        .map_err(|e| StepError { untouched: e.untouched(), reason: e.to_string() })?;
     let dir = if step.to_host { Direction::ToHost } else { Direction::ToDevice };
     stats::marshal(dir, done.bytes_moved, 0);
     super::timing::time_event(queue, done.event);
@@ -213,7 +228,12 @@ fn run_step(queue: cl_command_queue, buffer: Handle, step: Step, wait: &[cl_even
 
 /// The safe path when the device conversion cannot run: map the bytes, permute them on the
 /// host, unmap. Blocks until the map completes.
-pub fn host_permute(queue: cl_command_queue, buffer: Handle, step: Step, wait: &[cl_event]) -> Result<OwnedEvent, String> {
+pub fn host_permute(
+    queue: cl_command_queue,
+    buffer: Handle,
+    step: Step,
+    wait: &[cl_event],
+) -> Result<OwnedEvent, String> {
     if crate::config::get().strict {
         return Err("CLAYOUT_STRICT=1 forbids the host fallback".into());
     }
@@ -245,6 +265,9 @@ pub fn host_permute(queue: cl_command_queue, buffer: Handle, step: Step, wait: &
     }
     let dir = if step.to_host { Direction::ToHost } else { Direction::ToDevice };
     stats::marshal(dir, 2 * bytes as u64, 0);
-    stats::fallback(&format!("buffer {buffer:#x}"), "converted on the host (map, permute, unmap) because the device conversion could not run");
+    stats::fallback(
+        &format!("buffer {buffer:#x}"),
+        "converted on the host (map, permute, unmap) because the device conversion could not run",
+    );
     Ok(OwnedEvent(ev))
 }

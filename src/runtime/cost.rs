@@ -196,7 +196,14 @@ fn auto(l: &Launch) -> Decision {
         };
     }
     if l.times.unsettled(Variant::Written) {
-        return measure(Variant::Written, if l.times.written.is_none() { "first launch: measuring the kernel as written" } else { "measuring the kernel as written again" });
+        return measure(
+            Variant::Written,
+            if l.times.written.is_none() {
+                "first launch: measuring the kernel as written"
+            } else {
+                "measuring the kernel as written again"
+            },
+        );
     }
     if l.staged_ok && l.times.unsettled(Variant::Staged) {
         return measure(Variant::Staged, "measuring the staged copy");
@@ -218,7 +225,11 @@ fn auto(l: &Launch) -> Decision {
     let measured = if l.times.asta.is_some() { "measured" } else { "at most, ASTA not yet measured" };
     if worst <= budget {
         let why = if worst <= 0.0 {
-            format!("converting: one launch repays the conversion ({} against a gain of {} per launch, {measured})", ms(l.convert_ns), ms(gain))
+            format!(
+                "converting: one launch repays the conversion ({} against a gain of {} per launch, {measured})",
+                ms(l.convert_ns),
+                ms(gain)
+            )
         } else {
             format!("converting: the worst case ({} lost if the host reads right after) is within {:.0}% of the {} the launches so far took as written", ms(worst), LOSS_BUDGET * 100.0, ms(l.epoch_written_ns))
         };
@@ -232,7 +243,18 @@ mod tests {
     use super::*;
 
     fn launch(times: Times) -> Launch {
-        Launch { policy: Policy::Auto, staged_ok: false, asta_ok: true, in_asta: false, sent_back: false, m: 1e6, times, convert_ns: 0.0, epoch_written_ns: 0.0, asta_balance_ns: 0.0 }
+        Launch {
+            policy: Policy::Auto,
+            staged_ok: false,
+            asta_ok: true,
+            in_asta: false,
+            sent_back: false,
+            m: 1e6,
+            times,
+            convert_ns: 0.0,
+            epoch_written_ns: 0.0,
+            asta_balance_ns: 0.0,
+        }
     }
 
     fn t(w: Option<f64>, s: Option<f64>, a: Option<f64>) -> Times {

@@ -56,7 +56,9 @@ const KIND: &str = "habits";
 
 fn with<R>(kernel: &Arc<str>, f: impl FnOnce(&mut Habits) -> R) -> R {
     let mut all = HABITS.lock();
-    let h = all.entry(kernel.clone()).or_insert_with(|| crate::diskcache::get_json::<Habits>(KIND, kernel).unwrap_or_default());
+    let h = all
+        .entry(kernel.clone())
+        .or_insert_with(|| crate::diskcache::get_json::<Habits>(KIND, kernel).unwrap_or_default());
     f(h)
 }
 

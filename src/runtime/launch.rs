@@ -29,7 +29,11 @@ impl Dims {
     /// `global` (and `local` when not null) must point to `work_dim` sizes, as OpenCL requires.
     pub unsafe fn new(work_dim: cl_uint, global: *const size_t, local: *const size_t) -> Dims {
         let read = |p: *const size_t| (0..work_dim.min(3) as usize).map(|d| *p.add(d) as u64).collect::<Vec<_>>();
-        Dims { global: if global.is_null() { vec![] } else { read(global) }, local: (!local.is_null()).then(|| read(local)), task: false }
+        Dims {
+            global: if global.is_null() { vec![] } else { read(global) },
+            local: (!local.is_null()).then(|| read(local)),
+            task: false,
+        }
     }
 
     /// `clEnqueueTask`: one work-item in one group.
@@ -82,7 +86,11 @@ pub unsafe fn launch(
 /// host-layout data, so the launch fails as one that cannot run, never with wrong data.
 fn cannot_run(info: &KernelInfo, why: &str) -> cl_int {
     let what = format!("kernel {}", info.name);
-    crate::log::once(crate::config::LogLevel::Error, &format!("{what}: {why}"), &format!("{what}: {why}; its launches fail with CL_OUT_OF_RESOURCES"));
+    crate::log::once(
+        crate::config::LogLevel::Error,
+        &format!("{what}: {why}"),
+        &format!("{what}: {why}; its launches fail with CL_OUT_OF_RESOURCES"),
+    );
     crate::stats::fallback(&what, why);
     CL_OUT_OF_RESOURCES
 }
@@ -100,7 +108,10 @@ fn needs(info: &KernelInfo, plan: Option<&KernelPlan>, dims: &Dims) -> Result<Ve
         let need = match param {
             None => BufferNeed { mem: *h as cl_mem, need: Need::Host, must: false },
             Some(p) => {
-                let buffer = registry::get().buffers.get(*h).ok_or_else(|| format!("argument {} is not a buffer clayout knows", p.name))?;
+                let buffer = registry::get()
+                    .buffers
+                    .get(*h)
+                    .ok_or_else(|| format!("argument {} is not a buffer clayout knows", p.name))?;
                 let values = launch_values(plan.unwrap(), &args, dims, buffer.size as u64 / p.struct_bytes);
                 let m = p.extent.eval(&values).map_err(|e| format!("extent of {}: {e}", p.name))?;
                 let shape = Shape::new(m, p.words, p.word_bytes);
@@ -112,7 +123,11 @@ fn needs(info: &KernelInfo, plan: Option<&KernelPlan>, dims: &Dims) -> Result<Ve
                         buffer.size
                     ));
                 }
-                BufferNeed { mem: *h as cl_mem, need: Need::Device(DeviceLayout { host: p.host, device: p.device, shape }), must: p.must }
+                BufferNeed {
+                    mem: *h as cl_mem,
+                    need: Need::Device(DeviceLayout { host: p.host, device: p.device, shape }),
+                    must: p.must,
+                }
             }
         };
         out.push(need);
@@ -121,7 +136,12 @@ fn needs(info: &KernelInfo, plan: Option<&KernelPlan>, dims: &Dims) -> Result<Ve
 }
 
 fn launch_values(plan: &KernelPlan, args: &[Option<ArgValue>], dims: &Dims, auto_count: u64) -> LaunchValues {
-    let mut v = LaunchValues { global: dims.global.clone(), local: dims.local.clone(), auto_count: Some(auto_count), ..Default::default() };
+    let mut v = LaunchValues {
+        global: dims.global.clone(),
+        local: dims.local.clone(),
+        auto_count: Some(auto_count),
+        ..Default::default()
+    };
     for a in &plan.scalars {
         if let Some(Some(ArgValue::Bytes(b))) = args.get(a.arg_index as usize) {
             if let Ok(x) = a.int_type.decode(b) {

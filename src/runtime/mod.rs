@@ -43,7 +43,13 @@ pub fn check_context_references(context: opencl_sys::cl_context) {
     let count = || {
         let mut refs: opencl_sys::cl_uint = 0;
         let r = unsafe {
-            crate::real::api().clGetContextInfo(context, opencl_sys::CL_CONTEXT_REFERENCE_COUNT, std::mem::size_of::<opencl_sys::cl_uint>(), &mut refs as *mut _ as *mut libc::c_void, std::ptr::null_mut())
+            crate::real::api().clGetContextInfo(
+                context,
+                opencl_sys::CL_CONTEXT_REFERENCE_COUNT,
+                std::mem::size_of::<opencl_sys::cl_uint>(),
+                &mut refs as *mut _ as *mut libc::c_void,
+                std::ptr::null_mut(),
+            )
         };
         (r == opencl_sys::CL_SUCCESS).then_some(refs)
     };
@@ -67,7 +73,10 @@ pub fn check_context_references(context: opencl_sys::cl_context) {
         + reg.programs.snapshot().iter().filter(|(_, p)| p.context == c).count();
     let left = refs > 1 && app_objects == 0;
     if left {
-        crate::log::warn(&format!("context {c:#x}: {} reference(s) left after clayout released its own objects of it", refs - 1));
+        crate::log::warn(&format!(
+            "context {c:#x}: {} reference(s) left after clayout released its own objects of it",
+            refs - 1
+        ));
     }
     crate::stats::context_released(left);
 }
@@ -96,7 +105,9 @@ pub fn stopped() -> Option<String> {
 /// command buffers, interop acquire/release, SVM and unified shared memory. Queries, sub-group
 /// and ICD bookkeeping entry points cannot.
 pub fn extension_touches_buffers(name: &str) -> bool {
-    ["Enqueue", "CommandBuffer", "Command", "SVM", "Mem", "Acquire", "Release", "Import"].iter().any(|w| name.contains(w))
+    ["Enqueue", "CommandBuffer", "Command", "SVM", "Mem", "Acquire", "Release", "Import"]
+        .iter()
+        .any(|w| name.contains(w))
         && !["Get", "Info"].iter().all(|w| name.contains(w))
 }
 
@@ -106,10 +117,19 @@ mod tests {
 
     #[test]
     fn extensions_that_can_touch_buffers() {
-        for n in ["clEnqueueAcquireGLObjects", "clCommandNDRangeKernelKHR", "clCreateCommandBufferKHR", "clEnqueueMemcpyINTEL", "clSVMAllocARM", "clImportMemoryARM"] {
+        for n in [
+            "clEnqueueAcquireGLObjects",
+            "clCommandNDRangeKernelKHR",
+            "clCreateCommandBufferKHR",
+            "clEnqueueMemcpyINTEL",
+            "clSVMAllocARM",
+            "clImportMemoryARM",
+        ] {
             assert!(touches(n), "{n}");
         }
-        for n in ["clIcdGetPlatformIDsKHR", "clGetKernelSubGroupInfoKHR", "clGetMemAllocInfoINTEL", "clTerminateContextKHR"] {
+        for n in
+            ["clIcdGetPlatformIDsKHR", "clGetKernelSubGroupInfoKHR", "clGetMemAllocInfoINTEL", "clTerminateContextKHR"]
+        {
             assert!(!touches(n), "{n}");
         }
     }

@@ -98,15 +98,23 @@ pub fn other_queues(queue: cl_command_queue, context: Handle) -> Result<Vec<Owne
         let q = q as cl_command_queue;
         if registry::key(q) != mine && failed.is_none() {
             let mut ev: cl_event = std::ptr::null_mut();
-            let r = if crate::fault::inject("marker") { CL_OUT_OF_RESOURCES } else { unsafe { api().clEnqueueMarkerWithWaitList(q, 0, std::ptr::null(), &mut ev) } };
+            let r = if crate::fault::inject("marker") {
+                CL_OUT_OF_RESOURCES
+            } else {
+                unsafe { api().clEnqueueMarkerWithWaitList(q, 0, std::ptr::null(), &mut ev) }
+            };
             if r == CL_SUCCESS {
                 markers.push(OwnedEvent(ev));
                 unsafe { api().clFlush(q) };
             } else {
-                crate::log::debug(&format!("a marker on queue {:#x} failed ({r}); finishing that queue instead", registry::key(q)));
+                crate::log::debug(&format!(
+                    "a marker on queue {:#x} failed ({r}); finishing that queue instead",
+                    registry::key(q)
+                ));
                 let f = unsafe { api().clFinish(q) };
                 if f != CL_SUCCESS {
-                    failed = Some(format!("another queue of the context could not be waited for (marker {r}, finish {f})"));
+                    failed =
+                        Some(format!("another queue of the context could not be waited for (marker {r}, finish {f})"));
                 }
             }
         }

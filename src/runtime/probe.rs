@@ -25,7 +25,13 @@ impl Drop for OwnedProgram {
 
 /// Builds `source` for every device of `ctx`. On failure, the reason with the first line of the
 /// first device's build log that says something.
-pub fn build(ctx: cl_context, device: cl_device_id, source: &str, options: &str, fault_site: &str) -> Result<OwnedProgram, String> {
+pub fn build(
+    ctx: cl_context,
+    device: cl_device_id,
+    source: &str,
+    options: &str,
+    fault_site: &str,
+) -> Result<OwnedProgram, String> {
     if crate::fault::inject(fault_site) {
         return Err("injected build failure".into());
     }
@@ -42,7 +48,11 @@ pub fn build(ctx: cl_context, device: cl_device_id, source: &str, options: &str,
     if r != CL_SUCCESS {
         let log = build_log(p, device);
         crate::log::debug(&format!("build log of clayout's program:\n{log}"));
-        let first = log.lines().map(str::trim).find(|l| l.contains("error")).or_else(|| log.lines().map(str::trim).find(|l| !l.is_empty()));
+        let first = log
+            .lines()
+            .map(str::trim)
+            .find(|l| l.contains("error"))
+            .or_else(|| log.lines().map(str::trim).find(|l| !l.is_empty()));
         return Err(match first {
             Some(l) => format!("build failed ({r}): {l}"),
             None => format!("build failed ({r})"),
@@ -54,11 +64,22 @@ pub fn build(ctx: cl_context, device: cl_device_id, source: &str, options: &str,
 fn build_log(p: cl_program, device: cl_device_id) -> String {
     let mut size: usize = 0;
     unsafe {
-        if api().clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, 0, std::ptr::null_mut(), &mut size) != CL_SUCCESS || size == 0 {
+        if api().clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, 0, std::ptr::null_mut(), &mut size)
+            != CL_SUCCESS
+            || size == 0
+        {
             return String::new();
         }
         let mut buf = vec![0u8; size];
-        if api().clGetProgramBuildInfo(p, device, CL_PROGRAM_BUILD_LOG, size, buf.as_mut_ptr() as *mut c_void, std::ptr::null_mut()) != CL_SUCCESS {
+        if api().clGetProgramBuildInfo(
+            p,
+            device,
+            CL_PROGRAM_BUILD_LOG,
+            size,
+            buf.as_mut_ptr() as *mut c_void,
+            std::ptr::null_mut(),
+        ) != CL_SUCCESS
+        {
             return String::new();
         }
         String::from_utf8_lossy(&buf).trim_end_matches('\0').to_string()
@@ -67,7 +88,13 @@ fn build_log(p: cl_program, device: cl_device_id) -> String {
 
 /// Runs kernel `name(__global ulong *out)` of `program` once on `device` and returns `count`
 /// values of `out`. Blocks until done, on a queue of its own.
-pub fn run(ctx: cl_context, device: cl_device_id, program: cl_program, name: &str, count: usize) -> Result<Vec<u64>, String> {
+pub fn run(
+    ctx: cl_context,
+    device: cl_device_id,
+    program: cl_program,
+    name: &str,
+    count: usize,
+) -> Result<Vec<u64>, String> {
     if crate::fault::inject("probe") {
         return Err("injected failure of the probe".into());
     }
@@ -89,12 +116,32 @@ pub fn run(ctx: cl_context, device: cl_device_id, program: cl_program, name: &st
         }
         api().clSetKernelArg(k.0, 0, std::mem::size_of::<cl_mem>(), &buf.0 as *const cl_mem as *const c_void);
         let one: usize = 1;
-        let r = api().clEnqueueNDRangeKernel(q.0, k.0, 1, std::ptr::null(), &one, &one, 0, std::ptr::null(), std::ptr::null_mut());
+        let r = api().clEnqueueNDRangeKernel(
+            q.0,
+            k.0,
+            1,
+            std::ptr::null(),
+            &one,
+            &one,
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        );
         if r != CL_SUCCESS {
             return Err(format!("probe kernel did not run ({r})"));
         }
         let mut out = vec![0u64; count.max(1)];
-        let r = api().clEnqueueReadBuffer(q.0, buf.0, CL_TRUE, 0, bytes, out.as_mut_ptr() as *mut c_void, 0, std::ptr::null(), std::ptr::null_mut());
+        let r = api().clEnqueueReadBuffer(
+            q.0,
+            buf.0,
+            CL_TRUE,
+            0,
+            bytes,
+            out.as_mut_ptr() as *mut c_void,
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        );
         if r != CL_SUCCESS {
             return Err(format!("probe result not read ({r})"));
         }

@@ -2,7 +2,9 @@
 //! tile macro added when it is built, and per kernel, at its first launch, a plan that says
 //! which arguments go to which layout with which structure size.
 
-use crate::annotation::{annotate_program, parse_side_file, DeviceLayout, Extent, HostLayout, KernelLayout, ScalarArg, SideEntry, TILE_MACRO};
+use crate::annotation::{
+    annotate_program, parse_side_file, DeviceLayout, Extent, HostLayout, KernelLayout, ScalarArg, SideEntry, TILE_MACRO,
+};
 use crate::layout::Layout;
 use crate::registry::{self, KernelInfo, ProgramInfo};
 use once_cell::sync::OnceCell;
@@ -82,7 +84,13 @@ pub fn discover(source: &str) -> Option<Arc<ProgramDl>> {
         }
     }
     let rewrites = super::transparent::rewrite_program(source, &kernels);
-    Some(Arc::new(ProgramDl { kernels, tile: Mutex::new(None), options: Mutex::new(String::new()), sizes: Mutex::new(HashMap::new()), rewrites }))
+    Some(Arc::new(ProgramDl {
+        kernels,
+        tile: Mutex::new(None),
+        options: Mutex::new(String::new()),
+        sizes: Mutex::new(HashMap::new()),
+        rewrites,
+    }))
 }
 
 /// The build options to pass instead of the application's, when the program has kernels that
@@ -185,17 +193,24 @@ fn make_plan(k: &KernelInfo) -> PlanResult {
     let Some(dl) = program.dl.as_ref() else { return Ok(None) };
     let layout = match dl.kernels.get(&k.name) {
         Some(Ok(layout)) => layout,
-        Some(Err(why)) if crate::config::get().strict => return Err(format!("CLAYOUT_STRICT=1 and its annotation is not usable ({why})")),
+        Some(Err(why)) if crate::config::get().strict => {
+            return Err(format!("CLAYOUT_STRICT=1 and its annotation is not usable ({why})"))
+        }
         _ => return Ok(None),
     };
     if !layout.marshals() {
         // Written for the host layout: its rewritten copy, if the transparent mode made one,
         // else the kernel as written.
-        let Some((rewrites, rewritten)) = dl.rewrites.as_ref().and_then(|r| Some((r, r.kernels.get(&k.name)?))) else { return Ok(None) };
+        let Some((rewrites, rewritten)) = dl.rewrites.as_ref().and_then(|r| Some((r, r.kernels.get(&k.name)?))) else {
+            return Ok(None);
+        };
         return match super::transparent::plan(program, rewrites, rewritten, layout) {
             Ok(p) => Ok(Some(Arc::new(p))),
             Err(why) => {
-                crate::log::warn(&format!("kernel {}: its rewritten copy cannot be used ({why}); it runs as written", k.name));
+                crate::log::warn(&format!(
+                    "kernel {}: its rewritten copy cannot be used ({why}); it runs as written",
+                    k.name
+                ));
                 crate::stats::fallback(&format!("kernel {}", k.name), &why);
                 Ok(None)
             }
@@ -207,7 +222,11 @@ fn make_plan(k: &KernelInfo) -> PlanResult {
             "kernel {}: {} buffer(s) in device layout: {}",
             k.name,
             p.params.len(),
-            p.params.iter().map(|q| format!("{} {:?}->{:?} S={} w={}", q.name, q.host, q.device, q.words, q.word_bytes)).collect::<Vec<_>>().join(", ")
+            p.params
+                .iter()
+                .map(|q| format!("{} {:?}->{:?} S={} w={}", q.name, q.host, q.device, q.words, q.word_bytes))
+                .collect::<Vec<_>>()
+                .join(", ")
         )),
         Err(why) => crate::log::warn(&format!("kernel {}: {why}", k.name)),
     }
@@ -227,11 +246,15 @@ fn plan_layout(program: &ProgramInfo, dl: &ProgramDl, layout: &KernelLayout) -> 
             _ => {
                 let w = match p.word {
                     Some(w) => w,
-                    None => crate::structdef::word_size(&program.source(), &p.elem_type).map_err(|e| format!("{}: {e}", p.name))?,
+                    None => crate::structdef::word_size(&program.source(), &p.elem_type)
+                        .map_err(|e| format!("{}: {e}", p.name))?,
                 };
                 let size = struct_size(program, dl, &p.elem_type)?;
                 if size == 0 || size % w as u64 != 0 {
-                    return Err(format!("{}: sizeof({}) = {size} is not a whole number of {w}-byte words", p.name, p.elem_type));
+                    return Err(format!(
+                        "{}: sizeof({}) = {size} is not a whole number of {w}-byte words",
+                        p.name, p.elem_type
+                    ));
                 }
                 ((size / w as u64) as u32, w)
             }
@@ -272,13 +295,21 @@ fn struct_size(program: &ProgramInfo, dl: &ProgramDl, type_name: &str) -> Result
 fn probe_size(program: &ProgramInfo, options: &str, type_name: &str) -> Result<u64, String> {
     let ctx = program.context as cl_context;
     let device = first_device(program)?;
-    let src = format!("{}\n__kernel void clayout_probe_sizeof(__global ulong *out) {{ out[0] = sizeof({type_name}); }}\n", program.source());
-    let built = super::probe::build(ctx, device, &src, options, "probe").map_err(|e| format!("probe of sizeof({type_name}): {e}"))?;
+    let src = format!(
+        "{}\n__kernel void clayout_probe_sizeof(__global ulong *out) {{ out[0] = sizeof({type_name}); }}\n",
+        program.source()
+    );
+    let built = super::probe::build(ctx, device, &src, options, "probe")
+        .map_err(|e| format!("probe of sizeof({type_name}): {e}"))?;
     let v = super::probe::run(ctx, device, built.0, "clayout_probe_sizeof", 1)?;
     Ok(v[0])
 }
 
 /// The first device of the program's context: where clayout's probes run.
 pub fn first_device(program: &ProgramInfo) -> Result<cl_device_id, String> {
-    registry::get().contexts.get(program.context).and_then(|c| c.devices.first().map(|d| *d as cl_device_id)).ok_or_else(|| "the program's context is unknown".to_string())
+    registry::get()
+        .contexts
+        .get(program.context)
+        .and_then(|c| c.devices.first().map(|d| *d as cl_device_id))
+        .ok_or_else(|| "the program's context is unknown".to_string())
 }

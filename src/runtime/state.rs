@@ -123,7 +123,14 @@ pub struct Reuse {
 
 impl Default for BufferState {
     fn default() -> Self {
-        BufferState { current: Current::Host, pinned: None, last_event: None, maps: 0, reuse: Reuse::default(), converted_by: None }
+        BufferState {
+            current: Current::Host,
+            pinned: None,
+            last_event: None,
+            maps: 0,
+            reuse: Reuse::default(),
+            converted_by: None,
+        }
     }
 }
 
@@ -137,7 +144,10 @@ mod tests {
 
     #[test]
     fn host_to_device_and_back() {
-        assert_eq!(plan(Current::Host, Need::Device(d(32, 100))), vec![Step { shape: d(32, 100).shape, from: Layout::Aos, to: Layout::Asta { t: 32 }, to_host: false }]);
+        assert_eq!(
+            plan(Current::Host, Need::Device(d(32, 100))),
+            vec![Step { shape: d(32, 100).shape, from: Layout::Aos, to: Layout::Asta { t: 32 }, to_host: false }]
+        );
         let back = plan(Current::Device(d(32, 100)), Need::Host);
         assert_eq!(back.len(), 1);
         assert!(back[0].to_host && back[0].from == Layout::Asta { t: 32 } && back[0].to == Layout::Aos);

@@ -12,8 +12,20 @@ extern "C" fn on_complete(ev: cl_event, status: cl_int, _user: *mut c_void) {
             let (mut start, mut end): (cl_ulong, cl_ulong) = (0, 0);
             let n = std::mem::size_of::<cl_ulong>();
             let ok = unsafe {
-                api().clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, n, &mut start as *mut _ as *mut c_void, std::ptr::null_mut()) == CL_SUCCESS
-                    && api().clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, n, &mut end as *mut _ as *mut c_void, std::ptr::null_mut()) == CL_SUCCESS
+                api().clGetEventProfilingInfo(
+                    ev,
+                    CL_PROFILING_COMMAND_START,
+                    n,
+                    &mut start as *mut _ as *mut c_void,
+                    std::ptr::null_mut(),
+                ) == CL_SUCCESS
+                    && api().clGetEventProfilingInfo(
+                        ev,
+                        CL_PROFILING_COMMAND_END,
+                        n,
+                        &mut end as *mut _ as *mut c_void,
+                        std::ptr::null_mut(),
+                    ) == CL_SUCCESS
             };
             if ok && end >= start {
                 crate::stats::marshal_time(end - start);

@@ -12,12 +12,12 @@
 //! of the program, paid right after the application's build.
 
 use super::access::{self, BufferNeed, WaitList};
-use super::probe::{self, OwnedProgram};
-use super::program::{first_device, with_tile, KernelPlan, ParamPlan};
 use super::cost::{self, Decision, Times, Variant};
 use super::habits;
 use super::launch::{Dims, Enqueue};
 use super::measure;
+use super::probe::{self, OwnedProgram};
+use super::program::{first_device, with_tile, KernelPlan, ParamPlan};
 use super::state::{BufferState, Current, DeviceLayout, Need};
 use super::tune::Tuned;
 use crate::annotation::KernelLayout;
@@ -27,8 +27,8 @@ use crate::real::api;
 use crate::registry::{self, ArgValue, KernelInfo, ProgramInfo};
 use crate::rewrite::{self, ExtraArg, StructLayout};
 use libc::c_void;
-use opencl_sys::*;
 use once_cell::sync::OnceCell;
+use opencl_sys::*;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::CString;
@@ -90,7 +90,13 @@ impl Model {
     /// Takes the kernel's times and habits from the disk cache, under the key of the private
     /// program it runs from.
     fn load(&mut self, private_name: &str, program: &PrivateProgram) {
-        let key: Arc<str> = format!("{}|{}|{}", crate::diskcache::device_key(program.device as cl_device_id), private_name, program.source_hash).into();
+        let key: Arc<str> = format!(
+            "{}|{}|{}",
+            crate::diskcache::device_key(program.device as cl_device_id),
+            private_name,
+            program.source_hash
+        )
+        .into();
         if let Some(t) = crate::diskcache::get_json::<Times>("times", &key) {
             crate::log::debug(&format!("kernel copy {private_name}: times from the cache: {t:?}"));
             self.times = t;
@@ -146,14 +152,19 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
     if !crate::config::get().rewrite {
         return None;
     }
-    let wanted: BTreeMap<&String, &KernelLayout> = kernels.iter().filter_map(|(k, l)| Some((k, l.as_ref().ok()?))).filter(|(_, l)| !l.marshals() && !l.params.is_empty()).collect();
+    let wanted: BTreeMap<&String, &KernelLayout> = kernels
+        .iter()
+        .filter_map(|(k, l)| Some((k, l.as_ref().ok()?)))
+        .filter(|(_, l)| !l.marshals() && !l.params.is_empty())
+        .collect();
     let mut current = source.to_string();
     let mut done = HashMap::new();
     for (name, layout) in wanted {
-        let outcome = rewrite::request(source, layout).and_then(|(req, layouts)| match rewrite::rewrite_kernel(&current, &req) {
-            Ok(out) => Ok((out, req, layouts)),
-            Err(refusal) => Err(refusal.to_string()),
-        });
+        let outcome =
+            rewrite::request(source, layout).and_then(|(req, layouts)| match rewrite::rewrite_kernel(&current, &req) {
+                Ok(out) => Ok((out, req, layouts)),
+                Err(refusal) => Err(refusal.to_string()),
+            });
         match outcome {
             Ok((out, req, layouts)) => {
                 current = out.source;
@@ -164,14 +175,28 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
                 crate::stats::rewritten_kernel();
                 crate::log::info(&format!("kernel {name}: rewritten to ASTA addressing as {}", req.private_name));
                 let indices = req.params.iter().map(|p| (p.name.clone(), p.index)).collect();
-                let hosts = layout.params.iter().map(|p| (p.name.clone(), if p.host.is_aos() { Layout::Aos } else { Layout::Soa })).collect();
+                let hosts = layout
+                    .params
+                    .iter()
+                    .map(|p| (p.name.clone(), if p.host.is_aos() { Layout::Aos } else { Layout::Soa }))
+                    .collect();
                 done.insert(
                     name.clone(),
-                    Arc::new(RewrittenKernel { private_name: req.private_name, extra_args: out.extra_args, layouts, indices, hosts, model: Mutex::new(Model::default()), staged }),
+                    Arc::new(RewrittenKernel {
+                        private_name: req.private_name,
+                        extra_args: out.extra_args,
+                        layouts,
+                        indices,
+                        hosts,
+                        model: Mutex::new(Model::default()),
+                        staged,
+                    }),
                 );
             }
             Err(why) => {
-                crate::log::warn(&format!("kernel {name}: not rewritten ({why}); it runs as written, on host-layout buffers"));
+                crate::log::warn(&format!(
+                    "kernel {name}: not rewritten ({why}); it runs as written, on host-layout buffers"
+                ));
                 crate::stats::rewrite_refused();
                 crate::stats::fallback(&format!("kernel {name}"), &format!("not rewritten: {why}"));
             }
@@ -230,7 +255,9 @@ impl Rewrites {
         }
         let built = build_private(&self.source, &self.kernels, program, &options).map(Arc::new);
         if let Err(why) = &built {
-            crate::log::warn(&format!("the rewritten kernels of a program cannot be used ({why}); they run as written"));
+            crate::log::warn(&format!(
+                "the rewritten kernels of a program cannot be used ({why}); they run as written"
+            ));
             crate::stats::fallback("rewritten program", why);
         }
         *slot = Some((options, built.clone()));
@@ -238,16 +265,28 @@ impl Rewrites {
     }
 }
 
-fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, program: &ProgramInfo, user: &str) -> Result<PrivateProgram, String> {
+fn build_private(
+    source: &str,
+    kernels: &HashMap<String, Arc<RewrittenKernel>>,
+    program: &ProgramInfo,
+    user: &str,
+) -> Result<PrivateProgram, String> {
     let ctx = program.context as cl_context;
     let device = first_device(program)?;
     // Every (S, w, host layout) of the copies; the largest structure picks the tile.
-    let mut shapes: Vec<(u32, u32, Layout)> = kernels.values().flat_map(|k| k.layouts.iter().map(|(p, l)| (l.words, l.word_bytes, k.hosts.get(p).copied().unwrap_or(Layout::Aos)))).collect();
+    let mut shapes: Vec<(u32, u32, Layout)> = kernels
+        .values()
+        .flat_map(|k| {
+            k.layouts.iter().map(|(p, l)| (l.words, l.word_bytes, k.hosts.get(p).copied().unwrap_or(Layout::Aos)))
+        })
+        .collect();
     shapes.sort_by_key(|&(s, w, h)| (std::cmp::Reverse(s * w), s, w, h == Layout::Soa));
     shapes.dedup();
     let fixed = super::program::fixed_tile(user);
     let searched = match (fixed, shapes.first()) {
-        (None, Some(&(s, w, h))) => super::tune::tuned(ctx, device, s, w, h, None).filter(|t| t.searched).map(|t| t.tile),
+        (None, Some(&(s, w, h))) => {
+            super::tune::tuned(ctx, device, s, w, h, None).filter(|t| t.searched).map(|t| t.tile)
+        }
         _ => None,
     };
     let (tile, options) = with_tile(user, Some(device), searched);
@@ -257,7 +296,11 @@ fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, 
     // One probe kernel, in the same build, checks every structure layout the copies assume.
     let mut types: BTreeMap<&str, &StructLayout> = BTreeMap::new();
     for k in kernels.values() {
-        for l in k.layouts.values().filter(|l| l.members.len() > 1 || l.members[0].name != "w" || l.type_name != l.members[0].scalar) {
+        for l in k
+            .layouts
+            .values()
+            .filter(|l| l.members.len() > 1 || l.members[0].name != "w" || l.type_name != l.members[0].scalar)
+        {
             types.insert(&l.type_name, l);
         }
     }
@@ -272,8 +315,10 @@ fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, 
         probe_src.push_str("  }\n");
     }
     probe_src.push_str("}\n");
-    let built = build_cached(ctx, device, &format!("{source}{probe_src}"), &options).map_err(|e| format!("the rewritten program: {e}"))?;
-    let got = probe::run(ctx, device, built.0, "clayout_probe_layout", expected.len()).map_err(|e| format!("the structure layout probe: {e}"))?;
+    let built = build_cached(ctx, device, &format!("{source}{probe_src}"), &options)
+        .map_err(|e| format!("the rewritten program: {e}"))?;
+    let got = probe::run(ctx, device, built.0, "clayout_probe_layout", expected.len())
+        .map_err(|e| format!("the structure layout probe: {e}"))?;
     let mut wrong_layouts = HashMap::new();
     for ((t, expr, want), got) in expected.into_iter().zip(got) {
         if want != got && !wrong_layouts.contains_key(&t) {
@@ -296,7 +341,8 @@ fn build_private(source: &str, kernels: &HashMap<String, Arc<RewrittenKernel>>, 
     }
     crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
     let source_hash = crate::diskcache::fnv1a(format!("{source}\n{options}").as_bytes());
-    let private = PrivateProgram { program: built, tile, wrong_layouts, device: device as usize, source_hash, rates, stage_wg };
+    let private =
+        PrivateProgram { program: built, tile, wrong_layouts, device: device as usize, source_hash, rates, stage_wg };
     // What earlier runs measured, read now rather than in the application's first launch.
     for k in kernels.values() {
         k.model.lock().load(&k.private_name, &private);
@@ -316,7 +362,8 @@ fn build_cached(ctx: cl_context, device: cl_device_id, source: &str, options: &s
     }
     crate::binaries::build(ctx, device, source, options, "private").map(OwnedProgram).map_err(|e| {
         // The build log's first error says enough in the one line this ends up in.
-        let first = e.lines().map(str::trim).find(|l| l.contains("error")).unwrap_or_else(|| e.lines().next().unwrap_or(""));
+        let first =
+            e.lines().map(str::trim).find(|l| l.contains("error")).unwrap_or_else(|| e.lines().next().unwrap_or(""));
         first.to_string()
     })
 }
@@ -332,16 +379,27 @@ const STAGE_WG_MIN: usize = 32;
 /// device's local memory for every staged copy (the other half is left to the kernel's own
 /// `__local` arrays); 0 when fewer than `STAGE_WG_MIN` fit.
 fn stage_capacity(device: cl_device_id, kernels: &HashMap<String, Arc<RewrittenKernel>>) -> usize {
-    let Some(need) = kernels.values().filter_map(|k| k.staged.as_ref()).map(|s| s.bytes_per_item).max() else { return 0 };
+    let Some(need) = kernels.values().filter_map(|k| k.staged.as_ref()).map(|s| s.bytes_per_item).max() else {
+        return 0;
+    };
     let local: cl_ulong = unsafe { crate::real::device_scalar(device, CL_DEVICE_LOCAL_MEM_SIZE) };
     let fits = (local / 2 / need.max(1)).min(256) as usize;
     let cap = if fits == 0 { 0 } else { 1 << fits.ilog2() };
-    if cap < STAGE_WG_MIN { 0 } else { cap }
+    if cap < STAGE_WG_MIN {
+        0
+    } else {
+        cap
+    }
 }
 
 /// The launch plan of a rewritten kernel: its buffers to ASTA with the private program's tile,
 /// each one optional (`must: false`): the kernel as written can always run instead.
-pub fn plan(program: &ProgramInfo, rewrites: &Rewrites, rewritten: &Arc<RewrittenKernel>, layout: &KernelLayout) -> Result<KernelPlan, String> {
+pub fn plan(
+    program: &ProgramInfo,
+    rewrites: &Rewrites,
+    rewritten: &Arc<RewrittenKernel>,
+    layout: &KernelLayout,
+) -> Result<KernelPlan, String> {
     let private = rewrites.private(program)?;
     let mut params = Vec::new();
     for p in &layout.params {
@@ -361,7 +419,11 @@ pub fn plan(program: &ProgramInfo, rewrites: &Rewrites, rewritten: &Arc<Rewritte
             must: false,
         });
     }
-    Ok(KernelPlan { params, scalars: layout.scalar_args.clone(), transparent: Some(TransparentPlan { program: private, kernel: rewritten.clone() }) })
+    Ok(KernelPlan {
+        params,
+        scalars: layout.scalar_args.clone(),
+        transparent: Some(TransparentPlan { program: private, kernel: rewritten.clone() }),
+    })
 }
 
 /// Runs one launch of a rewritten kernel in the form the policy (the cost model, under `auto`)
@@ -383,15 +445,20 @@ pub unsafe fn launch(
     enqueue: impl Enqueue,
 ) -> cl_int {
     let staged_local = staged_local(plan, dims);
-    let decision = crate::guard("cost model", || decide(info, plan, needs, staged_local.is_some())).unwrap_or_else(|| Decision {
-        variant: Variant::Written,
-        measure: false,
-        reason: "internal error in the cost model".into(),
-    });
+    let decision =
+        crate::guard("cost model", || decide(info, plan, needs, staged_local.is_some())).unwrap_or_else(|| Decision {
+            variant: Variant::Written,
+            measure: false,
+            reason: "internal error in the cost model".into(),
+        });
     let timer = if decision.measure && measure::wait_list_complete(user) { measure::start(queue) } else { None };
     let attempt = match decision.variant {
-        Variant::Asta => Some(crate::guard("transparent launch", || try_copy(queue, info, plan, needs, user, &enqueue))),
-        Variant::Staged => Some(crate::guard("staged launch", || try_staged(queue, info, plan, needs, user, staged_local.unwrap_or(0), &enqueue))),
+        Variant::Asta => {
+            Some(crate::guard("transparent launch", || try_copy(queue, info, plan, needs, user, &enqueue)))
+        }
+        Variant::Staged => Some(crate::guard("staged launch", || {
+            try_staged(queue, info, plan, needs, user, staged_local.unwrap_or(0), &enqueue)
+        })),
         Variant::Written => None,
     };
     let (ran, r) = match attempt.map(|a| a.unwrap_or_else(|| Err("internal error".into()))) {
@@ -399,7 +466,11 @@ pub unsafe fn launch(
         Some(Ok(r)) => (decision.variant, r),
         Some(Err(why)) => {
             let what = format!("kernel {} ({} copy)", info.name, decision.variant.name());
-            crate::log::once(LogLevel::Info, &format!("{what}: {why}"), &format!("{what}: runs as written on host-layout buffers ({why})"));
+            crate::log::once(
+                LogLevel::Info,
+                &format!("{what}: {why}"),
+                &format!("{what}: runs as written on host-layout buffers ({why})"),
+            );
             (Variant::Written, as_written(queue, kernel, needs, user, &enqueue))
         }
     };
@@ -427,7 +498,18 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
     if policy == crate::config::Policy::Always || (policy == crate::config::Policy::Never && !staged_ok) {
         // Nothing to measure: the policy alone decides. Whether the buffers can be converted is
         // checked once, by the ASTA copy's launch, which falls back to the kernel as written.
-        let l = cost::Launch { policy, staged_ok: false, asta_ok: true, in_asta: false, sent_back: false, m: 0.0, times: Times::default(), convert_ns: 0.0, epoch_written_ns: 0.0, asta_balance_ns: 0.0 };
+        let l = cost::Launch {
+            policy,
+            staged_ok: false,
+            asta_ok: true,
+            in_asta: false,
+            sent_back: false,
+            m: 0.0,
+            times: Times::default(),
+            convert_ns: 0.0,
+            epoch_written_ns: 0.0,
+            asta_balance_ns: 0.0,
+        };
         let d = cost::decide(&l);
         if d.variant == Variant::Asta {
             mark_converted_by(plan.kernel.model.lock().disk_key.as_ref(), needs);
@@ -504,10 +586,12 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
 /// The buffers of `needs` that are to be converted for a device layout, each with its place
 /// among the kernel's converted arguments (the key of its habits).
 fn device_needs(needs: &[BufferNeed]) -> impl Iterator<Item = (u32, &BufferNeed, DeviceLayout)> {
-    (0u32..).zip(needs.iter().filter_map(|n| match n.need {
-        Need::Device(d) => Some((n, d)),
-        _ => None,
-    })).map(|(arg, (n, d))| (arg, n, d))
+    (0u32..)
+        .zip(needs.iter().filter_map(|n| match n.need {
+            Need::Device(d) => Some((n, d)),
+            _ => None,
+        }))
+        .map(|(arg, (n, d))| (arg, n, d))
 }
 
 /// Notes in each buffer this launch converts which kernel argument converted it, so that what
@@ -544,7 +628,13 @@ fn record(name: &str, plan: &TransparentPlan, needs: &[BufferNeed], ran: Variant
 }
 
 /// The application's kernel, every buffer in host layout: the path that is always correct.
-unsafe fn as_written(queue: cl_command_queue, kernel: cl_kernel, needs: &[BufferNeed], user: &[cl_event], enqueue: &impl Enqueue) -> cl_int {
+unsafe fn as_written(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    needs: &[BufferNeed],
+    user: &[cl_event],
+    enqueue: &impl Enqueue,
+) -> cl_int {
     let host = host_needs(needs);
     match crate::guard("launch conversions", || access::prepare(queue, &host, user)) {
         Some(Ok(w)) => enqueue(kernel, None, w.len(), w.ptr()),
@@ -555,20 +645,35 @@ unsafe fn as_written(queue: cl_command_queue, kernel: cl_kernel, needs: &[Buffer
 
 /// `needs` with every buffer in its host layout.
 fn host_needs(needs: &[BufferNeed]) -> Vec<BufferNeed> {
-    needs.iter().map(|n| BufferNeed { mem: n.mem, need: if matches!(n.need, Need::Device(_)) { Need::Host } else { n.need }, must: false }).collect()
+    needs
+        .iter()
+        .map(|n| BufferNeed {
+            mem: n.mem,
+            need: if matches!(n.need, Need::Device(_)) { Need::Host } else { n.need },
+            must: false,
+        })
+        .collect()
 }
 
 /// Why the ASTA copy cannot run this launch, decided before converting anything, so that one
 /// unconvertible buffer does not cost the others a round trip.
 fn asta_blocker(needs: &[BufferNeed]) -> Option<String> {
     for n in needs.iter().filter(|n| matches!(n.need, Need::Device(_))) {
-        let Some(b) = registry::get().buffers.get(registry::key(n.mem)) else { return Some("a buffer argument is not one clayout knows".into()) };
+        let Some(b) = registry::get().buffers.get(registry::key(n.mem)) else {
+            return Some("a buffer argument is not one clayout knows".into());
+        };
         if b.flags & CL_MEM_USE_HOST_PTR != 0 {
-            return Some("a buffer was created with CL_MEM_USE_HOST_PTR, whose host memory the application may read directly".into());
+            return Some(
+                "a buffer was created with CL_MEM_USE_HOST_PTR, whose host memory the application may read directly"
+                    .into(),
+            );
         }
         if let Need::Device(d) = n.need {
             if d.shape.m.saturating_mul(d.shape.s as u64) > u32::MAX as u64 {
-                return Some(format!("a buffer holds {} structures of {} words, past the copy's 32-bit index arithmetic", d.shape.m, d.shape.s));
+                return Some(format!(
+                    "a buffer holds {} structures of {} words, past the copy's 32-bit index arithmetic",
+                    d.shape.m, d.shape.s
+                ));
             }
         }
         let refused = super::convert::stays_host(&b, &b.state.lock());
@@ -581,7 +686,14 @@ fn asta_blocker(needs: &[BufferNeed]) -> Option<String> {
 
 /// Converts the buffers and enqueues the copy; Err says why the kernel as written must run
 /// instead (the buffers may then be in ASTA: `as_written` brings them back).
-unsafe fn try_copy(queue: cl_command_queue, info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], user: &[cl_event], enqueue: &impl Enqueue) -> Result<cl_int, String> {
+unsafe fn try_copy(
+    queue: cl_command_queue,
+    info: &KernelInfo,
+    plan: &TransparentPlan,
+    needs: &[BufferNeed],
+    user: &[cl_event],
+    enqueue: &impl Enqueue,
+) -> Result<cl_int, String> {
     if let Some(why) = asta_blocker(needs) {
         return Err(why);
     }
@@ -597,7 +709,12 @@ unsafe fn try_copy(queue: cl_command_queue, info: &KernelInfo, plan: &Transparen
 
 /// The kernel object of a copy (created at its first launch, in `cell`) and the application's
 /// arguments, every one of them set.
-fn copy_with_args<'a>(cell: &'a OnceCell<Result<PrivateKernel, String>>, info: &KernelInfo, plan: &TransparentPlan, name: &str) -> Result<(&'a PrivateKernel, Vec<Option<ArgValue>>), String> {
+fn copy_with_args<'a>(
+    cell: &'a OnceCell<Result<PrivateKernel, String>>,
+    info: &KernelInfo,
+    plan: &TransparentPlan,
+    name: &str,
+) -> Result<(&'a PrivateKernel, Vec<Option<ArgValue>>), String> {
     let private = cell.get_or_init(|| create_private(info, plan, name)).as_ref().map_err(|e| e.clone())?;
     let args = info.args.lock().clone();
     if args.iter().any(Option::is_none) {
@@ -655,16 +772,28 @@ fn staged_local(plan: &TransparentPlan, dims: &Dims) -> Option<usize> {
 
 /// Enqueues the staged copy with the buffers in host layout; Err says why the kernel as
 /// written must run instead.
-unsafe fn try_staged(queue: cl_command_queue, info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], user: &[cl_event], local: usize, enqueue: &impl Enqueue) -> Result<cl_int, String> {
+unsafe fn try_staged(
+    queue: cl_command_queue,
+    info: &KernelInfo,
+    plan: &TransparentPlan,
+    needs: &[BufferNeed],
+    user: &[cl_event],
+    local: usize,
+    enqueue: &impl Enqueue,
+) -> Result<cl_int, String> {
     let copy = plan.kernel.staged.as_ref().ok_or("no staged copy")?;
     let (private, args) = copy_with_args(&info.staged, info, plan, &copy.private_name)?;
     // The write-back of a staged slice would overwrite what the kernel wrote to the same bytes
     // through another argument.
     let whose = |h: usize| super::convert::whose_bytes(h as cl_mem).map_or(h, |(w, _)| w);
-    let mems: Vec<(usize, usize)> = args.iter().enumerate().filter_map(|(i, a)| match a {
-        Some(ArgValue::Mem(h)) if *h != 0 => Some((i, whose(*h))),
-        _ => None,
-    }).collect();
+    let mems: Vec<(usize, usize)> = args
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| match a {
+            Some(ArgValue::Mem(h)) if *h != 0 => Some((i, whose(*h))),
+            _ => None,
+        })
+        .collect();
     for &i in plan.kernel.indices.values() {
         if let Some(&(_, b)) = mems.iter().find(|(j, _)| *j == i) {
             if mems.iter().any(|&(j, c)| j != i && c == b) {
@@ -675,7 +804,8 @@ unsafe fn try_staged(queue: cl_command_queue, info: &KernelInfo, plan: &Transpar
     // Its slice offsets are word indices in the copy's 32-bit index arithmetic.
     for (param, &i) in &plan.kernel.indices {
         let (Some(Some(ArgValue::Mem(h))), Some(l)) = (args.get(i), plan.kernel.layouts.get(param)) else { continue };
-        if registry::get().buffers.get(*h).is_some_and(|b| b.size as u64 / l.word_bytes.max(1) as u64 > u32::MAX as u64) {
+        if registry::get().buffers.get(*h).is_some_and(|b| b.size as u64 / l.word_bytes.max(1) as u64 > u32::MAX as u64)
+        {
             return Err(format!("{param} holds 2^32 words or more, past the copy's 32-bit index arithmetic"));
         }
     }
@@ -687,7 +817,18 @@ unsafe fn try_staged(queue: cl_command_queue, info: &KernelInfo, plan: &Transpar
         let b = registry::get().buffers.get(mem)?;
         Some(b.size as u64 / (l.words as u64 * l.word_bytes as u64).max(1))
     };
-    enqueue_copy(queue, private, &args, plan, &host_needs(needs), user, (&copy.extra_args, m_of), Some(local), "staged", enqueue)
+    enqueue_copy(
+        queue,
+        private,
+        &args,
+        plan,
+        &host_needs(needs),
+        user,
+        (&copy.extra_args, m_of),
+        Some(local),
+        "staged",
+        enqueue,
+    )
 }
 
 fn create_private(info: &KernelInfo, plan: &TransparentPlan, private_name: &str) -> Result<PrivateKernel, String> {

@@ -56,8 +56,13 @@ static TUNED: Lazy<Mutex<HashMap<Key, Option<Tuned>>>> = Lazy::new(|| Mutex::new
 /// The scratch size: big enough that a GPU runs at bandwidth, small next to its memory; a CPU
 /// device gets a smaller one, still large enough that its timings are not mostly noise.
 fn scratch_bytes(dev: cl_device_id) -> u64 {
-    let (ty, max_alloc, global): (cl_device_type, cl_ulong, cl_ulong) =
-        unsafe { (device_scalar(dev, CL_DEVICE_TYPE), device_scalar(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE), device_scalar(dev, CL_DEVICE_GLOBAL_MEM_SIZE)) };
+    let (ty, max_alloc, global): (cl_device_type, cl_ulong, cl_ulong) = unsafe {
+        (
+            device_scalar(dev, CL_DEVICE_TYPE),
+            device_scalar(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE),
+            device_scalar(dev, CL_DEVICE_GLOBAL_MEM_SIZE),
+        )
+    };
     let want: u64 = if ty & CL_DEVICE_TYPE_CPU != 0 { 16 << 20 } else { 256 << 20 };
     want.min(max_alloc / 4).min(global / 16).max(1 << 16)
 }
@@ -71,7 +76,14 @@ fn is_gpu(dev: cl_device_id) -> bool {
 /// when the tile is configured, else the best tile of a search (on GPUs; other devices take
 /// the default). Measured once per process, from the disk cache when it has it. None when
 /// nothing could be measured (the cost model then does not convert).
-pub fn tuned(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> Option<Tuned> {
+pub fn tuned(
+    ctx: cl_context,
+    dev: cl_device_id,
+    s: u32,
+    w: u32,
+    host: Layout,
+    fixed_tile: Option<u32>,
+) -> Option<Tuned> {
     let key = Key { device: dev as usize, s, w, host, fixed_tile };
     if let Some(t) = TUNED.lock().get(&key) {
         return *t;
@@ -91,7 +103,9 @@ pub fn tuned(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, f
                 ));
                 crate::diskcache::put_json("tune", &disk_key, t);
             }
-            None => crate::log::warn(&format!("conversions of S={s} w={w} could not be timed; the cost model will not convert such buffers")),
+            None => crate::log::warn(&format!(
+                "conversions of S={s} w={w} could not be timed; the cost model will not convert such buffers"
+            )),
         }
         t
     });
@@ -131,7 +145,8 @@ pub fn search(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, 
     let bytes = scratch_bytes(dev);
     let m = bytes / (s as u64 * w as u64);
     let shape = Shape::new(m, s, w);
-    let mem = unsafe { api().clCreateBuffer(ctx, CL_MEM_READ_WRITE, shape.bytes() as usize, std::ptr::null_mut(), &mut err) };
+    let mem =
+        unsafe { api().clCreateBuffer(ctx, CL_MEM_READ_WRITE, shape.bytes() as usize, std::ptr::null_mut(), &mut err) };
     if mem.is_null() {
         return None;
     }
@@ -146,8 +161,18 @@ pub fn search(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, 
         let Some(stream) = stream else { continue };
         let score = stream + (to + back) / EPOCH;
         let b = shape.bytes() as f64;
-        let tuned = Tuned { tile: t, to_ns_per_byte: to.max(1.0) / b, back_ns_per_byte: back.max(1.0) / b, searched: tiles.len() > 1 };
-        crate::log::debug(&format!("tile {t} for S={s} w={w}: stream {:.3} ms, to ASTA {:.3} ms, back {:.3} ms", stream / 1e6, to / 1e6, back / 1e6));
+        let tuned = Tuned {
+            tile: t,
+            to_ns_per_byte: to.max(1.0) / b,
+            back_ns_per_byte: back.max(1.0) / b,
+            searched: tiles.len() > 1,
+        };
+        crate::log::debug(&format!(
+            "tile {t} for S={s} w={w}: stream {:.3} ms, to ASTA {:.3} ms, back {:.3} ms",
+            stream / 1e6,
+            to / 1e6,
+            back / 1e6
+        ));
         // A tile must beat the smaller ones by 2 % to be taken: below that it is noise.
         if best.as_ref().is_none_or(|(sc, _)| score < sc * 0.98) {
             best = Some((score, tuned));
@@ -202,7 +227,14 @@ fn time_added(q: cl_command_queue, enqueue: impl Fn() -> bool) -> Option<f64> {
 
 /// Time of a kernel that reads and rewrites every word of every structure in ASTA with tile `t`:
 /// what a kernel touching all its members would see in that layout.
-fn stream_time(ctx: cl_context, dev: cl_device_id, q: cl_command_queue, mem: cl_mem, shape: Shape, t: u32) -> Option<f64> {
+fn stream_time(
+    ctx: cl_context,
+    dev: cl_device_id,
+    q: cl_command_queue,
+    mem: cl_mem,
+    shape: Shape,
+    t: u32,
+) -> Option<f64> {
     let word = if shape.w == 8 { "ulong" } else { "uint" };
     let src = format!(
         "{}\n__kernel void clayout_tune_stream(__global {word} *p, ulong M) {{\n  ulong i = get_global_id(0);\n  if (i >= M) return;\n  for (uint s = 0; s < {S}u; s++) {{\n    ulong k = CLAYOUT_ASTA_INDEX(i, s, {S}u, CLAYOUT_TILE, M);\n    p[k] = p[k] * 3 + 1;\n  }}\n}}\n",
@@ -227,5 +259,17 @@ fn stream_time(ctx: cl_context, dev: cl_device_id, q: cl_command_queue, mem: cl_
     }
     let local: usize = 128;
     let global = (shape.m as usize).div_ceil(local) * local;
-    time(q, || unsafe { api().clEnqueueNDRangeKernel(q, k.0, 1, std::ptr::null(), &global, &local, 0, std::ptr::null(), std::ptr::null_mut()) == CL_SUCCESS })
+    time(q, || unsafe {
+        api().clEnqueueNDRangeKernel(
+            q,
+            k.0,
+            1,
+            std::ptr::null(),
+            &global,
+            &local,
+            0,
+            std::ptr::null(),
+            std::ptr::null_mut(),
+        ) == CL_SUCCESS
+    })
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt::Write as _;
 use std::fs;
@@ -12,7 +13,6 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use std::collections::BTreeMap;
 
 pub const TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -50,12 +50,7 @@ pub fn paths() -> &'static Paths {
             lib.display(),
             exe.display()
         );
-        Paths {
-            profile_dir,
-            work,
-            lib,
-            root,
-        }
+        Paths { profile_dir, work, lib, root }
     })
 }
 
@@ -92,11 +87,8 @@ pub fn build_shim(root: &Path, target: &Path, profile_dir: &Path) {
 /// A fresh scratch directory for one test run.
 pub fn scratch(tag: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
-    let d = paths().work.join("run").join(format!(
-        "{tag}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
+    let d =
+        paths().work.join("run").join(format!("{tag}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
     let _ = fs::remove_dir_all(&d);
     fs::create_dir_all(&d).unwrap();
     d
@@ -113,10 +105,7 @@ pub struct Cmd {
 
 impl Cmd {
     pub fn new<S: Into<OsString>>(argv: impl IntoIterator<Item = S>) -> Cmd {
-        Cmd {
-            argv: argv.into_iter().map(Into::into).collect(),
-            env: Vec::new(),
-        }
+        Cmd { argv: argv.into_iter().map(Into::into).collect(), env: Vec::new() }
     }
     pub fn env(mut self, k: &str, v: impl Into<OsString>) -> Cmd {
         self.env.push((k.to_string(), v.into()));
@@ -131,11 +120,7 @@ impl Cmd {
         for (k, v) in &self.env {
             let _ = write!(s, "{k}={} ", v.to_string_lossy());
         }
-        let args: Vec<String> = self
-            .argv
-            .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let args: Vec<String> = self.argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         s + &args.join(" ")
     }
 }
@@ -154,14 +139,8 @@ impl Output {
         format!(
             "---- {label}: {}\n  exit: {}{}\n  stdout:\n{}\n  stderr:\n{}\n",
             self.command,
-            self.code
-                .map(|c| c.to_string())
-                .unwrap_or_else(|| "killed by a signal".into()),
-            if self.timed_out {
-                " (TIMED OUT, killed)"
-            } else {
-                ""
-            },
+            self.code.map(|c| c.to_string()).unwrap_or_else(|| "killed by a signal".into()),
+            if self.timed_out { " (TIMED OUT, killed)" } else { "" },
             indent(&self.stdout),
             indent(&self.stderr)
         )
@@ -173,9 +152,7 @@ impl Output {
             .filter_map(|l| {
                 let mut it = l.split_whitespace();
                 match (it.next(), it.next(), it.next(), it.next()) {
-                    (Some("calls"), Some(name), Some(n), None) => {
-                        Some((name.to_string(), n.parse().ok()?))
-                    }
+                    (Some("calls"), Some(name), Some(n), None) => Some((name.to_string(), n.parse().ok()?)),
                     _ => None,
                 }
             })
@@ -183,10 +160,7 @@ impl Output {
     }
     /// stderr lines the shim wrote (`clayout: <level>: ...`).
     pub fn shim_lines(&self) -> Vec<&str> {
-        self.stderr
-            .lines()
-            .filter(|l| l.starts_with("clayout:"))
-            .collect()
+        self.stderr.lines().filter(|l| l.starts_with("clayout:")).collect()
     }
 }
 
@@ -194,10 +168,7 @@ pub fn indent(s: &str) -> String {
     if s.is_empty() {
         return "    (empty)".into();
     }
-    s.lines()
-        .map(|l| format!("    {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
+    s.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
 }
 
 /// Runs `cmd` with a clean clayout environment (no inherited CLAYOUT_* or LD_PRELOAD), stdout
@@ -225,9 +196,7 @@ pub fn run(cmd: &Cmd, timeout: Duration) -> Output {
         c.env(k, v);
     }
     let start = Instant::now();
-    let mut child = c
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {}: {e}", cmd.describe()));
+    let mut child = c.spawn().unwrap_or_else(|e| panic!("cannot start {}: {e}", cmd.describe()));
     let mut timed_out = false;
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
@@ -260,12 +229,7 @@ pub fn assert_same(base: &Output, shim: &Output) {
             .zip(shim.stdout.lines())
             .enumerate()
             .find(|(_, (a, b))| a != b)
-            .map(|(i, (a, b))| {
-                format!(
-                    "stdout line {} differs: without shim {a:?}, with shim {b:?}",
-                    i + 1
-                )
-            })
+            .map(|(i, (a, b))| format!("stdout line {} differs: without shim {a:?}, with shim {b:?}", i + 1))
             .unwrap_or_else(|| "stdout lengths differ".into());
         panic!(
             "the shim changed the program's behaviour ({first_diff}, exit {:?} vs {:?})\n{}{}",
@@ -296,42 +260,17 @@ pub fn skipped(test: &str, why: &str) {
 
 pub fn read_stats(path: &Path, shim: &Output) -> Value {
     let text = fs::read_to_string(path).unwrap_or_else(|e| {
-        panic!(
-            "CLAYOUT_STATS={} was not written ({e})\n{}",
-            path.display(),
-            shim.show("with shim")
-        )
+        panic!("CLAYOUT_STATS={} was not written ({e})\n{}", path.display(), shim.show("with shim"))
     });
     let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "CLAYOUT_STATS={} is not JSON ({e}):\n{text}\n{}",
-            path.display(),
-            shim.show("with shim")
-        )
+        panic!("CLAYOUT_STATS={} is not JSON ({e}):\n{text}\n{}", path.display(), shim.show("with shim"))
     });
-    for key in [
-        "version",
-        "real_library",
-        "intercepted_calls",
-        "calls",
-        "marshal",
-        "fallbacks",
-        "rewritten_kernels",
-    ] {
+    for key in ["version", "real_library", "intercepted_calls", "calls", "marshal", "fallbacks", "rewritten_kernels"] {
         assert!(v.get(key).is_some(), "stats JSON lacks \"{key}\":\n{text}");
     }
-    let calls = v["calls"]
-        .as_object()
-        .unwrap_or_else(|| panic!("\"calls\" is not an object:\n{text}"));
-    let sum: u64 = calls
-        .values()
-        .map(|c| c.as_u64().expect("call counts are integers"))
-        .sum();
-    assert_eq!(
-        v["intercepted_calls"].as_u64(),
-        Some(sum),
-        "intercepted_calls is not the sum of calls:\n{text}"
-    );
+    let calls = v["calls"].as_object().unwrap_or_else(|| panic!("\"calls\" is not an object:\n{text}"));
+    let sum: u64 = calls.values().map(|c| c.as_u64().expect("call counts are integers")).sum();
+    assert_eq!(v["intercepted_calls"].as_u64(), Some(sum), "intercepted_calls is not the sum of calls:\n{text}");
     let real = v["real_library"].as_str().unwrap_or("");
     assert!(
         !real.is_empty() && real != "none",
@@ -353,13 +292,7 @@ pub fn build_c_in(dir: &str, name: &str) -> PathBuf {
     fs::create_dir_all(&bin_dir).unwrap();
     let bin = bin_dir.join(name);
     let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args([
-            "-O1",
-            "-Wall",
-            "-pthread",
-            "-DCL_TARGET_OPENCL_VERSION=300",
-            "-o",
-        ])
+        .args(["-O1", "-Wall", "-pthread", "-DCL_TARGET_OPENCL_VERSION=300", "-o"])
         .arg(&bin)
         .arg(&src)
         .arg("-lOpenCL")
@@ -375,7 +308,6 @@ pub fn build_c_in(dir: &str, name: &str) -> PathBuf {
     bin
 }
 
-
 /// libclayout.so built with the `fault-injection` feature, in its own target directory under
 /// the test's (so the ordinary build stays as it is).
 pub fn fault_lib() -> &'static PathBuf {
@@ -389,7 +321,11 @@ pub fn fault_lib() -> &'static PathBuf {
             .env("CARGO_TARGET_DIR", &target)
             .output()
             .expect("cannot run cargo");
-        assert!(out.status.success(), "building the fault-injection library failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "building the fault-injection library failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         target.join("debug").join("libclayout.so")
     })
 }

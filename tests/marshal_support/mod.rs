@@ -26,16 +26,8 @@ fn info_string(p: cl_platform_id) -> String {
         let mut n = 0usize;
         api().clGetPlatformInfo(p, CL_PLATFORM_NAME, 0, ptr::null_mut(), &mut n);
         let mut b = vec![0u8; n.max(1)];
-        api().clGetPlatformInfo(
-            p,
-            CL_PLATFORM_NAME,
-            n,
-            b.as_mut_ptr() as *mut c_void,
-            ptr::null_mut(),
-        );
-        String::from_utf8_lossy(&b)
-            .trim_end_matches('\0')
-            .to_string()
+        api().clGetPlatformInfo(p, CL_PLATFORM_NAME, n, b.as_mut_ptr() as *mut c_void, ptr::null_mut());
+        String::from_utf8_lossy(&b).trim_end_matches('\0').to_string()
     }
 }
 
@@ -49,11 +41,7 @@ pub fn cl() -> Option<&'static Cl> {
         let mut ps = vec![ptr::null_mut(); n as usize];
         api().clGetPlatformIDs(n, ps.as_mut_ptr(), ptr::null_mut());
         let want = std::env::var("CLAYOUT_TEST_PLATFORM").unwrap_or_else(|_| "Portable".into());
-        let p = ps
-            .iter()
-            .copied()
-            .find(|&p| info_string(p).contains(&want))
-            .unwrap_or(ps[0]);
+        let p = ps.iter().copied().find(|&p| info_string(p).contains(&want)).unwrap_or(ps[0]);
         let mut dev: cl_device_id = ptr::null_mut();
         if api().clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut dev, ptr::null_mut()) != CL_SUCCESS {
             return None;
@@ -162,14 +150,7 @@ pub fn download(cl: &Cl, b: &DevBuf) -> Vec<u8> {
 }
 
 /// Converts on the device and waits; panics with context on an error.
-pub fn convert(
-    cl: &Cl,
-    b: &DevBuf,
-    offset: usize,
-    shape: Shape,
-    from: Layout,
-    to: Layout,
-) -> Converted {
+pub fn convert(cl: &Cl, b: &DevBuf, offset: usize, shape: Shape, from: Layout, to: Layout) -> Converted {
     let c = enqueue_conversion(cl.queue, b.mem, offset as u64, shape, from, to, &[])
         .unwrap_or_else(|e| panic!("{shape:?} {from:?} -> {to:?}: {e}"));
     unsafe {
@@ -182,10 +163,7 @@ pub fn convert(
             &mut st as *mut cl_int as *mut c_void,
             ptr::null_mut(),
         );
-        assert_eq!(
-            st, CL_COMPLETE as cl_int,
-            "{shape:?} {from:?} -> {to:?}: event status {st}"
-        );
+        assert_eq!(st, CL_COMPLETE as cl_int, "{shape:?} {from:?} -> {to:?}: event status {st}");
         api().clReleaseEvent(c.event);
     }
     c
@@ -194,14 +172,8 @@ pub fn convert(
 /// Checks the device bytes against the expected data at `offset`, and the guards around.
 pub fn check(cl: &Cl, b: &DevBuf, offset: usize, expect: &[u8], what: &str) {
     let got = download(cl, b);
-    assert!(
-        got[..offset].iter().all(|&x| x == 0xA5),
-        "{what}: guard before the data overwritten"
-    );
-    assert!(
-        got[offset + expect.len()..].iter().all(|&x| x == 0xA5),
-        "{what}: guard after the data overwritten"
-    );
+    assert!(got[..offset].iter().all(|&x| x == 0xA5), "{what}: guard before the data overwritten");
+    assert!(got[offset + expect.len()..].iter().all(|&x| x == 0xA5), "{what}: guard after the data overwritten");
     let d = &got[offset..offset + expect.len()];
     if d != expect {
         let first = d.iter().zip(expect).position(|(a, b)| a != b).unwrap();
@@ -217,12 +189,5 @@ pub fn check_conversion(cl: &Cl, shape: Shape, from: Layout, to: Layout, offset:
     convert(cl, &b, offset, shape, from, to);
     let mut want = data.clone();
     permute_host(&mut want, shape, from, to);
-    check(
-        cl,
-        &b,
-        offset,
-        &want,
-        &format!("{shape:?} {from:?} -> {to:?} (offset {offset})"),
-    );
+    check(cl, &b, offset, &want, &format!("{shape:?} {from:?} -> {to:?} (offset {offset})"));
 }
-

@@ -2,10 +2,7 @@ use crate::annotation::extent::ExtentKind;
 use crate::annotation::*;
 
 fn layouts(src: &str) -> Vec<KernelLayout> {
-    annotations_in_source(src)
-        .into_iter()
-        .map(|a| a.layout.unwrap_or_else(|e| panic!("{e}")))
-        .collect()
+    annotations_in_source(src).into_iter().map(|a| a.layout.unwrap_or_else(|e| panic!("{e}"))).collect()
 }
 
 fn error(src: &str) -> AnnotationError {
@@ -28,15 +25,9 @@ fn thesis_example() {
     let l = all[0].layout.clone().unwrap();
     assert!(l.marshals());
     let p = &l.params[0];
-    assert_eq!(
-        (p.arg_index, p.name.as_str(), p.elem_type.as_str()),
-        (0, "f", "struct foo")
-    );
+    assert_eq!((p.arg_index, p.name.as_str(), p.elem_type.as_str()), (0, "f", "struct foo"));
     assert_eq!((p.elem_class, p.s, p.word), (TypeClass::Struct, None, None));
-    assert_eq!(
-        p.device,
-        Some(DeviceLayout::ThesisName("AOS2ASTA_foo".into()))
-    );
+    assert_eq!(p.device, Some(DeviceLayout::ThesisName("AOS2ASTA_foo".into())));
 }
 
 #[test]
@@ -58,41 +49,18 @@ __kernel void unannotated(__global P *r) {}
     assert_eq!(ls.len(), 2);
     let k = &ls[0];
     assert_eq!(k.kernel, "k");
-    let ps: Vec<(&str, u32, Option<u32>, Option<u32>)> = k
-        .params
-        .iter()
-        .map(|p| (p.name.as_str(), p.arg_index, p.s, p.word))
-        .collect();
-    assert_eq!(
-        ps,
-        [
-            ("ps", 0, None, None),
-            ("vs", 2, Some(3), Some(4)),
-            ("ws", 3, Some(3), Some(8))
-        ]
-    );
-    assert_eq!(
-        k.params[0].device,
-        Some(DeviceLayout::Asta { tile: Some(32) })
-    );
+    let ps: Vec<(&str, u32, Option<u32>, Option<u32>)> =
+        k.params.iter().map(|p| (p.name.as_str(), p.arg_index, p.s, p.word)).collect();
+    assert_eq!(ps, [("ps", 0, None, None), ("vs", 2, Some(3), Some(4)), ("ws", 3, Some(3), Some(8))]);
+    assert_eq!(k.params[0].device, Some(DeviceLayout::Asta { tile: Some(32) }));
     assert_eq!(k.params[1].device, Some(DeviceLayout::Asta { tile: None }));
     assert_eq!(
         k.scalar_args,
-        [ScalarArg {
-            arg_index: 1,
-            name: "n".into(),
-            int_type: IntType {
-                size: Some(4),
-                signed: false
-            }
-        }]
+        [ScalarArg { arg_index: 1, name: "n".into(), int_type: IntType { size: Some(4), signed: false } }]
     );
     assert_eq!(k.params[2].extent.kind, ExtentKind::Auto);
     assert_eq!(ls[1].kernel, "plain");
-    assert!(
-        !ls[1].marshals(),
-        "no device layout: the kernel runs unchanged"
-    );
+    assert!(!ls[1].marshals(), "no device layout: the kernel runs unchanged");
 }
 
 #[test]
@@ -104,54 +72,24 @@ fn validation_errors_point_at_the_culprit() {
             1,
             12,
         ),
-        (
-            "//DL: AoS: n[n]\n__kernel void k(__global struct s *f, int n) {}",
-            "`n` is a scalar",
-            1,
-            12,
-        ),
-        (
-            "//DL: AoS: f[n]\n__kernel void k(__local struct s *f, int n) {}",
-            "`f` is a __local pointer",
-            1,
-            12,
-        ),
-        (
-            "//DL: AoS: f[n]\n__kernel void k(__constant struct s *f, int n) {}",
-            "__constant pointer",
-            1,
-            12,
-        ),
-        (
-            "//DL: AoS: f[m]\n__kernel void k(__global struct s *f, int n) {}",
-            "`m` is not a parameter",
-            1,
-            14,
-        ),
+        ("//DL: AoS: n[n]\n__kernel void k(__global struct s *f, int n) {}", "`n` is a scalar", 1, 12),
+        ("//DL: AoS: f[n]\n__kernel void k(__local struct s *f, int n) {}", "`f` is a __local pointer", 1, 12),
+        ("//DL: AoS: f[n]\n__kernel void k(__constant struct s *f, int n) {}", "__constant pointer", 1, 12),
+        ("//DL: AoS: f[m]\n__kernel void k(__global struct s *f, int n) {}", "`m` is not a parameter", 1, 14),
         (
             "//DL: AoS: f[x]\n__kernel void k(__global struct s *f, float x) {}",
             "`x` has type `float`, not an integer",
             1,
             14,
         ),
-        (
-            "//DL: AoS: f[2*x]\n__kernel void k(__global struct s *f, __global int *x) {}",
-            "`x` is a pointer",
-            1,
-            16,
-        ),
+        ("//DL: AoS: f[2*x]\n__kernel void k(__global struct s *f, __global int *x) {}", "`x` is a pointer", 1, 16),
         (
             "//DL: SoA: p[n]\n__kernel void k(__global float *p, int n) {}",
             "elements are `float`, not a structure: write SoA(S)",
             1,
             7,
         ),
-        (
-            "//DL: AoS: p[n]\n__kernel void k(__global float *p, int n) {}",
-            "write AoS(S)",
-            1,
-            7,
-        ),
+        ("//DL: AoS: p[n]\n__kernel void k(__global float *p, int n) {}", "write AoS(S)", 1, 7),
         (
             "//DL: SoA(3): p[n]\n__kernel void k(__global REAL *p, int n) {}",
             "cannot tell the word size of `REAL`: write SoA(S, W)",
@@ -170,24 +108,14 @@ fn validation_errors_point_at_the_culprit() {
             2,
             12,
         ),
-        (
-            "//DL: AoS: f[n]\nint x;\n__kernel void k(__global struct s *f, int n) {}",
-            "not followed by a kernel",
-            1,
-            1,
-        ),
+        ("//DL: AoS: f[n]\nint x;\n__kernel void k(__global struct s *f, int n) {}", "not followed by a kernel", 1, 1),
         (
             "//DL: AoS: f[n]\n#define X 1\n__kernel void k(__global struct s *f, int n) {}",
             "not followed by a kernel",
             1,
             1,
         ),
-        (
-            "void f() {\n  //DL: AoS: f[n]\n}",
-            "not followed by a kernel",
-            2,
-            3,
-        ),
+        ("void f() {\n  //DL: AoS: f[n]\n}", "not followed by a kernel", 2, 3),
         ("//DL: AoS: f[n]", "not followed by a kernel", 1, 1),
         (
             "//DL: AoS: f[n]\n__kernel void k(__global struct s *f, int n",
@@ -195,12 +123,7 @@ fn validation_errors_point_at_the_culprit() {
             1,
             1,
         ),
-        (
-            "  //DL: AoS: f[n] ->ASTA(3)\n__kernel void k(__global struct s *f, int n) {}",
-            "power of two",
-            1,
-            26,
-        ),
+        ("  //DL: AoS: f[n] ->ASTA(3)\n__kernel void k(__global struct s *f, int n) {}", "power of two", 1, 26),
     ];
     for (src, reason, line, col) in cases {
         let e = error(src);
@@ -209,10 +132,7 @@ fn validation_errors_point_at_the_culprit() {
         assert_eq!(e.origin, Origin::Source);
     }
     let e = error("//DL: AoS: f[n] -> ASTA(3)\n__kernel void k(__global struct s *f, int n) {}");
-    assert_eq!(
-        e.to_string(),
-        "kernel source line 1, column 25: the tile must be a power of two from 1 to 1024, not 3"
-    );
+    assert_eq!(e.to_string(), "kernel source line 1, column 25: the tile must be a power of two from 1 to 1024, not 3");
 }
 
 #[test]
@@ -233,25 +153,16 @@ fn side_file_wins_over_the_source() {
                __kernel void j(__global struct s *f) {}\n";
     let all = annotate_program(src, &side);
     assert_eq!(all.len(), 1);
-    assert_eq!(
-        (all[0].origin, all[0].line, all[0].kernel.as_deref()),
-        (Origin::SideFile, 1, Some("k"))
-    );
+    assert_eq!((all[0].origin, all[0].line, all[0].kernel.as_deref()), (Origin::SideFile, 1, Some("k")));
     let l = all[0].layout.clone().unwrap();
     assert_eq!(l.params[0].extent.kind, ExtentKind::Arg("m".into()));
-    assert_eq!(
-        l.params[0].device,
-        Some(DeviceLayout::Asta { tile: Some(64) })
-    );
+    assert_eq!(l.params[0].device, Some(DeviceLayout::Asta { tile: Some(64) }));
     // Validation errors in side entries point into the side file.
     let (side, _) = parse_side_file("\n  j : AoS: f[n]\n");
     let all = annotate_program(src, &side);
     assert_eq!(all.len(), 2);
     let e = all[1].layout.clone().unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "CLAYOUT_ANNOTATIONS line 2, column 14: `n` is not a parameter of kernel `j`"
-    );
+    assert_eq!(e.to_string(), "CLAYOUT_ANNOTATIONS line 2, column 14: `n` is not a parameter of kernel `j`");
 }
 
 #[test]

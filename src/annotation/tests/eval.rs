@@ -1,8 +1,7 @@
 use crate::annotation::*;
 
 fn extent(text: &str) -> Extent {
-    let a = parse_annotation(&format!("AoS: f[{text}]"))
-        .unwrap_or_else(|e| panic!("{text}: {}", e.reason));
+    let a = parse_annotation(&format!("AoS: f[{text}]")).unwrap_or_else(|e| panic!("{text}: {}", e.reason));
     a.params[0].extent.clone()
 }
 
@@ -10,12 +9,7 @@ fn env() -> LaunchValues {
     LaunchValues {
         global: vec![1024, 8],
         local: Some(vec![64, 3]),
-        args: [
-            ("n".to_string(), 100),
-            ("zero".to_string(), 0),
-            ("big".to_string(), u64::MAX),
-        ]
-        .into(),
+        args: [("n".to_string(), 100), ("zero".to_string(), 0), ("big".to_string(), u64::MAX)].into(),
         auto_count: Some(77),
     }
 }
@@ -37,11 +31,7 @@ fn values() {
     assert_eq!(eval("big"), Ok(u64::MAX));
     assert_eq!(eval("big / 2 * 2 + 1"), Ok(u64::MAX));
     assert_eq!(eval("0"), Ok(0));
-    assert_eq!(
-        eval("(0 - 7) / 2 + 4"),
-        Ok(1),
-        "division truncates toward zero as in C"
-    );
+    assert_eq!(eval("(0 - 7) / 2 + 4"), Ok(1), "division truncates toward zero as in C");
 }
 
 #[test]
@@ -54,38 +44,22 @@ fn errors_never_panics() {
         ("zero - big - big", "overflows 64 bits"),
         ("n - 101", "`n - 101` is negative (-1)"),
         ("missing", "argument `missing` has no value"),
-        (
-            "global_size(2)",
-            "global_size(2) unknown (work_dim is 2 or less)",
-        ),
-        (
-            "local_size(2)",
-            "local_size(2) unknown (work_dim is 2 or less)",
-        ),
+        ("global_size(2)", "global_size(2) unknown (work_dim is 2 or less)"),
+        ("local_size(2)", "local_size(2) unknown (work_dim is 2 or less)"),
     ];
     for (text, reason) in cases {
         let e = eval(text).unwrap_err();
         assert!(e.contains(reason), "{text}: {e}");
     }
-    let no_local = LaunchValues {
-        local: None,
-        auto_count: None,
-        ..env()
-    };
+    let no_local = LaunchValues { local: None, auto_count: None, ..env() };
     for text in ["local_size(0)", "num_groups(0) * 2"] {
         let e = extent(text).eval(&no_local).unwrap_err();
         assert_eq!(e.reason, "local_size unknown (NULL local work size)");
         assert!(extent(text).needs_local_size());
     }
-    assert_eq!(
-        extent("auto").eval(&no_local).unwrap_err().reason,
-        "auto unknown (no buffer size)"
-    );
+    assert_eq!(extent("auto").eval(&no_local).unwrap_err().reason, "auto unknown (no buffer size)");
     assert!(extent("auto + 1").uses_auto() && !extent("n").uses_auto());
-    let local_zero = LaunchValues {
-        local: Some(vec![0]),
-        ..env()
-    };
+    let local_zero = LaunchValues { local: Some(vec![0]), ..env() };
     assert!(extent("num_groups(0)").eval(&local_zero).is_err());
 }
 
@@ -97,22 +71,12 @@ fn error_spans_locate_the_failing_subexpression() {
     assert_eq!(e.span.of(text), "(n / zero)");
     let e = extent("n + missing").eval(&env()).unwrap_err();
     assert_eq!(e.span, Span::new(11, 18));
-    assert_eq!(
-        extent("n * 2 + missing * 3")
-            .args()
-            .iter()
-            .map(|a| a.0)
-            .collect::<Vec<_>>(),
-        ["n", "missing"]
-    );
+    assert_eq!(extent("n * 2 + missing * 3").args().iter().map(|a| a.0).collect::<Vec<_>>(), ["n", "missing"]);
 }
 
 #[test]
 fn decoding_then_evaluating_a_scalar_argument() {
     let n = decode_int_arg("unsigned long", &4096u64.to_ne_bytes()).unwrap();
-    let env = LaunchValues {
-        args: [("n".to_string(), n)].into(),
-        ..LaunchValues::default()
-    };
+    let env = LaunchValues { args: [("n".to_string(), n)].into(), ..LaunchValues::default() };
     assert_eq!(extent("n / 4").eval(&env), Ok(1024));
 }

@@ -132,10 +132,7 @@ fn mutated(rng: &mut Rng) -> String {
 fn exercise(text: &str, rng: &mut Rng) {
     let toks = lex(text);
     for t in &toks {
-        assert!(
-            text.get(t.span.start..t.span.end).is_some(),
-            "span off a char boundary"
-        );
+        assert!(text.get(t.span.start..t.span.end).is_some(), "span off a char boundary");
     }
     for k in kernels(text) {
         if let Err(e) = k {
@@ -165,11 +162,7 @@ fn exercise(text: &str, rng: &mut Rng) {
             let _ = a.to_string();
             let env = LaunchValues {
                 global: vec![rng.next() >> rng.below(64), 1 + rng.below(9) as u64],
-                local: if rng.below(2) == 0 {
-                    None
-                } else {
-                    Some(vec![rng.next() % 3, 7])
-                },
+                local: if rng.below(2) == 0 { None } else { Some(vec![rng.next() % 3, 7]) },
                 args: [("n".to_string(), rng.next() >> rng.below(64))].into(),
                 auto_count: Some(rng.next()),
             };
@@ -208,9 +201,6 @@ fn no_panic_on_raw_bytes() {
         let bytes: Vec<u8> = (0..rng.below(64)).map(|_| rng.next() as u8).collect();
         let text = String::from_utf8_lossy(&bytes).into_owned();
         exercise(&text, &mut rng);
-        let _ = decode_int_arg(
-            ["int", "char", "size_t", "ulong", "Foo"][rng.below(5)],
-            &bytes[..bytes.len().min(9)],
-        );
+        let _ = decode_int_arg(["int", "char", "size_t", "ulong", "Foo"][rng.below(5)], &bytes[..bytes.len().min(9)]);
     }
 }

@@ -16,22 +16,13 @@ fn bad(text: &str) -> (String, String) {
 #[test]
 fn thesis_form() {
     let a = ok("//DL: AoS: f[global_size(0)]");
-    assert_eq!(
-        a.host,
-        HostLayout::AoS {
-            s: None,
-            word: None
-        }
-    );
+    assert_eq!(a.host, HostLayout::AoS { s: None, word: None });
     assert_eq!(a.params.len(), 1);
     assert_eq!(a.params[0].name, "f");
     assert_eq!(a.params[0].extent.kind, ExtentKind::GlobalSize(0));
     assert_eq!(a.device, None);
     let a = ok("//DL: AoS: f[global_size(0)] AOS2ASTA_foo");
-    assert_eq!(
-        a.device,
-        Some(DeviceLayout::ThesisName("AOS2ASTA_foo".into()))
-    );
+    assert_eq!(a.device, Some(DeviceLayout::ThesisName("AOS2ASTA_foo".into())));
     assert_eq!(a.device.as_ref().and_then(DeviceLayout::tile), None);
     assert_eq!(a.to_string(), "AoS: f[global_size(0)] AOS2ASTA_foo");
 }
@@ -43,96 +34,30 @@ fn prefix_is_optional_and_spans_are_in_the_given_text() {
     assert_eq!(a.params[0].span.of(text), "cells");
     assert_eq!(a.params[0].extent.span.of(text), "n");
     assert_eq!(a.host_span.of(text), "AoS");
-    assert_eq!(
-        ok("AoS: cells[n]").to_string(),
-        ok("//DL:AoS: cells[n]").to_string()
-    );
+    assert_eq!(ok("AoS: cells[n]").to_string(), ok("//DL:AoS: cells[n]").to_string());
 }
 
 #[test]
 fn device_layouts() {
-    assert_eq!(
-        ok("AoS: f[n] -> ASTA").device,
-        Some(DeviceLayout::Asta { tile: None })
-    );
-    assert_eq!(
-        ok("AoS: f[n] -> ASTA(32)").device,
-        Some(DeviceLayout::Asta { tile: Some(32) })
-    );
-    assert_eq!(
-        ok("AoS: f[n]->asta(1)").device,
-        Some(DeviceLayout::Asta { tile: Some(1) })
-    );
-    assert_eq!(
-        ok("SoA(4): f[n] -> ASTA(1024)").device,
-        Some(DeviceLayout::Asta { tile: Some(1024) })
-    );
+    assert_eq!(ok("AoS: f[n] -> ASTA").device, Some(DeviceLayout::Asta { tile: None }));
+    assert_eq!(ok("AoS: f[n] -> ASTA(32)").device, Some(DeviceLayout::Asta { tile: Some(32) }));
+    assert_eq!(ok("AoS: f[n]->asta(1)").device, Some(DeviceLayout::Asta { tile: Some(1) }));
+    assert_eq!(ok("SoA(4): f[n] -> ASTA(1024)").device, Some(DeviceLayout::Asta { tile: Some(1024) }));
     let text = "AoS: f[n] -> ASTA(64)";
     assert_eq!(ok(text).device_span.unwrap().of(text), "ASTA(64)");
-    assert_eq!(
-        ok("aos: f[n] aos2asta_cell").device,
-        Some(DeviceLayout::ThesisName("aos2asta_cell".into()))
-    );
+    assert_eq!(ok("aos: f[n] aos2asta_cell").device, Some(DeviceLayout::ThesisName("aos2asta_cell".into())));
 }
 
 #[test]
 fn host_layouts() {
-    assert_eq!(
-        ok("SoA(5): p[n]").host,
-        HostLayout::SoA {
-            s: Some(5),
-            word: None
-        }
-    );
-    assert_eq!(
-        ok("SoA(5, 8): p[n]").host,
-        HostLayout::SoA {
-            s: Some(5),
-            word: Some(8)
-        }
-    );
-    assert_eq!(
-        ok("SoA(3, double): p[n]").host,
-        HostLayout::SoA {
-            s: Some(3),
-            word: Some(8)
-        }
-    );
-    assert_eq!(
-        ok("SoA(3, ushort): p[n]").host,
-        HostLayout::SoA {
-            s: Some(3),
-            word: Some(2)
-        }
-    );
-    assert_eq!(
-        ok("SoA: p[n]").host,
-        HostLayout::SoA {
-            s: None,
-            word: None
-        }
-    );
-    assert_eq!(
-        ok("AoS(4): p[n]").host,
-        HostLayout::AoS {
-            s: Some(4),
-            word: None
-        }
-    );
-    assert_eq!(
-        ok("AoS(4, 4): p[n]").host,
-        HostLayout::AoS {
-            s: Some(4),
-            word: Some(4)
-        }
-    );
-    assert_eq!(
-        ok("soa(0x10): p[n]").host,
-        HostLayout::SoA {
-            s: Some(16),
-            word: None
-        }
-    );
+    assert_eq!(ok("SoA(5): p[n]").host, HostLayout::SoA { s: Some(5), word: None });
+    assert_eq!(ok("SoA(5, 8): p[n]").host, HostLayout::SoA { s: Some(5), word: Some(8) });
+    assert_eq!(ok("SoA(3, double): p[n]").host, HostLayout::SoA { s: Some(3), word: Some(8) });
+    assert_eq!(ok("SoA(3, ushort): p[n]").host, HostLayout::SoA { s: Some(3), word: Some(2) });
+    assert_eq!(ok("SoA: p[n]").host, HostLayout::SoA { s: None, word: None });
+    assert_eq!(ok("AoS(4): p[n]").host, HostLayout::AoS { s: Some(4), word: None });
+    assert_eq!(ok("AoS(4, 4): p[n]").host, HostLayout::AoS { s: Some(4), word: Some(4) });
+    assert_eq!(ok("soa(0x10): p[n]").host, HostLayout::SoA { s: Some(16), word: None });
     assert_eq!(ok("SoA(5, 8): p[n]").to_string(), "SoA(5, 8): p[n]");
 }
 
@@ -149,20 +74,17 @@ fn several_parameters_and_expressions() {
         }
         k => panic!("{k:?}"),
     }
-    assert_eq!(a.to_string(), "AoS: a[n], b[2 * n + 1], c[(global_size(0) - 1) / local_size(0)], d[auto], e[num_groups(1) * 64]");
+    assert_eq!(
+        a.to_string(),
+        "AoS: a[n], b[2 * n + 1], c[(global_size(0) - 1) / local_size(0)], d[auto], e[num_groups(1) * 64]"
+    );
     // Left associativity, and Display keeps the parentheses that matter.
     assert_eq!(ok("AoS: f[a - b - c]").to_string(), "AoS: f[a - b - c]");
     assert_eq!(ok("AoS: f[a - (b - c)]").to_string(), "AoS: f[a - (b - c)]");
     assert_eq!(ok("AoS: f[a * (b / c)]").to_string(), "AoS: f[a * (b / c)]");
     assert_eq!(ok("AoS: f[((n))]").to_string(), "AoS: f[n]");
-    assert_eq!(
-        ok("AoS: f[get_global_size(2)]").params[0].extent.kind,
-        ExtentKind::GlobalSize(2)
-    );
-    assert_eq!(
-        ok("AoS: f[0x20]").params[0].extent.kind,
-        ExtentKind::Int(32)
-    );
+    assert_eq!(ok("AoS: f[get_global_size(2)]").params[0].extent.kind, ExtentKind::GlobalSize(2));
+    assert_eq!(ok("AoS: f[0x20]").params[0].extent.kind, ExtentKind::Int(32));
     assert_eq!(ok("AoS: f[n] // trailing note").params.len(), 1);
 }
 
@@ -179,11 +101,7 @@ fn malformed_annotations_give_reasons_at_the_right_place() {
         ("AoS: f[]", "empty extent; write `f[auto]`", "]"),
         ("AoS: f[n", "expected `]`", ""),
         ("AoS: f[n]]", "unexpected `]`", "]"),
-        (
-            "AoS: f[n] g[n]",
-            "expected `,` before the parameter `g`",
-            "g",
-        ),
+        ("AoS: f[n] g[n]", "expected `,` before the parameter `g`", "g"),
         ("AoS: f[n],", "expected a parameter name", ""),
         ("AoS: f[n], f[m]", "`f` is annotated twice", "f"),
         ("AoS: f[-n]", "unary `-`", "-"),
@@ -197,11 +115,7 @@ fn malformed_annotations_give_reasons_at_the_right_place() {
         ("AoS: f[1.5]", "not an integer", "1.5"),
         ("AoS: f[10u]", "not an integer", "10u"),
         ("AoS: f[010]", "leading 0", "010"),
-        (
-            "AoS: f[99999999999999999999]",
-            "too large",
-            "99999999999999999999",
-        ),
+        ("AoS: f[99999999999999999999]", "too large", "99999999999999999999"),
         ("AoS: f[(n]", "expected `)`", "]"),
         ("AoS: f[n] -> SOA", "unknown device layout `SOA`", "SOA"),
         ("AoS: f[n] -> ASTA(48)", "power of two", "48"),
@@ -210,22 +124,10 @@ fn malformed_annotations_give_reasons_at_the_right_place() {
         ("AoS: f[n] -> ASTA(32", "expected `)`", ""),
         ("AoS: f[n] -> ", "expected `ASTA` after `->`", ""),
         ("AoS -> ASTA: f[n]", "goes after the parameters", "->"),
-        (
-            "AoS: f[n] AOS2SOA_foo",
-            "unexpected `AOS2SOA_foo`",
-            "AOS2SOA_foo",
-        ),
+        ("AoS: f[n] AOS2SOA_foo", "unexpected `AOS2SOA_foo`", "AOS2SOA_foo"),
         ("AoS: f[n] AOS2ASTA_", "unexpected `AOS2ASTA_`", "AOS2ASTA_"),
-        (
-            "SoA(3): f[n] AOS2ASTA_foo",
-            "host layout is SoA",
-            "AOS2ASTA_foo",
-        ),
-        (
-            "AoS: f[n] AOS2ASTA_foo bar",
-            "unexpected `bar` at the end",
-            "bar",
-        ),
+        ("SoA(3): f[n] AOS2ASTA_foo", "host layout is SoA", "AOS2ASTA_foo"),
+        ("AoS: f[n] AOS2ASTA_foo bar", "unexpected `bar` at the end", "bar"),
         ("SoA(0): p[n]", "from 1 to", "0"),
         ("SoA(): p[n]", "number of words S", ")"),
         ("SoA(3, 3): p[n]", "word size must be", "3"),
@@ -241,9 +143,7 @@ fn malformed_annotations_give_reasons_at_the_right_place() {
     for (text, reason, under) in cases {
         let (r, u) = bad(text);
         if !r.contains(reason) || &u != under || r.contains('\n') {
-            wrong.push(format!(
-                "{text:?}: got {r:?} at {u:?}, want {reason:?} at {under:?}"
-            ));
+            wrong.push(format!("{text:?}: got {r:?} at {u:?}, want {reason:?} at {under:?}"));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));

@@ -6,16 +6,8 @@ fn both_line_forms_comments_and_blank_lines() {
                 reduce //DL: SoA(4): v[n]\r\n   \t\nstep: AoS: more[n]\n";
     let (entries, errors) = parse_side_file(text);
     assert!(errors.is_empty(), "{errors:?}");
-    let got: Vec<(&str, u32, String)> = entries
-        .iter()
-        .map(|e| {
-            (
-                e.kernel.as_str(),
-                e.annotation.line,
-                e.annotation.annotation.to_string(),
-            )
-        })
-        .collect();
+    let got: Vec<(&str, u32, String)> =
+        entries.iter().map(|e| (e.kernel.as_str(), e.annotation.line, e.annotation.annotation.to_string())).collect();
     assert_eq!(
         got,
         [

@@ -1,10 +1,7 @@
 use crate::annotation::*;
 
 fn only_kernels(src: &str) -> Vec<KernelSig> {
-    kernels(src)
-        .into_iter()
-        .map(|k| k.unwrap_or_else(|e| panic!("{}", e.reason)))
-        .collect()
+    kernels(src).into_iter().map(|k| k.unwrap_or_else(|e| panic!("{}", e.reason))).collect()
 }
 
 fn describe(p: &Param) -> String {
@@ -73,15 +70,13 @@ __kernel void proto(__global int *p);
     assert!(body.of(src).starts_with('{') && body.of(src).ends_with('}'));
     assert!(ks[1].params.is_empty());
     assert_eq!(ks[2].body, None);
-    assert_eq!(
-        step.params[1].span.of(src),
-        "global const struct particle* __restrict ps"
-    );
+    assert_eq!(step.params[1].span.of(src), "global const struct particle* __restrict ps");
 }
 
 #[test]
 fn kernel_after_return_type_and_nested_braces() {
-    let src = "void f() { struct { int a; } s = {1}; { } }\nvoid __kernel k(__global int *x) { if (1) { x[0] = 1; } }\n";
+    let src =
+        "void f() { struct { int a; } s = {1}; { } }\nvoid __kernel k(__global int *x) { if (1) { x[0] = 1; } }\n";
     let ks = only_kernels(src);
     assert_eq!(ks.len(), 1);
     assert_eq!(ks[0].name, "k");
@@ -91,14 +86,8 @@ fn kernel_after_return_type_and_nested_braces() {
 #[test]
 fn unreadable_signatures_are_errors_not_guesses() {
     let cases = [
-        (
-            "__kernel void k(__global float *)",
-            "parameter 1: cannot tell the type",
-        ),
-        (
-            "__kernel void k(__global __local float *p) {}",
-            "two address spaces",
-        ),
+        ("__kernel void k(__global float *)", "parameter 1: cannot tell the type"),
+        ("__kernel void k(__global __local float *p) {}", "two address spaces"),
         ("__kernel void k(int a, int a) {}", "appears twice"),
         ("__kernel void k(int a,) {}", "parameter 2: empty"),
         ("__kernel void k(float p *) {}", "misplaced `*`"),

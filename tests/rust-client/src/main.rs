@@ -30,45 +30,30 @@ const N: usize = 4096;
 const ROUNDS: i32 = 25;
 
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ *b as u64).wrapping_mul(0x100000001b3)
-    })
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let device_id = *get_all_devices(CL_DEVICE_TYPE_ALL)?
-        .first()
-        .ok_or("no OpenCL device")?;
+    let device_id = *get_all_devices(CL_DEVICE_TYPE_ALL)?.first().ok_or("no OpenCL device")?;
     let device = Device::new(device_id);
-    println!(
-        "device type cpu: {}",
-        device.dev_type()? & opencl3::device::CL_DEVICE_TYPE_CPU != 0
-    );
+    println!("device type cpu: {}", device.dev_type()? & opencl3::device::CL_DEVICE_TYPE_CPU != 0);
 
     let context = Context::from_device(&device)?;
-    let queue =
-        CommandQueue::create_default_with_properties(&context, CL_QUEUE_PROFILING_ENABLE, 0)?;
+    let queue = CommandQueue::create_default_with_properties(&context, CL_QUEUE_PROFILING_ENABLE, 0)?;
     let program = Program::create_and_build_from_source(&context, SOURCE, "-cl-std=CL1.2")
         .map_err(|log| format!("build failed: {log}"))?;
     let saxpy = Kernel::create(&program, "saxpy")?;
     let accumulate = Kernel::create(&program, "accumulate")?;
-    println!(
-        "kernel: {} args {}",
-        saxpy.function_name()?,
-        saxpy.num_args()?
-    );
+    println!("kernel: {} args {}", saxpy.function_name()?, saxpy.num_args()?);
 
     let xs: Vec<cl_float> = (0..N).map(|i| (i % 13) as cl_float).collect();
     let ys: Vec<cl_float> = (0..N).map(|i| (i % 7) as cl_float * 0.5).collect();
     let zeros: Vec<cl_float> = vec![0.0; N];
 
-    let mut x =
-        unsafe { Buffer::<cl_float>::create(&context, CL_MEM_READ_ONLY, N, ptr::null_mut())? };
-    let mut y =
-        unsafe { Buffer::<cl_float>::create(&context, CL_MEM_READ_ONLY, N, ptr::null_mut())? };
+    let mut x = unsafe { Buffer::<cl_float>::create(&context, CL_MEM_READ_ONLY, N, ptr::null_mut())? };
+    let mut y = unsafe { Buffer::<cl_float>::create(&context, CL_MEM_READ_ONLY, N, ptr::null_mut())? };
     let z = unsafe { Buffer::<cl_float>::create(&context, CL_MEM_READ_WRITE, N, ptr::null_mut())? };
-    let mut acc =
-        unsafe { Buffer::<cl_float>::create(&context, CL_MEM_READ_WRITE, N, ptr::null_mut())? };
+    let mut acc = unsafe { Buffer::<cl_float>::create(&context, CL_MEM_READ_WRITE, N, ptr::null_mut())? };
     unsafe {
         queue.enqueue_write_buffer(&mut x, CL_BLOCKING, 0, &xs, &[])?;
         queue.enqueue_write_buffer(&mut y, CL_BLOCKING, 0, &ys, &[])?;
@@ -105,13 +90,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     read.wait()?;
     let sum: f64 = out.iter().map(|v| *v as f64).sum();
     let bytes: Vec<u8> = out.iter().flat_map(|v| v.to_le_bytes()).collect();
-    println!(
-        "acc[0]={:.2} acc[1]={:.2} acc[{}]={:.2}",
-        out[0],
-        out[1],
-        N - 1,
-        out[N - 1]
-    );
+    println!("acc[0]={:.2} acc[1]={:.2} acc[{}]={:.2}", out[0], out[1], N - 1, out[N - 1]);
     println!("sum={sum:.2} fnv={:016x}", fnv1a(&bytes));
 
     // Entry points whose number of calls is fixed by the code above.

@@ -169,10 +169,9 @@ fn read_records(o: &Options) -> (Table, BTreeMap<String, String>) {
                     continue;
                 }
             }
-            let (Some(iters), Some(mut ms)) = (
-                r.get("iters").and_then(|x| x.as_u64()),
-                r.get(key).and_then(|x| x.as_f64()),
-            ) else {
+            let (Some(iters), Some(mut ms)) =
+                (r.get("iters").and_then(|x| x.as_u64()), r.get(key).and_then(|x| x.as_f64()))
+            else {
                 continue;
             };
             if o.metric == "net" {
@@ -202,7 +201,9 @@ fn read_records(o: &Options) -> (Table, BTreeMap<String, String>) {
 }
 
 /// variant -> [(iterations, speedup)] against the AoS baseline at the same iteration count.
-fn speedups(variants: &BTreeMap<String, BTreeMap<u64, Vec<f64>>>) -> Vec<(&'static str, &'static str, RGBColor, Vec<(u64, f64)>)> {
+fn speedups(
+    variants: &BTreeMap<String, BTreeMap<u64, Vec<f64>>>,
+) -> Vec<(&'static str, &'static str, RGBColor, Vec<(u64, f64)>)> {
     let Some(base) = variants.get("aos") else {
         return Vec::new();
     };
@@ -236,20 +237,13 @@ fn draw(
     let xs = series.iter().flat_map(|s| s.3.iter().map(|p| p.0 as f64));
     let (xmin, xmax) = xs.fold((f64::MAX, 0f64), |(a, b), x| (a.min(x), b.max(x)));
     let (xmin, xmax) = (xmin.max(1.0) / 1.3, xmax.max(xmin.max(1.0) * 2.0) * 1.3);
-    let ymax = series
-        .iter()
-        .flat_map(|s| s.3.iter().map(|p| p.1))
-        .fold(1.0f64, f64::max)
-        * 1.15;
+    let ymax = series.iter().flat_map(|s| s.3.iter().map(|p| p.1)).fold(1.0f64, f64::max) * 1.15;
     let mut b = ChartBuilder::on(&root);
     b.margin(20);
     if text {
-        b.caption(
-            format!("{sample}: net speedup over plain AoS ({metric} time; {info})"),
-            ("sans-serif", 20),
-        )
-        .x_label_area_size(50)
-        .y_label_area_size(60);
+        b.caption(format!("{sample}: net speedup over plain AoS ({metric} time; {info})"), ("sans-serif", 20))
+            .x_label_area_size(50)
+            .y_label_area_size(60);
     } else {
         b.x_label_area_size(2).y_label_area_size(2);
     }
@@ -276,24 +270,16 @@ fn draw(
         for x in series.iter().flat_map(|s| s.3.iter().map(|p| p.0 as f64)) {
             chart.draw_series(LineSeries::new(vec![(x, 0.0), (x, ymax)], grid))?;
         }
-        chart.plotting_area().draw(&Rectangle::new(
-            [(xmin, 0.0), (xmax, ymax)],
-            BLACK.stroke_width(1),
-        ))?;
+        chart.plotting_area().draw(&Rectangle::new([(xmin, 0.0), (xmax, ymax)], BLACK.stroke_width(1)))?;
     }
     // The break-even line: below it the variant is slower than the plain program.
-    chart.draw_series(LineSeries::new(
-        vec![(xmin, 1.0), (xmax, 1.0)],
-        BLACK.mix(0.6).stroke_width(1),
-    ))?;
+    chart.draw_series(LineSeries::new(vec![(xmin, 1.0), (xmax, 1.0)], BLACK.mix(0.6).stroke_width(1)))?;
     for (_, label, color, pts) in series {
         let color = *color;
         let line: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (x as f64, y)).collect();
         let s = chart.draw_series(LineSeries::new(line.clone(), color.stroke_width(3)))?;
         if text {
-            s.label(*label).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
-            });
+            s.label(*label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3)));
         }
         chart.draw_series(line.iter().map(|&p| Circle::new(p, 5, color.filled())))?;
     }
