@@ -230,20 +230,18 @@ pub fn docs_table() -> String {
     s
 }
 
-static CONFIG: OnceCell<Config> = OnceCell::new();
+static CONFIG: OnceCell<(Config, Vec<String>)> = OnceCell::new();
 
-/// The process's configuration; the first call reads the environment and logs bad values.
+/// The process's configuration, read from the environment at the first call.
 pub fn get() -> &'static Config {
-    let mut warnings = Vec::new();
-    let cfg = CONFIG.get_or_init(|| {
-        let (cfg, w) = Config::from_lookup(&|name| std::env::var(name).ok());
-        warnings = w;
-        cfg
-    });
-    for w in warnings {
-        crate::log::warn(&w);
-    }
-    cfg
+    &CONFIG.get_or_init(|| Config::from_lookup(&|name| std::env::var(name).ok())).0
+}
+
+/// What was wrong with the environment's values (each replaced by its default). The log says
+/// them once (`log::config_warnings`): the configuration sits below the log, which reads it.
+pub fn warnings() -> &'static [String] {
+    get();
+    CONFIG.get().map(|c| c.1.as_slice()).unwrap_or_default()
 }
 
 /// Whether hooks do their work (false under CLAYOUT_DISABLE=1).

@@ -18,6 +18,12 @@ pub fn write(level: LogLevel, msg: &str) {
     if !enabled(level) {
         return;
     }
+    config_warnings();
+    emit(level, msg);
+}
+
+/// Writes one line, the level already checked.
+fn emit(level: LogLevel, msg: &str) {
     let line = format!("clayout: {}: {}\n", label(level), msg);
     let file = FILE.get_or_init(|| {
         let path = config::get().log_file.as_ref()?;
@@ -89,4 +95,17 @@ pub fn missing_entry_point(name: &str) {
 
 pub fn panic_fallback(name: &str) {
     once(LogLevel::Error, name, &format!("internal error in the {name} hook; the call was forwarded untouched"));
+}
+
+/// Says what was wrong with the environment's `CLAYOUT_*` values, once per process: at load time,
+/// or before the first other message, whichever comes first.
+pub fn config_warnings() {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        if enabled(LogLevel::Warn) {
+            for w in config::warnings() {
+                emit(LogLevel::Warn, w);
+            }
+        }
+    });
 }

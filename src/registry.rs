@@ -1,4 +1,6 @@
-//! The live OpenCL objects the application holds, with the facts clayout needs about them.
+//! The live OpenCL objects the application holds, with the facts clayout needs about them
+//! (application facts only: what clayout does with an object lives in `runtime`, keyed by the
+//! same handles).
 //!
 //! Each table maps a handle to its facts and to the reference count the application's own
 //! retains and releases give it; the record goes when that count reaches zero. Facts are
@@ -104,7 +106,7 @@ impl<T> Table<T> {
 
     /// Calls `retain` on every live record `pred` accepts, under the table's read lock (see
     /// [`Table::release_with`]), and returns their handles.
-    pub fn retain_where(&self, pred: impl Fn(&T) -> bool, retain: impl Fn(Handle)) -> Vec<Handle> {
+    pub fn retain_where(&self, pred: impl Fn(&T) -> bool, mut retain: impl FnMut(Handle)) -> Vec<Handle> {
         let mut out = Vec::new();
         for shard in &self.shards {
             for (h, e) in shard.read().iter() {
@@ -115,6 +117,11 @@ impl<T> Table<T> {
             }
         }
         out
+    }
+
+    /// Forgets `h` whatever its count (for tables that follow another table's lifetimes).
+    pub fn remove(&self, h: Handle) -> Option<Arc<T>> {
+        self.shard(h).write().remove(&h).map(|e| e.info)
     }
 
     pub fn refs(&self, h: Handle) -> Option<u32> {
@@ -168,8 +175,6 @@ pub struct ProgramInfo {
     pub sources: Vec<String>,
     /// Options of the last build, compile or link.
     pub build_options: Mutex<Option<String>>,
-    /// The `//DL:` annotations of a program created from source, when it has any.
-    pub dl: Option<Arc<crate::runtime::program::ProgramDl>>,
 }
 
 impl ProgramInfo {
@@ -193,14 +198,7 @@ pub enum ArgValue {
 pub struct KernelInfo {
     pub name: String,
     pub program: Handle,
-    pub program_info: Option<Arc<ProgramInfo>>,
     pub args: Mutex<Vec<Option<ArgValue>>>,
-    /// What the kernel's annotation asks at launch, worked out at the first launch.
-    pub plan: once_cell::sync::OnceCell<crate::runtime::program::PlanResult>,
-    /// The transparent mode's copy of this kernel object, created at its first launch.
-    pub private: once_cell::sync::OnceCell<Result<crate::runtime::transparent::PrivateKernel, String>>,
-    /// Its staged copy (local-memory staging, no conversion), created at its first staged launch.
-    pub staged: once_cell::sync::OnceCell<Result<crate::runtime::transparent::PrivateKernel, String>>,
 }
 
 #[derive(Debug)]
@@ -208,13 +206,8 @@ pub struct BufferInfo {
     pub context: Handle,
     pub size: usize,
     pub flags: cl_mem_flags,
-    pub host_ptr: usize,
     /// Parent buffer and (origin, size) for a sub-buffer.
     pub parent: Option<(Handle, usize, usize)>,
-    /// Current layout of the bytes; see runtime::state for the transitions.
-    /// In an `Arc` so that a command can hold it locked from its conversions until its own
-    /// enqueue returns (runtime::access), without borrowing the registry.
-    pub state: Arc<Mutex<crate::runtime::state::BufferState>>,
 }
 
 #[derive(Default)]
@@ -224,6 +217,13 @@ pub struct Registry {
     pub programs: Table<ProgramInfo>,
     pub kernels: Table<KernelInfo>,
     pub buffers: Table<BufferInfo>,
+}
+
+impl Registry {
+    /// The first device of a context: where clayout's probes and its own programs run.
+    pub fn first_device(&self, context: Handle) -> Option<cl_device_id> {
+        self.contexts.get(context).and_then(|c| c.devices.first().map(|d| *d as cl_device_id))
+    }
 }
 
 pub fn get() -> &'static Registry {
@@ -276,10 +276,7 @@ mod tests {
     #[test]
     fn kernel_args_are_classified() {
         let reg = Registry::default();
-        reg.buffers.insert(
-            0x1000,
-            BufferInfo { context: 1, size: 64, flags: 0, host_ptr: 0, parent: None, state: Default::default() },
-        );
+        reg.buffers.insert(0x1000, BufferInfo { context: 1, size: 64, flags: 0, parent: None });
         let mem: Handle = 0x1000;
         let v = unsafe { arg_value(&reg, 8, &mem as *const Handle as *const c_void) };
         assert_eq!(v, ArgValue::Mem(0x1000));

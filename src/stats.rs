@@ -1,9 +1,8 @@
 //! Counters, and the report written at exit (`CLAYOUT_STATS`). The schema is documented in
 //! `docs/stats.md`; `Report` is its single definition.
 
+use crate::cl::{FnId, FN_COUNT, FN_NAMES};
 use crate::config::{self, StatsOut};
-use crate::exports::{FnId, FN_COUNT, FN_NAMES};
-use crate::runtime::cost::Variant;
 use parking_lot::Mutex;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -98,21 +97,36 @@ pub fn fallback(object: &str, reason: &str) {
 
 // ---- the cost model's decisions (runtime::cost) -------------------------------------------
 
+/// A form the launches of a rewritten kernel run in (the cost model names them): its place in
+/// the report's order, its key in the JSON report and its name in the summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Form {
+    pub order: u8,
+    pub key: &'static str,
+    pub label: &'static str,
+}
+
+impl Serialize for Form {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.key)
+    }
+}
+
 /// Per rewritten kernel: which form its launches ran in, why, and the times measured.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct KernelDecisions {
-    pub launches: BTreeMap<Variant, u64>,
+    pub launches: BTreeMap<Form, u64>,
     /// The distinct reasons given, in the order first given (at most `REASONS_KEPT`).
     pub reasons: Vec<String>,
     /// The fastest measured launch of each form, in ms.
-    pub measured_ms: BTreeMap<Variant, f64>,
+    pub measured_ms: BTreeMap<Form, f64>,
 }
 
 const REASONS_KEPT: usize = 8;
 static DECISIONS: Mutex<BTreeMap<String, KernelDecisions>> = Mutex::new(BTreeMap::new());
 
 /// One launch of a rewritten kernel ran in form `ran`, for `reason`.
-pub fn decision(kernel: &str, ran: Variant, reason: &str) {
+pub fn decision(kernel: &str, ran: Form, reason: &str) {
     let mut all = DECISIONS.lock();
     // Called at every launch: the kernel's entry is looked up before anything is allocated.
     if !all.contains_key(kernel) {
@@ -129,7 +143,7 @@ pub fn decision(kernel: &str, ran: Variant, reason: &str) {
 }
 
 /// A launch of `kernel` in form `v` took `ns`.
-pub fn kernel_time(kernel: &str, v: Variant, ns: f64) {
+pub fn kernel_time(kernel: &str, v: Form, ns: f64) {
     let mut all = DECISIONS.lock();
     let t = all.entry(kernel.to_string()).or_default().measured_ms.entry(v).or_insert(f64::INFINITY);
     *t = t.min(ns / 1e6);
@@ -232,7 +246,7 @@ pub fn report() -> Report {
     let fallbacks = FALLBACKS.try_lock_for(Duration::from_millis(200)).map(|l| l.clone()).unwrap_or_default();
     Report {
         version: env!("CARGO_PKG_VERSION"),
-        real_library: crate::real::source().map(str::to_string),
+        real_library: crate::cl::source().map(str::to_string),
         intercepted_calls: calls.values().sum(),
         calls,
         marshal: Marshal {
@@ -295,7 +309,7 @@ pub fn summary(r: &Report) -> String {
         );
     }
     for (k, d) in &r.policy.kernels {
-        let runs: Vec<String> = d.launches.iter().map(|(v, n)| format!("{n} {}", v.name())).collect();
+        let runs: Vec<String> = d.launches.iter().map(|(v, n)| format!("{n} {}", v.label)).collect();
         let _ = writeln!(s, "  {k} (policy {}): {}", format!("{:?}", r.policy.policy).to_lowercase(), runs.join(", "));
         for reason in &d.reasons {
             let _ = writeln!(s, "    {reason}");
@@ -320,7 +334,7 @@ pub fn write_at_exit() {
     let cfg = config::get();
     // A process that made no OpenCL call (a shell or launcher that inherited LD_PRELOAD) must
     // not overwrite the report of the OpenCL program it ran.
-    if cfg.disable || crate::real::source().is_none() {
+    if cfg.disable || crate::cl::source().is_none() {
         return;
     }
     match &cfg.stats {

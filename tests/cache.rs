@@ -250,7 +250,7 @@ fn refused_binary_is_rebuilt_from_source() {
         let key = header.splitn(5, ' ').nth(4).unwrap().to_string();
         write_record(
             f,
-            &format!("CLAYOUT-CACHE 1 {} {:016x} {key}", payload.len(), clayout::diskcache::fnv1a(&payload)),
+            &format!("CLAYOUT-CACHE 1 {} {:016x} {key}", payload.len(), clayout::cache::disk::fnv1a(&payload)),
             &payload,
         );
     }

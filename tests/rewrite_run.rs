@@ -3,8 +3,8 @@
 //! prepared on the host; converted back, the two results must agree bit for bit. One build per
 //! tile, all kernels together, so that the test stays fast.
 
+use clayout::cl::api;
 use clayout::layout::{permute_host, Layout, Shape};
-use clayout::real::api;
 use clayout::rewrite::*;
 use opencl_sys::*;
 use std::ffi::{c_void, CString};

@@ -1,9 +1,9 @@
 //! The tile search and the conversion costs the cost model uses (src/runtime/tune.rs), on PoCL:
 //! a real GPU runs the search only for itself, so this is where CI exercises it.
 
+use clayout::cl::api;
 use clayout::layout::Layout;
-use clayout::real::api;
-use clayout::runtime::tune::{search, Tuned};
+use clayout::runtime::cost::tune::{search, Tuned};
 use opencl_sys::*;
 use std::ptr;
 

@@ -18,9 +18,9 @@
 //! warm-up cycle AoS -> ASTA -> SoA -> ASTA -> AoS is read back after each step and sampled
 //! words compared with the layout formulas; a mismatch prints FAIL.
 
+use clayout::cl::api;
 use clayout::layout::{Layout, Shape};
 use clayout::marshal::{describe, enqueue_conversion, set_tuning, P100Kernel, Tuning};
-use clayout::real::api;
 use opencl_sys::*;
 use serde::Serialize;
 use std::ffi::{c_void, CString};

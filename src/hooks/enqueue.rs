@@ -2,10 +2,11 @@
 //! (`runtime::state::Need`) and lets the runtime order the command after any conversion.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
-use crate::real::api;
-use crate::runtime::access::{blocking_host_access, host_access, write_need, Blocking};
-use crate::runtime::state::Need;
-use crate::runtime::{convert, launch};
+use crate::cl::api;
+use crate::registry::key;
+use crate::runtime::access::{blocking_host_access, host_access, Blocking, HostUse};
+use crate::runtime::dims::Dims;
+use crate::runtime::{buffers, convert, launch};
 use libc::{c_void, size_t};
 use opencl_sys::*;
 
@@ -30,7 +31,7 @@ pub unsafe fn clEnqueueReadBuffer(
     event: *mut cl_event,
 ) -> cl_int {
     let call = |n, l, b, ev| api().clEnqueueReadBuffer(command_queue, buffer, b, offset, size, ptr, n, l, ev);
-    blocking_host_access(command_queue, &[(buffer, Need::Host)], n, list, status(blocking_read, event, call))
+    blocking_host_access(command_queue, &[(buffer, HostUse::Host)], n, list, status(blocking_read, event, call))
 }
 
 pub unsafe fn clEnqueueReadBufferRect(
@@ -67,7 +68,7 @@ pub unsafe fn clEnqueueReadBufferRect(
             ev,
         )
     };
-    blocking_host_access(command_queue, &[(buffer, Need::Host)], n, list, status(blocking_read, event, call))
+    blocking_host_access(command_queue, &[(buffer, HostUse::Host)], n, list, status(blocking_read, event, call))
 }
 
 pub unsafe fn clEnqueueWriteBuffer(
@@ -81,9 +82,9 @@ pub unsafe fn clEnqueueWriteBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    let need = write_need(buffer, offset, size);
     let call = |n, l, b, ev| api().clEnqueueWriteBuffer(command_queue, buffer, b, offset, size, ptr, n, l, ev);
-    blocking_host_access(command_queue, &[(buffer, need)], n, list, status(blocking_write, event, call))
+    let usage = HostUse::Write { offset, size };
+    blocking_host_access(command_queue, &[(buffer, usage)], n, list, status(blocking_write, event, call))
 }
 
 pub unsafe fn clEnqueueWriteBufferRect(
@@ -120,7 +121,7 @@ pub unsafe fn clEnqueueWriteBufferRect(
             ev,
         )
     };
-    blocking_host_access(command_queue, &[(buffer, Need::Host)], n, list, status(blocking_write, event, call))
+    blocking_host_access(command_queue, &[(buffer, HostUse::Host)], n, list, status(blocking_write, event, call))
 }
 
 pub unsafe fn clEnqueueFillBuffer(
@@ -134,13 +135,13 @@ pub unsafe fn clEnqueueFillBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    let need = write_need(buffer, offset, size);
     host_access(
         command_queue,
-        &[(buffer, need)],
+        &[(buffer, HostUse::Write { offset, size })],
         n,
         list,
         |n, l| api().clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, n, l, event),
+        |r| *r == CL_SUCCESS,
         |e| e,
     )
 }
@@ -156,7 +157,7 @@ pub unsafe fn clEnqueueCopyBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    let needs = [(src_buffer, Need::Host), (dst_buffer, write_need(dst_buffer, dst_offset, size))];
+    let needs = [(src_buffer, HostUse::Host), (dst_buffer, HostUse::Write { offset: dst_offset, size })];
     host_access(
         command_queue,
         &needs,
@@ -165,6 +166,7 @@ pub unsafe fn clEnqueueCopyBuffer(
         |n, l| {
             api().clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, n, l, event)
         },
+        |r| *r == CL_SUCCESS,
         |e| e,
     )
 }
@@ -186,7 +188,7 @@ pub unsafe fn clEnqueueCopyBufferRect(
 ) -> cl_int {
     host_access(
         command_queue,
-        &[(src_buffer, Need::Host), (dst_buffer, Need::Host)],
+        &[(src_buffer, HostUse::Host), (dst_buffer, HostUse::Host)],
         n,
         list,
         |n, l| {
@@ -206,6 +208,7 @@ pub unsafe fn clEnqueueCopyBufferRect(
                 event,
             )
         },
+        |r| *r == CL_SUCCESS,
         |e| e,
     )
 }
@@ -223,7 +226,7 @@ pub unsafe fn clEnqueueCopyImageToBuffer(
 ) -> cl_int {
     host_access(
         command_queue,
-        &[(dst_buffer, Need::Host)],
+        &[(dst_buffer, HostUse::Host)],
         n,
         list,
         |n, l| {
@@ -239,6 +242,7 @@ pub unsafe fn clEnqueueCopyImageToBuffer(
                 event,
             )
         },
+        |r| *r == CL_SUCCESS,
         |e| e,
     )
 }
@@ -256,7 +260,7 @@ pub unsafe fn clEnqueueCopyBufferToImage(
 ) -> cl_int {
     host_access(
         command_queue,
-        &[(src_buffer, Need::Host)],
+        &[(src_buffer, HostUse::Host)],
         n,
         list,
         |n, l| {
@@ -272,6 +276,7 @@ pub unsafe fn clEnqueueCopyBufferToImage(
                 event,
             )
         },
+        |r| *r == CL_SUCCESS,
         |e| e,
     )
 }
@@ -288,9 +293,12 @@ pub unsafe fn clEnqueueMapBuffer(
     event: *mut cl_event,
     errcode_ret: *mut cl_int,
 ) -> *mut c_void {
-    let need =
-        if map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 { write_need(buffer, offset, size) } else { Need::Host };
-    crate::guard("clEnqueueMapBuffer", || convert::mapping(buffer));
+    let usage =
+        if map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 { HostUse::Write { offset, size } } else { HostUse::Host };
+    let record = crate::guard("clEnqueueMapBuffer", || buffers::get(key(buffer))).flatten();
+    if let Some(b) = &record {
+        crate::guard("clEnqueueMapBuffer", || convert::mapping(b));
+    }
     let call = |n, l, b, ev| {
         api().clEnqueueMapBuffer(command_queue, buffer, b, map_flags, offset, size, n, l, ev, errcode_ret)
     };
@@ -302,13 +310,13 @@ pub unsafe fn clEnqueueMapBuffer(
     };
     let p = blocking_host_access(
         command_queue,
-        &[(buffer, need)],
+        &[(buffer, usage)],
         n,
         list,
         Blocking { blocking: blocking_map, event, call, enqueued: |p: &*mut c_void| !p.is_null(), failed },
     );
-    if p.is_null() {
-        crate::guard("clEnqueueMapBuffer", || convert::unmapped(buffer));
+    if let (true, Some(b)) = (p.is_null(), &record) {
+        crate::guard("clEnqueueMapBuffer", || convert::unmapped(b));
     }
     p
 }
@@ -323,7 +331,11 @@ pub unsafe fn clEnqueueUnmapMemObject(
 ) -> cl_int {
     let r = api().clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, n, list, event);
     if r == CL_SUCCESS {
-        crate::guard("clEnqueueUnmapMemObject", || convert::unmapped(memobj));
+        crate::guard("clEnqueueUnmapMemObject", || {
+            if let Some(b) = buffers::get(key(memobj)) {
+                convert::unmapped(&b)
+            }
+        });
     }
     r
 }
@@ -341,15 +353,16 @@ pub unsafe fn clEnqueueMigrateMemObjects(
     if !to_host || mem_objects.is_null() {
         return api().clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, n, list, event);
     }
-    let need = if flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED != 0 { Need::HostOverwrite } else { Need::Host };
-    let needs: Vec<(cl_mem, Need)> =
-        std::slice::from_raw_parts(mem_objects, num_mem_objects as usize).iter().map(|m| (*m, need)).collect();
+    let usage = if flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED != 0 { HostUse::Overwrite } else { HostUse::Host };
+    let needs: Vec<(cl_mem, HostUse)> =
+        std::slice::from_raw_parts(mem_objects, num_mem_objects as usize).iter().map(|m| (*m, usage)).collect();
     host_access(
         command_queue,
         &needs,
         n,
         list,
         |n, l| api().clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, n, l, event),
+        |r| *r == CL_SUCCESS,
         |e| e,
     )
 }
@@ -366,10 +379,10 @@ pub unsafe fn clEnqueueNativeKernel(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    let needs: Vec<(cl_mem, Need)> = if mem_list.is_null() {
+    let needs: Vec<(cl_mem, HostUse)> = if mem_list.is_null() {
         Vec::new()
     } else {
-        std::slice::from_raw_parts(mem_list, num_mem_objects as usize).iter().map(|m| (*m, Need::Host)).collect()
+        std::slice::from_raw_parts(mem_list, num_mem_objects as usize).iter().map(|m| (*m, HostUse::Host)).collect()
     };
     host_access(
         command_queue,
@@ -390,6 +403,7 @@ pub unsafe fn clEnqueueNativeKernel(
                 event,
             )
         },
+        |r| *r == CL_SUCCESS,
         |e| e,
     )
 }
@@ -405,7 +419,7 @@ pub unsafe fn clEnqueueNDRangeKernel(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    let dims = launch::Dims::new(work_dim, global_work_size, local_work_size);
+    let dims = Dims::new(work_dim, global_work_size, local_work_size);
     launch::launch(command_queue, kernel, dims, n, list, |k, local, n, l| {
         // The staged copy may need a work-group size of its own (one its local memory holds).
         let own = local.map(|x| [x]);
@@ -431,7 +445,7 @@ pub unsafe fn clEnqueueTask(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    launch::launch(command_queue, kernel, launch::Dims::task(), n, list, |k, _, n, l| {
+    launch::launch(command_queue, kernel, Dims::task(), n, list, |k, _, n, l| {
         api().clEnqueueTask(command_queue, k, n, l, event)
     })
 }

@@ -3,8 +3,8 @@
 //! failure in clayout's own logic never changes what the application gets back.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
+use crate::cl::api;
 use crate::guard;
-use crate::real::api;
 use crate::registry::{
     self, key, ArgValue, BufferInfo, ContextInfo, KernelInfo, ProgramInfo, ProgramOrigin, QueueInfo,
 };
@@ -20,25 +20,8 @@ fn reg() -> &'static registry::Registry {
     registry::get()
 }
 
-unsafe fn info_bytes(query: impl Fn(size_t, *mut c_void, *mut size_t) -> cl_int) -> Option<Vec<u8>> {
-    let mut n: size_t = 0;
-    if query(0, std::ptr::null_mut(), &mut n) != CL_SUCCESS {
-        return None;
-    }
-    let mut buf = vec![0u8; n];
-    (query(n, buf.as_mut_ptr() as *mut c_void, std::ptr::null_mut()) == CL_SUCCESS).then_some(buf)
-}
-
-unsafe fn context_devices(ctx: cl_context) -> Vec<usize> {
-    info_bytes(|n, p, r| api().clGetContextInfo(ctx, CL_CONTEXT_DEVICES, n, p, r))
-        .map(|b| b.chunks_exact(8).map(|c| usize::from_ne_bytes(c.try_into().unwrap())).collect())
-        .unwrap_or_default()
-}
-
-unsafe fn kernel_name(k: cl_kernel) -> String {
-    info_bytes(|n, p, r| api().clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, n, p, r))
-        .map(|b| String::from_utf8_lossy(b.split(|c| *c == 0).next().unwrap_or(&[])).into_owned())
-        .unwrap_or_default()
+fn context_devices(ctx: cl_context) -> Vec<usize> {
+    crate::cl::info::context_devices(ctx).into_iter().map(key).collect()
 }
 
 unsafe fn cstr(p: *const c_char) -> Option<String> {
@@ -81,9 +64,10 @@ pub unsafe fn clCreateContextFromType(
     ctx
 }
 
-/// Retain and release of every tracked kind: forward, and on success follow the count.
+/// Retain and release of every tracked kind: forward, and on success follow the count; the
+/// runtime forgets its record at the application's last release.
 macro_rules! refcounted {
-    ($retain:ident, $release:ident, $ty:ty, $table:ident) => {
+    ($retain:ident, $release:ident, $ty:ty, $table:ident, $runtime:path) => {
         pub unsafe fn $retain(obj: $ty) -> cl_int {
             let r = api().$retain(obj);
             if r == CL_SUCCESS {
@@ -95,7 +79,9 @@ macro_rules! refcounted {
             let r = api().$release(obj);
             if r == CL_SUCCESS {
                 guard(stringify!($release), || {
-                    reg().$table.release(key(obj));
+                    if reg().$table.release(key(obj)).is_some() {
+                        $runtime(key(obj));
+                    }
                 });
             }
             r
@@ -137,10 +123,7 @@ pub unsafe fn clReleaseContext(context: cl_context) -> cl_int {
     // clayout's own programs and scratch buffers hold the context too: drop them when the
     // application lets go of it, so that the context can really go away.
     if reg().contexts.refs(key(context)) == Some(1) {
-        guard("clReleaseContext", || {
-            crate::marshal::release_context(context);
-            crate::runtime::check_context_references(context);
-        });
+        guard("clReleaseContext", || crate::runtime::context::releasing(context));
     }
     let r = api().clReleaseContext(context);
     if r == CL_SUCCESS {
@@ -151,28 +134,9 @@ pub unsafe fn clReleaseContext(context: cl_context) -> cl_int {
     r
 }
 
-refcounted!(clRetainProgram, clReleaseProgram, cl_program, programs);
-refcounted!(clRetainKernel, clReleaseKernel, cl_kernel, kernels);
-
-pub unsafe fn clRetainMemObject(memobj: cl_mem) -> cl_int {
-    let r = api().clRetainMemObject(memobj);
-    if r == CL_SUCCESS {
-        guard("clRetainMemObject", || reg().buffers.retain(key(memobj)));
-    }
-    r
-}
-
-pub unsafe fn clReleaseMemObject(memobj: cl_mem) -> cl_int {
-    let r = api().clReleaseMemObject(memobj);
-    if r == CL_SUCCESS {
-        guard("clReleaseMemObject", || {
-            if let Some(info) = reg().buffers.release(key(memobj)) {
-                crate::runtime::buffer_released(&info);
-            }
-        });
-    }
-    r
-}
+refcounted!(clRetainProgram, clReleaseProgram, cl_program, programs, crate::runtime::program::released);
+refcounted!(clRetainKernel, clReleaseKernel, cl_kernel, kernels, crate::runtime::kernels::released);
+refcounted!(clRetainMemObject, clReleaseMemObject, cl_mem, buffers, crate::runtime::buffers::released);
 
 // ---- command queues -------------------------------------------------------------------------
 
@@ -242,18 +206,10 @@ pub unsafe fn clCreateCommandQueueWithProperties(
 
 fn record_program(p: cl_program, ctx: cl_context, origin: ProgramOrigin, sources: Vec<String>) {
     guard("program", || {
-        let dl = if origin == ProgramOrigin::Source {
-            crate::runtime::program::discover(&sources.concat())
-        } else {
-            crate::log::info(&format!(
-                "program {:#x} created from {origin:?}: no source to read annotations from, its kernels run as they are",
-                key(p)
-            ));
-            None
-        };
-        reg()
+        let facts = reg()
             .programs
-            .insert(key(p), ProgramInfo { context: key(ctx), origin, sources, build_options: Mutex::new(None), dl });
+            .insert(key(p), ProgramInfo { context: key(ctx), origin, sources, build_options: Mutex::new(None) });
+        crate::runtime::program::created(key(p), facts);
     });
 }
 
@@ -343,13 +299,13 @@ fn build_options(
     devices: (cl_uint, *const cl_device_id),
 ) -> Option<std::ffi::CString> {
     guard("build options", || {
-        let info = reg().programs.get(key(program))?;
+        let info = crate::runtime::program::get(key(program))?;
         let user = unsafe { cstr(options) };
-        *info.build_options.lock() = user.clone();
+        *info.facts.build_options.lock() = user.clone();
         let device = if devices.0 > 0 && !devices.1.is_null() {
             Some(unsafe { *devices.1 })
         } else {
-            reg().contexts.get(info.context).and_then(|c| c.devices.first().map(|d| *d as cl_device_id))
+            reg().first_device(info.facts.context)
         };
         crate::runtime::program::build_options(&info, user.as_deref(), device)
     })
@@ -369,13 +325,13 @@ pub unsafe fn clBuildProgram(
     let ours = build_options(program, options, (num_devices, device_list));
     let options = ours.as_ref().map(|o| o.as_ptr()).unwrap_or(options);
     let r = api().clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
-    if r == CL_SUCCESS && pfn_notify.is_none() {
-        // clayout's own programs (rewritten copies, probes, conversion kernels) are built now,
-        // with the application's build, rather than inside its first launch. With a callback
-        // the build may still be running: they are then built at the first launch.
+    if r == CL_SUCCESS {
+        // clayout's own programs (rewritten copies, probes, conversion kernels) are built on its
+        // worker from now on, not inside the application's calls. With a callback the
+        // application's build may still be running: the worker waits for it first.
         guard("after build", || {
-            if let Some(info) = reg().programs.get(key(program)) {
-                crate::runtime::program::prepare_after_build(&info);
+            if let Some(info) = crate::runtime::program::get(key(program)) {
+                crate::runtime::program::prepare(&info, pfn_notify.is_some());
             }
         });
     }
@@ -441,19 +397,8 @@ pub unsafe fn clLinkProgram(
 
 fn record_kernel(k: cl_kernel, program: cl_program, name: String, args: Vec<Option<ArgValue>>) {
     guard("kernel", || {
-        let program_info = reg().programs.get(key(program));
-        reg().kernels.insert(
-            key(k),
-            KernelInfo {
-                name,
-                program: key(program),
-                program_info,
-                args: Mutex::new(args),
-                plan: Default::default(),
-                private: Default::default(),
-                staged: Default::default(),
-            },
-        );
+        let facts = reg().kernels.insert(key(k), KernelInfo { name, program: key(program), args: Mutex::new(args) });
+        crate::runtime::kernels::created(key(k), facts);
     });
 }
 
@@ -479,7 +424,7 @@ pub unsafe fn clCreateKernelsInProgram(
     if r == CL_SUCCESS && !kernels.is_null() {
         for i in 0..n.min(num_kernels) as usize {
             let k = *kernels.add(i);
-            record_kernel(k, program, kernel_name(k), Vec::new());
+            record_kernel(k, program, crate::cl::info::kernel_name(k), Vec::new());
         }
     }
     r
@@ -524,26 +469,10 @@ pub unsafe fn clSetKernelArg(
 
 // ---- buffers --------------------------------------------------------------------------------
 
-fn record_buffer(
-    m: cl_mem,
-    ctx: cl_context,
-    flags: cl_mem_flags,
-    size: size_t,
-    host_ptr: *mut c_void,
-    parent: Option<(usize, usize, usize)>,
-) {
+fn record_buffer(m: cl_mem, ctx: cl_context, flags: cl_mem_flags, size: size_t, parent: Option<(usize, usize, usize)>) {
     guard("buffer", || {
-        reg().buffers.insert(
-            key(m),
-            BufferInfo {
-                context: key(ctx),
-                size,
-                flags,
-                host_ptr: host_ptr as usize,
-                parent,
-                state: Default::default(),
-            },
-        );
+        let facts = reg().buffers.insert(key(m), BufferInfo { context: key(ctx), size, flags, parent });
+        crate::runtime::buffers::created(key(m), facts);
     });
 }
 
@@ -556,7 +485,7 @@ pub unsafe fn clCreateBuffer(
 ) -> cl_mem {
     let m = api().clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
     if !m.is_null() {
-        record_buffer(m, context, flags, size, host_ptr, None);
+        record_buffer(m, context, flags, size, None);
     }
     m
 }
@@ -571,7 +500,7 @@ pub unsafe fn clCreateBufferWithProperties(
 ) -> cl_mem {
     let m = api().clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
     if !m.is_null() {
-        record_buffer(m, context, flags, size, host_ptr, None);
+        record_buffer(m, context, flags, size, None);
     }
     m
 }
@@ -592,14 +521,7 @@ pub unsafe fn clCreateSubBuffer(
             let parent_flags = parent.as_ref().map(|p| p.flags).unwrap_or(0);
             // A sub-buffer inherits the parent's host-pointer and access flags it does not set.
             let flags = if flags == 0 { parent_flags } else { flags };
-            record_buffer(
-                m,
-                ctx as cl_context,
-                flags,
-                region.size,
-                std::ptr::null_mut(),
-                Some((key(buffer), region.origin, region.size)),
-            );
+            record_buffer(m, ctx as cl_context, flags, region.size, Some((key(buffer), region.origin, region.size)));
         });
     }
     m
@@ -610,8 +532,8 @@ pub unsafe fn clCreateSubBuffer(
 fn note_extension(name: *const c_char, found: bool) {
     guard("extension lookup", || {
         let name = unsafe { cstr(name) }.unwrap_or_default();
-        if found && crate::runtime::extension_touches_buffers(&name) {
-            crate::runtime::stop_converting(&format!("the application uses the extension entry point {name}, which can read or write buffers behind clayout's back"));
+        if found && crate::runtime::stop::extension_touches_buffers(&name) {
+            crate::runtime::stop::stop_converting(&format!("the application uses the extension entry point {name}, which can read or write buffers behind clayout's back"));
         } else {
             crate::log::debug(&format!(
                 "extension entry point {name} {}: calls through it are not observed",

@@ -43,9 +43,9 @@
 //! Work-group shapes come from device queries; the few free choices are in [`Tuning`], which
 //! only the benchmark changes ([`set_tuning`]): clayout reads no environment variable for them.
 
+use crate::cl::api;
+use crate::cl::Kernel;
 use crate::layout::{Layout, Shape};
-use crate::owned::OwnedKernel as Kernel;
-use crate::real::api;
 use libc::{c_void, size_t};
 use once_cell::sync::{Lazy, OnceCell};
 use opencl_sys::*;
@@ -119,7 +119,7 @@ struct DevInfo {
 static DEVINFO: Lazy<Mutex<HashMap<usize, DevInfo>>> = Lazy::new(|| Mutex::new(HashMap::new()));
 
 unsafe fn dev_string(d: cl_device_id, what: cl_device_info) -> String {
-    crate::real::info_string(|n, v, r| api().clGetDeviceInfo(d, what, n, v, r))
+    crate::cl::info::info_string(|n, v, r| api().clGetDeviceInfo(d, what, n, v, r))
 }
 
 fn dev_info(d: cl_device_id) -> DevInfo {
@@ -129,9 +129,9 @@ fn dev_info(d: cl_device_id) -> DevInfo {
     // SAFETY: plain device queries on a device handle the caller holds.
     let info = unsafe {
         let vendor = dev_string(d, CL_DEVICE_VENDOR);
-        let local_mem: cl_ulong = crate::real::device_scalar(d, CL_DEVICE_LOCAL_MEM_SIZE);
-        let max_wg: size_t = crate::real::device_scalar(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
-        let compute_units: cl_uint = crate::real::device_scalar(d, CL_DEVICE_MAX_COMPUTE_UNITS);
+        let local_mem: cl_ulong = crate::cl::info::device_scalar(d, CL_DEVICE_LOCAL_MEM_SIZE);
+        let max_wg: size_t = crate::cl::info::device_scalar(d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+        let compute_units: cl_uint = crate::cl::info::device_scalar(d, CL_DEVICE_MAX_COMPUTE_UNITS);
         let v = vendor.to_ascii_lowercase();
         let simd = if v.contains("nvidia") {
             32
@@ -190,7 +190,7 @@ unsafe fn build(ctx: cl_context, dev: cl_device_id, t: u32, opts: &str) -> Resul
         return Err("injected failure of a conversion kernel build".into());
     }
     let src = format!("{}\n{}", crate::layout::asta_macros(Some(t)), SOURCE);
-    crate::binaries::build(ctx, dev, &src, opts, "conv").map(Prog)
+    crate::cache::binaries::build(ctx, dev, &src, opts, "conv").map(|p| Prog(p.into_raw())).map_err(|e| e.to_string())
 }
 
 fn kernel(prog: cl_program, name: &str, dev: cl_device_id, need_wg: usize) -> Res<Kernel> {
@@ -201,12 +201,14 @@ fn kernel(prog: cl_program, name: &str, dev: cl_device_id, need_wg: usize) -> Re
     if k.is_null() || err != CL_SUCCESS {
         return Err(MarshalError::Build(format!("clCreateKernel({name}): {err}")));
     }
-    let k = Kernel(k);
+    let Some(k) = Kernel::from_raw(k) else {
+        return Err(MarshalError::Build(format!("clCreateKernel({name}): no kernel")));
+    };
     let mut wg: size_t = 0;
     // SAFETY: plain query.
     unsafe {
         api().clGetKernelWorkGroupInfo(
-            k.0,
+            k.raw(),
             dev,
             CL_KERNEL_WORK_GROUP_SIZE,
             std::mem::size_of::<size_t>(),
@@ -618,13 +620,13 @@ impl Chain {
             let e = unsafe {
                 match a {
                     Arg::Mem(m) => api().clSetKernelArg(
-                        k.0,
+                        k.raw(),
                         i as cl_uint,
                         std::mem::size_of::<cl_mem>(),
                         m as *const cl_mem as *const c_void,
                     ),
-                    Arg::U64(v) => api().clSetKernelArg(k.0, i as cl_uint, 8, v as *const u64 as *const c_void),
-                    Arg::U32(v) => api().clSetKernelArg(k.0, i as cl_uint, 4, v as *const u32 as *const c_void),
+                    Arg::U64(v) => api().clSetKernelArg(k.raw(), i as cl_uint, 8, v as *const u64 as *const c_void),
+                    Arg::U32(v) => api().clSetKernelArg(k.raw(), i as cl_uint, 4, v as *const u32 as *const c_void),
                 }
             };
             if e != CL_SUCCESS {
@@ -641,7 +643,7 @@ impl Chain {
         let e = unsafe {
             api().clEnqueueNDRangeKernel(
                 self.queue,
-                k.0,
+                k.raw(),
                 1,
                 ptr::null(),
                 gs.as_ptr(),

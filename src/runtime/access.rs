@@ -2,11 +2,12 @@
 //! launches of kernels that want a buffer in host layout): each buffer involved is brought to
 //! its host layout first, on the command's queue, and the command waits for that.
 
-use super::convert::{self, ensure, OwnedEvent};
+use super::buffers::{self, Buffer, BufferState};
+use super::convert::ensure;
 use super::order;
-use super::state::{BufferState, Need};
-use crate::real::api;
-use crate::registry::{self, key, BufferInfo, Handle};
+use super::state::{Current, Need};
+use crate::cl::{cmd, info::event_status, Event};
+use crate::registry::{key, Handle};
 use opencl_sys::*;
 use parking_lot::lock_api::ArcMutexGuard;
 use parking_lot::RawMutex;
@@ -14,11 +15,16 @@ use std::sync::Arc;
 
 /// The events a command must wait for: the application's own, then clayout's conversions.
 /// It also holds the states of the command's buffers locked: drop it right after the
-/// command's enqueue returns (runtime::order says why).
+/// command's enqueue returns (runtime::order says why), or hand it to [`WaitList::failed`]
+/// when the enqueue failed.
 pub struct WaitList {
     events: Vec<cl_event>,
-    _owned: Vec<OwnedEvent>,
-    _locked: Vec<ArcMutexGuard<RawMutex, BufferState>>,
+    _owned: Vec<Event>,
+    locked: Vec<ArcMutexGuard<RawMutex, BufferState>>,
+    /// States changed without a conversion for a command that overwrites the whole buffer:
+    /// (index in `locked`, state before). Should the command not be enqueued after all, the old
+    /// bytes are still there, in the old layout.
+    overwritten: Vec<(usize, Current)>,
 }
 
 impl WaitList {
@@ -35,10 +41,20 @@ impl WaitList {
             self.events.as_ptr()
         }
     }
+
+    /// The command was not enqueued: its buffers' bytes are as they were before it.
+    pub fn failed(mut self) {
+        for (i, before) in std::mem::take(&mut self.overwritten) {
+            self.locked[i].current = before;
+        }
+    }
 }
 
 /// The application's wait list as a slice, or None when it is malformed (then the real library
 /// must see it untouched, to give its own error).
+///
+/// # Safety
+/// `list` must point to `n` events when it is not null, as the OpenCL API requires.
 pub unsafe fn user_wait<'a>(n: cl_uint, list: *const cl_event) -> Option<&'a [cl_event]> {
     match (n, list.is_null()) {
         (0, true) => Some(&[]),
@@ -48,9 +64,11 @@ pub unsafe fn user_wait<'a>(n: cl_uint, list: *const cl_event) -> Option<&'a [cl
 }
 
 /// One buffer a command touches, and what it needs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct BufferNeed {
-    pub mem: cl_mem,
+    pub buffer: Arc<Buffer>,
+    /// The kernel argument the buffer is bound to, for a launch.
+    pub arg: Option<usize>,
     pub need: Need,
     /// The command cannot run correctly without this need met (a kernel written for the
     /// device layout): then a failed device conversion falls back to the host.
@@ -80,37 +98,40 @@ pub struct NotMet {
 /// (it does for the application's kernel) or only changes which kernel runs (a rewritten copy).
 pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_event]) -> Result<WaitList, NotMet> {
     // The buffer whose bytes each need is about: a sub-buffer shows its parent's bytes, so the
-    // parent must be in host layout.
-    let mut targets: Vec<(Handle, Arc<BufferInfo>, Need, bool)> = Vec::new();
-    for &BufferNeed { mem, need, must } in needs {
-        let target = match need {
-            // A sub-buffer asked for a device layout stays itself: `ensure` refuses it.
-            Need::Device(_) => registry::get().buffers.get(key(mem)).map(|b| (key(mem), b, need)),
-            Need::Host | Need::HostOverwrite => {
-                convert::whose_bytes(mem).map(|(h, b)| (h, b, if h == key(mem) { need } else { Need::Host }))
-            }
-        };
-        if let Some((h, info, need)) = target {
-            targets.push((h, info, need, must));
-        }
-    }
+    // parent must be in host layout (a sub-buffer asked for a device layout stays itself:
+    // `ensure` refuses it).
+    let targets: Vec<(&Arc<Buffer>, Need, bool)> = needs
+        .iter()
+        .map(|n| match (n.need, &n.buffer.parent) {
+            (Need::Host | Need::HostOverwrite, Some(parent)) => (parent, Need::Host, n.must),
+            _ => (&n.buffer, n.need, n.must),
+        })
+        .collect();
     // Every buffer locked once, in handle order, so that two commands never wait on each other.
-    let mut order: Vec<usize> = (0..targets.len()).collect();
-    order.sort_by_key(|&i| targets[i].0);
-    order.dedup_by_key(|i| targets[*i].0);
-    let mut locked: Vec<(Handle, ArcMutexGuard<RawMutex, BufferState>)> =
-        order.iter().map(|&i| (targets[i].0, targets[i].1.state.lock_arc())).collect();
+    let mut handles: Vec<Handle> = targets.iter().map(|t| t.0.handle).collect();
+    handles.sort_unstable();
+    handles.dedup();
+    let mut locked: Vec<ArcMutexGuard<RawMutex, BufferState>> = handles
+        .iter()
+        .map(|h| targets.iter().find(|t| t.0.handle == *h).expect("a target's handle").0.state.lock_arc())
+        .collect();
     let mut owned = Vec::new();
-    for (h, info, need, must) in &targets {
-        let st = &mut locked.iter_mut().find(|(k, _)| k == h).expect("every target is locked").1;
-        match ensure(queue, *h, info, st, *need, *must, user) {
+    let mut overwritten = Vec::new();
+    for (buffer, need, must) in &targets {
+        let i = handles.binary_search(&buffer.handle).expect("every target is locked");
+        let st = &mut locked[i];
+        let before = st.current;
+        match ensure(queue, buffer, st, *need, *must, user) {
             Ok(ev) => owned.extend(ev),
-            Err(f) => return Err(NotMet { object: format!("buffer {h:#x}"), reason: f.reason }),
+            Err(f) => return Err(NotMet { object: format!("buffer {:#x}", buffer.handle), reason: f.reason }),
+        }
+        if *need == Need::HostOverwrite && before != st.current {
+            overwritten.push((i, before));
         }
     }
     let mut events = user.to_vec();
-    events.extend(owned.iter().map(|e| e.0));
-    Ok(WaitList { events, _owned: owned, _locked: locked.into_iter().map(|(_, g)| g).collect() })
+    events.extend(owned.iter().map(Event::raw));
+    Ok(WaitList { events, _owned: owned, locked, overwritten })
 }
 
 /// Why `needs` cannot all hold at once, if they cannot: one buffer passed for two arguments
@@ -121,30 +142,57 @@ pub fn conflicting(needs: &[BufferNeed]) -> Option<String> {
         _ => None,
     };
     // A sub-buffer stands for its parent, which must then be in host layout.
-    let whose = |m: cl_mem| convert::whose_bytes(m).map(|(h, _)| h).unwrap_or(key(m));
+    let whose = |n: &BufferNeed| n.buffer.bytes_owner().handle;
     for (i, a) in needs.iter().enumerate() {
-        if needs[i + 1..].iter().any(|b| whose(b.mem) == whose(a.mem) && layout(&a.need) != layout(&b.need)) {
+        if needs[i + 1..].iter().any(|b| whose(b) == whose(a) && layout(&a.need) != layout(&b.need)) {
             return Some(format!(
                 "buffer {:#x} is passed for two arguments that need it in different layouts",
-                whose(a.mem)
+                whose(a)
             ));
         }
     }
     None
 }
 
+/// What a host-visible command does to one buffer's bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostUse {
+    /// Reads them, or writes part of them: they must be in host layout.
+    Host,
+    /// Writes `size` bytes at `offset`: a write of the whole buffer needs no conversion.
+    Write { offset: usize, size: usize },
+    /// Makes the whole contents undefined.
+    Overwrite,
+}
+
+impl HostUse {
+    fn need(self, buffer: &Buffer) -> Need {
+        match self {
+            HostUse::Write { offset: 0, size } if size == buffer.facts.size && buffer.parent.is_none() => {
+                Need::HostOverwrite
+            }
+            HostUse::Overwrite => Need::HostOverwrite,
+            _ => Need::Host,
+        }
+    }
+}
+
 /// Runs `call` with the wait list `prepare` gives for `needs`; before any annotated program
 /// exists, or when the application's wait list is malformed, calls it untouched.
+///
+/// # Safety
+/// As for the enqueue call `call` makes.
 pub unsafe fn host_access<R>(
     queue: cl_command_queue,
-    needs: &[(cl_mem, Need)],
+    needs: &[(cl_mem, HostUse)],
     n: cl_uint,
     list: *const cl_event,
     call: impl FnOnce(cl_uint, *const cl_event) -> R,
+    enqueued: fn(&R) -> bool,
     fail: impl FnOnce(cl_int) -> R,
 ) -> R {
     let call = |n, l, _, _| call(n, l);
-    let b = Blocking { blocking: CL_FALSE, event: std::ptr::null_mut(), call, enqueued: |_| true, failed: fail };
+    let b = Blocking { blocking: CL_FALSE, event: std::ptr::null_mut(), call, enqueued, failed: fail };
     blocking_host_access(queue, needs, n, list, b)
 }
 
@@ -162,13 +210,16 @@ pub struct Blocking<R, C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_even
 /// `host_access` for a command that may block: on the ordered path it is enqueued without
 /// blocking, the buffers' locks are released, and only then is it waited for, so that no lock
 /// is held while waiting (another thread may have to act before it completes).
+///
+/// # Safety
+/// As for the enqueue call `b.call` makes.
 pub unsafe fn blocking_host_access<
     R,
     C: FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> R,
     F: FnOnce(cl_int) -> R,
 >(
     queue: cl_command_queue,
-    needs: &[(cl_mem, Need)],
+    needs: &[(cl_mem, HostUse)],
     n: cl_uint,
     list: *const cl_event,
     b: Blocking<R, C, F>,
@@ -177,31 +228,41 @@ pub unsafe fn blocking_host_access<
         return (b.call)(n, list, b.blocking, b.event);
     }
     let Some(user) = user_wait(n, list) else { return (b.call)(n, list, b.blocking, b.event) };
+    let needs: Vec<BufferNeed> = needs
+        .iter()
+        .filter_map(|&(mem, usage)| {
+            let buffer = buffers::get(key(mem))?;
+            Some(BufferNeed { need: usage.need(&buffer), buffer, arg: None, must: false })
+        })
+        .collect();
     // The host sees these buffers now: the cost model's count of launches on them starts over.
-    for &(mem, _) in needs {
-        if let Some((_, info)) = convert::whose_bytes(mem) {
-            info.state.lock().reuse = Default::default();
-        }
+    for n in &needs {
+        n.buffer.bytes_owner().state.lock().cost.host_access();
     }
-    let w = match ordered_prepare(queue, needs, user) {
+    let w = match ordered_prepare(queue, &needs, user) {
         Ok(w) => w,
         Err(e) => return (b.failed)(e),
     };
     if b.blocking == CL_FALSE {
-        return (b.call)(w.len(), w.ptr(), CL_FALSE, b.event);
+        let r = (b.call)(w.len(), w.ptr(), CL_FALSE, b.event);
+        if !(b.enqueued)(&r) {
+            w.failed();
+        }
+        return r;
     }
     let mut own: cl_event = std::ptr::null_mut();
     let event = if b.event.is_null() { &mut own as *mut cl_event } else { b.event };
     let r = (b.call)(w.len(), w.ptr(), CL_FALSE, event);
-    drop(w);
     if !(b.enqueued)(&r) {
+        w.failed();
         return r;
     }
-    let done = if crate::fault::inject("wait") { CL_OUT_OF_HOST_MEMORY } else { api().clWaitForEvents(1, event) };
-    let outcome = if done == CL_SUCCESS { Ok(()) } else { after_failed_wait(queue, *event) };
-    if !own.is_null() {
-        api().clReleaseEvent(own);
-    }
+    drop(w);
+    // Our reference to the command's event when the application asked for none.
+    let own = Event::from_raw(own);
+    let done = if crate::fault::inject("wait") { Err(()) } else { cmd::wait(&[*event]).map_err(|_| ()) };
+    let outcome = if done.is_ok() { Ok(()) } else { after_failed_wait(queue, *event) };
+    drop(own);
     match outcome {
         Ok(()) => r,
         Err(code) => (b.failed)(code),
@@ -210,34 +271,16 @@ pub unsafe fn blocking_host_access<
 
 /// The wait for a blocking command failed: if the command itself failed, what the blocking call
 /// would have reported; otherwise the wait is finished another way, on its queue.
-unsafe fn after_failed_wait(queue: cl_command_queue, event: cl_event) -> Result<(), cl_int> {
-    if convert::event_status(event).is_some_and(|s| s < 0) {
+fn after_failed_wait(queue: cl_command_queue, event: cl_event) -> Result<(), cl_int> {
+    if event_status(event).is_some_and(|s| s < 0) {
         return Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
     }
     crate::log::debug("waiting for a blocking command failed; finishing its queue instead");
-    match api().clFinish(queue) {
-        CL_SUCCESS => Ok(()),
-        e => Err(e),
-    }
+    cmd::finish(queue).map_err(|e| e.code)
 }
 
 /// `prepare` for a host access, under a panic guard: an internal failure fails the command,
 /// which may be about to read bytes still in a device layout, and an error beats wrong data.
-fn ordered_prepare(queue: cl_command_queue, needs: &[(cl_mem, Need)], user: &[cl_event]) -> Result<WaitList, cl_int> {
-    let needs: Vec<BufferNeed> = needs.iter().map(|&(mem, need)| BufferNeed { mem, need, must: false }).collect();
-    crate::guard("host access", || prepare(queue, &needs, user)).unwrap_or(Err(CL_OUT_OF_RESOURCES))
-}
-
-/// Whether `[offset, offset+size)` covers the whole of `mem` (then its old bytes do not matter).
-pub fn covers_whole(mem: cl_mem, offset: usize, size: usize) -> bool {
-    offset == 0 && registry::get().buffers.get(key(mem)).map(|b| b.size == size).unwrap_or(false)
-}
-
-/// `Need::HostOverwrite` when the range covers the whole buffer, else `Need::Host`.
-pub fn write_need(mem: cl_mem, offset: usize, size: usize) -> Need {
-    if covers_whole(mem, offset, size) {
-        Need::HostOverwrite
-    } else {
-        Need::Host
-    }
+fn ordered_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_event]) -> Result<WaitList, cl_int> {
+    crate::guard("host access", || prepare(queue, needs, user)).unwrap_or(Err(CL_OUT_OF_RESOURCES))
 }

@@ -1,49 +1,27 @@
 //! Kernel launches: every buffer argument is brought to the layout the kernel's annotation
 //! asks for (its device layout), or to its host layout when the kernel has no annotation for
-//! it; the launch then waits for those conversions.
+//! it; the launch then waits for those conversions. A rewritten kernel's launch goes to the
+//! transparent mode, which picks the form it runs in.
+//!
+//! One launch looks its kernel up once and each buffer argument once; the records travel with
+//! the launch from then on.
 
 use super::access::{conflicting, prepare, user_wait, BufferNeed};
-use super::program::KernelPlan;
+use super::dims::{Dims, Enqueue};
+use super::plan::KernelPlan;
 use super::state::{DeviceLayout, Need};
+use super::{buffers, kernels};
 use crate::annotation::LaunchValues;
 use crate::layout::Shape;
-use crate::registry::{self, key, ArgValue, KernelInfo};
-use libc::size_t;
+use crate::registry::{key, ArgValue, KernelInfo};
 use opencl_sys::*;
 
-/// The work sizes of a launch, as the extents see them.
-pub struct Dims {
-    pub global: Vec<u64>,
-    pub local: Option<Vec<u64>>,
-    /// `clEnqueueTask`, which takes no work sizes.
-    pub task: bool,
-}
-
-/// Enqueues the launch itself: the kernel object to run, a 1-D work-group size replacing the
-/// application's (None keeps it), and the complete wait list.
-pub trait Enqueue: Fn(cl_kernel, Option<usize>, cl_uint, *const cl_event) -> cl_int {}
-impl<F: Fn(cl_kernel, Option<usize>, cl_uint, *const cl_event) -> cl_int> Enqueue for F {}
-
-impl Dims {
-    /// # Safety
-    /// `global` (and `local` when not null) must point to `work_dim` sizes, as OpenCL requires.
-    pub unsafe fn new(work_dim: cl_uint, global: *const size_t, local: *const size_t) -> Dims {
-        let read = |p: *const size_t| (0..work_dim.min(3) as usize).map(|d| *p.add(d) as u64).collect::<Vec<_>>();
-        Dims {
-            global: if global.is_null() { vec![] } else { read(global) },
-            local: (!local.is_null()).then(|| read(local)),
-            task: false,
-        }
-    }
-
-    /// `clEnqueueTask`: one work-item in one group.
-    pub fn task() -> Dims {
-        Dims { global: vec![1], local: Some(vec![1]), task: true }
-    }
-}
-
-/// Runs `enqueue(kernel, n, list)` after bringing the kernel's buffer arguments into the
-/// layouts it needs. `enqueue` receives the kernel object to launch (the application's).
+/// Runs `enqueue(kernel, local, n, list)` after bringing the kernel's buffer arguments into the
+/// layouts it needs. `enqueue` receives the kernel object to launch (the application's, or
+/// one of its copies).
+///
+/// # Safety
+/// `list` must point to `n` events when it is not null, as the OpenCL API requires.
 pub unsafe fn launch(
     queue: cl_command_queue,
     kernel: cl_kernel,
@@ -55,24 +33,27 @@ pub unsafe fn launch(
     if let Some(_fast) = super::order::fast() {
         return enqueue(kernel, None, n, list);
     }
-    let Some(info) = registry::get().kernels.get(key(kernel)) else { return enqueue(kernel, None, n, list) };
-    let plan = match crate::guard("kernel plan", || info.plan()) {
-        Some(Ok(plan)) => plan,
-        Some(Err(why)) => return cannot_run(&info, &why),
-        None => return cannot_run(&info, "internal error while planning its conversions"),
+    let Some(k) = kernels::get(key(kernel)) else { return enqueue(kernel, None, n, list) };
+    // The first launch waits for what clayout's worker is still building for it (the plan is
+    // then made once, and every launch follows the policy).
+    let plan = match crate::guard("kernel plan", || k.plan(true)) {
+        Some(Some(Ok(plan))) => plan,
+        Some(None) => None,
+        Some(Some(Err(why))) => return cannot_run(&k.facts, &why),
+        None => return cannot_run(&k.facts, "internal error while planning its conversions"),
     };
     let Some(user) = user_wait(n, list) else { return enqueue(kernel, None, n, list) };
-    let needs = match crate::guard("launch plan", || needs(&info, plan.as_deref(), &dims)) {
+    let needs = match crate::guard("launch plan", || needs(&k.facts, plan.as_deref(), &dims)) {
         Some(Ok(needs)) => needs,
-        Some(Err(why)) => return cannot_run(&info, &why),
-        None => return cannot_run(&info, "internal error while planning its conversions"),
+        Some(Err(why)) => return cannot_run(&k.facts, &why),
+        None => return cannot_run(&k.facts, "internal error while planning its conversions"),
     };
     if let Some(t) = plan.as_ref().and_then(|p| p.transparent.as_ref()) {
-        return super::transparent::launch(queue, kernel, &info, t, &needs, &dims, user, enqueue);
+        return super::transparent::launch::launch(queue, kernel, &k.facts, &k.copies, t, &needs, &dims, user, enqueue);
     }
     if let Some(why) = conflicting(&needs) {
         if needs.iter().any(|n| n.must) {
-            return cannot_run(&info, &why);
+            return cannot_run(&k.facts, &why);
         }
     }
     match crate::guard("launch conversions", || prepare(queue, &needs, user)) {
@@ -105,26 +86,30 @@ fn needs(info: &KernelInfo, plan: Option<&KernelPlan>, dims: &Dims) -> Result<Ve
             continue;
         }
         let param = plan.and_then(|p| p.params.iter().find(|q| q.index == i));
+        let Some(buffer) = buffers::get(*h) else {
+            match param {
+                Some(p) => return Err(format!("argument {} is not a buffer clayout knows", p.name)),
+                None => continue,
+            }
+        };
         let need = match param {
-            None => BufferNeed { mem: *h as cl_mem, need: Need::Host, must: false },
+            None => BufferNeed { buffer, arg: Some(i), need: Need::Host, must: false },
             Some(p) => {
-                let buffer = registry::get()
-                    .buffers
-                    .get(*h)
-                    .ok_or_else(|| format!("argument {} is not a buffer clayout knows", p.name))?;
-                let values = launch_values(plan.unwrap(), &args, dims, buffer.size as u64 / p.struct_bytes);
+                let size = buffer.facts.size as u64;
+                let values =
+                    launch_values(plan.expect("a parameter comes from a plan"), &args, dims, size / p.struct_bytes);
                 let m = p.extent.eval(&values).map_err(|e| format!("extent of {}: {e}", p.name))?;
                 let shape = Shape::new(m, p.words, p.word_bytes);
-                if shape.bytes() > buffer.size as u64 {
+                if shape.bytes() > size {
                     return Err(format!(
-                        "extent of {} is {m} structures ({} bytes), more than the buffer's {} bytes",
+                        "extent of {} is {m} structures ({} bytes), more than the buffer's {size} bytes",
                         p.name,
                         shape.bytes(),
-                        buffer.size
                     ));
                 }
                 BufferNeed {
-                    mem: *h as cl_mem,
+                    buffer,
+                    arg: Some(i),
                     need: Need::Device(DeviceLayout { host: p.host, device: p.device, shape }),
                     must: p.must,
                 }

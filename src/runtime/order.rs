@@ -17,8 +17,7 @@
 //!   while no annotated program exists, and the first one waits for those in flight
 //!   ([`annotated_program_created`]) before any conversion can follow.
 
-use super::convert::OwnedEvent;
-use crate::real::api;
+use crate::cl::{cmd, Event, Queue};
 use crate::registry::{self, Handle};
 use opencl_sys::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -63,65 +62,57 @@ pub fn annotated_program_created() {
     }
     // A fast-path call blocked on a command of this thread's queue needs that queue flushed.
     for q in retained_queues(|_| true) {
-        unsafe {
-            api().clFlush(q as cl_command_queue);
-            api().clReleaseCommandQueue(q as cl_command_queue);
-        }
+        let _ = cmd::flush(q.raw());
     }
     let start = Instant::now();
     while FAST_IN_FLIGHT.load(Ordering::SeqCst) != 0 {
         if start.elapsed() > DRAIN_LIMIT {
-            super::stop_converting("another thread's OpenCL call was still running when the first annotated program was created, so conversions could not be ordered after it");
+            super::stop::stop_converting("another thread's OpenCL call was still running when the first annotated program was created, so conversions could not be ordered after it");
             return;
         }
         std::thread::sleep(Duration::from_micros(200));
     }
 }
 
-/// Every live queue of the application that `pred` accepts, each retained once (release it).
-fn retained_queues(pred: impl Fn(&registry::QueueInfo) -> bool) -> Vec<Handle> {
-    registry::get().queues.retain_where(pred, |h| unsafe {
-        api().clRetainCommandQueue(h as cl_command_queue);
-    })
+/// Every live queue of the application that `pred` accepts, each with a reference of its own,
+/// taken under the registry's lock so that none is released under our feet.
+fn retained_queues(pred: impl Fn(&registry::QueueInfo) -> bool) -> Vec<Queue> {
+    let mut out = Vec::new();
+    registry::get().queues.retain_where(pred, |h| out.extend(Queue::retain(h as cl_command_queue)));
+    out
 }
 
 /// A marker on every other queue of `context`, flushed: a conversion on `queue` that waits for
 /// them runs after every command enqueued on those queues so far. Where a marker cannot be
 /// enqueued, that queue is finished instead (a host wait, slower but as safe); Err only when
 /// that fails too, and the conversion is then not safe.
-pub fn other_queues(queue: cl_command_queue, context: Handle) -> Result<Vec<OwnedEvent>, String> {
+pub fn other_queues(queue: cl_command_queue, context: Handle) -> Result<Vec<Event>, String> {
     let mine = registry::key(queue);
-    let queues = retained_queues(|q| q.context == context);
     let mut markers = Vec::new();
-    let mut failed = None;
-    for q in queues {
-        let q = q as cl_command_queue;
-        if registry::key(q) != mine && failed.is_none() {
-            let mut ev: cl_event = std::ptr::null_mut();
-            let r = if crate::fault::inject("marker") {
-                CL_OUT_OF_RESOURCES
-            } else {
-                unsafe { api().clEnqueueMarkerWithWaitList(q, 0, std::ptr::null(), &mut ev) }
-            };
-            if r == CL_SUCCESS {
-                markers.push(OwnedEvent(ev));
-                unsafe { api().clFlush(q) };
-            } else {
+    for q in retained_queues(|q| q.context == context) {
+        if registry::key(q.raw()) == mine {
+            continue;
+        }
+        let marker = if crate::fault::inject("marker") {
+            Err(crate::cl::Error::new("clEnqueueMarkerWithWaitList", CL_OUT_OF_RESOURCES))
+        } else {
+            cmd::marker(q.raw(), &[])
+        };
+        match marker {
+            Ok(ev) => {
+                markers.push(ev);
+                let _ = cmd::flush(q.raw());
+            }
+            Err(e) => {
                 crate::log::debug(&format!(
-                    "a marker on queue {:#x} failed ({r}); finishing that queue instead",
-                    registry::key(q)
+                    "a marker on queue {:#x} failed ({e}); finishing that queue instead",
+                    registry::key(q.raw())
                 ));
-                let f = unsafe { api().clFinish(q) };
-                if f != CL_SUCCESS {
-                    failed =
-                        Some(format!("another queue of the context could not be waited for (marker {r}, finish {f})"));
+                if let Err(f) = cmd::finish(q.raw()) {
+                    return Err(format!("another queue of the context could not be waited for ({e}; {f})"));
                 }
             }
         }
-        unsafe { api().clReleaseCommandQueue(q) };
     }
-    match failed {
-        Some(why) => Err(why),
-        None => Ok(markers),
-    }
+    Ok(markers)
 }

@@ -2,17 +2,29 @@
 //! tile macro added when it is built, and per kernel, at its first launch, a plan that says
 //! which arguments go to which layout with which structure size.
 
-use crate::annotation::{
-    annotate_program, parse_side_file, DeviceLayout, Extent, HostLayout, KernelLayout, ScalarArg, SideEntry, TILE_MACRO,
-};
+use super::plan::{KernelPlan, ParamPlan, PlanResult};
+use super::transparent::private::{Private, PrivateProgram};
+use super::transparent::{rewrite, Rewrites, TransparentPlan};
+use super::worker::Ticket;
+use super::{order, probe, tile};
+use crate::annotation::{annotate_program, parse_side_file, DeviceLayout, HostLayout, KernelLayout, SideEntry};
 use crate::layout::Layout;
-use crate::registry::{self, KernelInfo, ProgramInfo};
-use once_cell::sync::OnceCell;
+use crate::registry::{self, Handle, KernelInfo, ProgramInfo, Table};
+use once_cell::sync::{Lazy, OnceCell};
 use opencl_sys::*;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::Arc;
+
+/// Clayout's record of one application program.
+#[derive(Debug)]
+pub struct Program {
+    pub handle: Handle,
+    pub facts: Arc<ProgramInfo>,
+    /// The program's `//DL:` annotations, when it was created from source and has any.
+    pub dl: Option<Arc<ProgramDl>>,
+}
 
 /// The annotations of one program created from source.
 #[derive(Debug)]
@@ -26,13 +38,40 @@ pub struct ProgramDl {
     /// Structure sizes the device compiler reported, by type name.
     sizes: Mutex<HashMap<String, u64>>,
     /// The transparent mode's copies of the kernels annotated without a device layout.
-    pub rewrites: Option<super::transparent::Rewrites>,
+    pub rewrites: Option<Rewrites>,
+    /// The preparation of the latest build, on clayout's worker (`prepare`).
+    prepared: Mutex<Option<Ticket>>,
 }
 
 impl ProgramDl {
     fn marshals(&self) -> bool {
         self.kernels.values().any(|k| k.as_ref().map(|l| l.marshals()).unwrap_or(false))
     }
+}
+
+static PROGRAMS: Lazy<Table<Program>> = Lazy::new(Table::default);
+
+pub fn get(h: Handle) -> Option<Arc<Program>> {
+    PROGRAMS.get(h)
+}
+
+/// A program the application created: its annotations are read now, from its source.
+pub fn created(h: Handle, facts: Arc<ProgramInfo>) {
+    let dl = if facts.origin == registry::ProgramOrigin::Source {
+        discover(&facts.source())
+    } else {
+        crate::log::info(&format!(
+            "program {h:#x} created from {:?}: no source to read annotations from, its kernels run as they are",
+            facts.origin
+        ));
+        None
+    };
+    PROGRAMS.insert(h, Program { handle: h, facts, dl });
+}
+
+/// The application's last reference to a program is gone (its kernels keep their own).
+pub fn released(h: Handle) {
+    PROGRAMS.remove(h);
 }
 
 /// The side file named by CLAYOUT_ANNOTATIONS, read once; bad lines are reported once.
@@ -59,12 +98,12 @@ fn side_entries() -> &'static [SideEntry] {
 
 /// Reads the annotations of a program's source (and the side file). None when nothing in it
 /// is annotated. Every annotation clayout cannot use is reported here, once.
-pub fn discover(source: &str) -> Option<Arc<ProgramDl>> {
+fn discover(source: &str) -> Option<Arc<ProgramDl>> {
     let found = annotate_program(source, side_entries());
     if found.is_empty() {
         return None;
     }
-    super::order::annotated_program_created();
+    order::annotated_program_created();
     let mut kernels = HashMap::new();
     for a in found {
         let outcome = a.layout.map_err(|e| e.to_string());
@@ -83,66 +122,80 @@ pub fn discover(source: &str) -> Option<Arc<ProgramDl>> {
             kernels.insert(k, outcome);
         }
     }
-    let rewrites = super::transparent::rewrite_program(source, &kernels);
+    let rewrites = rewrite::rewrite_program(source, &kernels).map(Rewrites::new);
     Some(Arc::new(ProgramDl {
         kernels,
         tile: Mutex::new(None),
         options: Mutex::new(String::new()),
         sizes: Mutex::new(HashMap::new()),
         rewrites,
+        prepared: Mutex::new(None),
     }))
 }
 
 /// The build options to pass instead of the application's, when the program has kernels that
 /// marshal: the application's plus `-D CLAYOUT_TILE=T`, unless it defines that itself.
-pub fn build_options(info: &ProgramInfo, options: Option<&str>, device: Option<cl_device_id>) -> Option<CString> {
-    let dl = info.dl.as_ref()?;
+pub fn build_options(program: &Program, options: Option<&str>, device: Option<cl_device_id>) -> Option<CString> {
+    let dl = program.dl.as_ref()?;
     if !dl.marshals() {
         return None;
     }
-    let (tile, opts) = with_tile(options.unwrap_or(""), device, None);
+    let (tile, opts) = tile::with_tile(options.unwrap_or(""), device, None);
     *dl.tile.lock() = Some(tile);
     *dl.options.lock() = opts.clone();
     CString::new(opts).ok()
 }
 
-/// The tile a program built with the application's `options` uses, and the options that
-/// define it: the application's own `-D CLAYOUT_TILE=T`, else CLAYOUT_TILE, else the device's.
-pub fn with_tile(options: &str, device: Option<cl_device_id>, searched: Option<u32>) -> (u32, String) {
-    match user_tile(options) {
-        Some(t) => (t, options.to_string()),
-        None => {
-            let t = match (crate::config::get().tile.0, searched) {
-                (Some(t), _) | (None, Some(t)) => t,
-                (None, None) => device.map(crate::marshal::default_tile).unwrap_or(32),
-            };
-            (t, format!("{options} -D {TILE_MACRO}={t}"))
+/// After a build of the program: what its kernels will need (the private program of the
+/// rewritten kernels; the structure sizes and conversion kernels of those written for a device
+/// layout) is prepared on clayout's worker, so that none of it lands inside the application's
+/// calls. `build_running`: the application built with a callback, so the build may still be
+/// running. Failures are left for the launches to report.
+pub fn prepare(program: &Arc<Program>, build_running: bool) {
+    let Some(dl) = program.dl.as_ref() else { return };
+    let options = program.facts.build_options.lock().clone().unwrap_or_default();
+    let job = {
+        let (program, options) = (program.clone(), options.clone());
+        move || {
+            if build_running {
+                wait_for_build(&program);
+            }
+            let Some(dl) = program.dl.as_ref() else { return };
+            if let Some(rw) = dl.rewrites.as_ref() {
+                rw.build(&program.facts, &options);
+            }
+            prepare_marshaling(&program.facts, dl);
+        }
+    };
+    let ticket = super::worker::submit(job);
+    if let Some(rw) = dl.rewrites.as_ref() {
+        // Unless the job already ran (no worker thread), its outcome is not known yet.
+        if !ticket.is_done() {
+            rw.building(&options, ticket.clone());
         }
     }
+    *dl.prepared.lock() = Some(ticket);
 }
 
-/// The tile the build options or CLAYOUT_TILE fix, if they do (then no tile is searched).
-pub fn fixed_tile(options: &str) -> Option<u32> {
-    user_tile(options).or(crate::config::get().tile.0)
-}
-
-fn user_tile(options: &str) -> Option<u32> {
-    let at = options.find(&format!("{TILE_MACRO}="))? + TILE_MACRO.len() + 1;
-    options[at..].split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
-}
-
-/// Right after a successful build: probes the structure sizes of the kernels written for a
-/// device layout and builds their conversion kernels, so that none of that lands inside the
-/// application's first (often timed) launch. Failures are left for the launch to report.
-pub fn prepare_after_build(program: &ProgramInfo) {
-    let Some(dl) = program.dl.as_ref() else { return };
-    if let Some(rw) = dl.rewrites.as_ref() {
-        let _ = rw.private(program);
+/// Waits until the program's build (one with a callback, which may run on after the call
+/// returned) is no longer in progress on its first device.
+fn wait_for_build(program: &Program) {
+    let Some(device) = registry::get().first_device(program.facts.context) else { return };
+    let start = std::time::Instant::now();
+    while crate::cl::info::build_status(program.handle as cl_program, device) == Some(CL_BUILD_IN_PROGRESS) {
+        if start.elapsed() > std::time::Duration::from_secs(600) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
     }
+}
+
+/// The structure sizes and conversion kernels of the kernels written for a device layout.
+fn prepare_marshaling(program: &ProgramInfo, dl: &ProgramDl) {
     if !dl.marshals() {
         return;
     }
-    let Ok(device) = first_device(program) else { return };
+    let Some(device) = registry::get().first_device(program.context) else { return };
     for layout in dl.kernels.values().filter_map(|k| k.as_ref().ok()).filter(|l| l.marshals()) {
         let Ok(plan) = plan_layout(program, dl, layout) else { continue };
         for p in &plan.params {
@@ -153,58 +206,30 @@ pub fn prepare_after_build(program: &ProgramInfo) {
     }
 }
 
-/// One buffer argument the kernel needs in a device layout.
-#[derive(Debug, Clone)]
-pub struct ParamPlan {
-    pub index: usize,
-    pub name: String,
-    pub host: Layout,
-    pub device: Layout,
-    /// Words per structure and bytes per word.
-    pub words: u32,
-    pub word_bytes: u32,
-    pub struct_bytes: u64,
-    pub extent: Extent,
-    /// The kernel is written for the device layout: it cannot run on host-layout data.
-    pub must: bool,
-}
-
-#[derive(Debug)]
-pub struct KernelPlan {
-    pub params: Vec<ParamPlan>,
-    pub scalars: Vec<ScalarArg>,
-    /// A rewritten kernel: which copy to run when its buffers are in ASTA.
-    pub transparent: Option<super::transparent::TransparentPlan>,
-}
-
-/// `Ok(None)`: the kernel needs nothing converted. `Err`: it is written for a device layout but
-/// clayout cannot give it one, so it cannot run correctly.
-pub type PlanResult = Result<Option<Arc<KernelPlan>>, String>;
-
-impl KernelInfo {
-    /// The kernel's plan, worked out at its first launch.
-    pub fn plan(&self) -> PlanResult {
-        self.plan.get_or_init(|| make_plan(self)).clone()
-    }
-}
-
-fn make_plan(k: &KernelInfo) -> PlanResult {
-    let Some(program) = k.program_info.as_ref() else { return Ok(None) };
-    let Some(dl) = program.dl.as_ref() else { return Ok(None) };
+/// The plan of kernel `k` of `program`: what its annotation asks at every launch. None when
+/// what it needs is still being prepared on clayout's worker and `wait` is false (the launch
+/// then runs as written, and a later one asks again).
+pub fn make_plan(k: &KernelInfo, program: Option<&Arc<Program>>, wait: bool) -> Option<PlanResult> {
+    let Some(program) = program else { return Some(Ok(None)) };
+    let Some(dl) = program.dl.as_ref() else { return Some(Ok(None)) };
     let layout = match dl.kernels.get(&k.name) {
         Some(Ok(layout)) => layout,
         Some(Err(why)) if crate::config::get().strict => {
-            return Err(format!("CLAYOUT_STRICT=1 and its annotation is not usable ({why})"))
+            return Some(Err(format!("CLAYOUT_STRICT=1 and its annotation is not usable ({why})")))
         }
-        _ => return Ok(None),
+        _ => return Some(Ok(None)),
     };
     if !layout.marshals() {
         // Written for the host layout: its rewritten copy, if the transparent mode made one,
         // else the kernel as written.
-        let Some((rewrites, rewritten)) = dl.rewrites.as_ref().and_then(|r| Some((r, r.kernels.get(&k.name)?))) else {
-            return Ok(None);
+        let Some((rewrites, rewritten)) =
+            dl.rewrites.as_ref().and_then(|r| Some((r, r.rewritten.kernels.get(&k.name)?)))
+        else {
+            return Some(Ok(None));
         };
-        return match super::transparent::plan(program, rewrites, rewritten, layout) {
+        let private = private_program(program, rewrites, wait)?;
+        let plan = private.and_then(|p| transparent_plan(p, rewritten, layout));
+        return Some(match plan {
             Ok(p) => Ok(Some(Arc::new(p))),
             Err(why) => {
                 crate::log::warn(&format!(
@@ -214,9 +239,15 @@ fn make_plan(k: &KernelInfo) -> PlanResult {
                 crate::stats::fallback(&format!("kernel {}", k.name), &why);
                 Ok(None)
             }
-        };
+        });
     }
-    let plan = plan_layout(program, dl, layout).map_err(|why| format!("cannot prepare its annotated buffers: {why}"));
+    // Written for a device layout: it cannot run before its preparation is done.
+    let prepared = dl.prepared.lock().clone();
+    if let Some(t) = prepared {
+        t.wait();
+    }
+    let plan =
+        plan_layout(&program.facts, dl, layout).map_err(|why| format!("cannot prepare its annotated buffers: {why}"));
     match &plan {
         Ok(p) => crate::log::info(&format!(
             "kernel {}: {} buffer(s) in device layout: {}",
@@ -230,7 +261,33 @@ fn make_plan(k: &KernelInfo) -> PlanResult {
         )),
         Err(why) => crate::log::warn(&format!("kernel {}: {why}", k.name)),
     }
-    plan.map(|p| Some(Arc::new(p)))
+    Some(plan.map(|p| Some(Arc::new(p))))
+}
+
+/// The private program of the program's current build: built (Ok), failed (Err), or None while
+/// the worker builds it and `wait` is false.
+fn private_program(
+    program: &Arc<Program>,
+    rewrites: &Rewrites,
+    wait: bool,
+) -> Option<Result<Arc<PrivateProgram>, String>> {
+    let options = program.facts.build_options.lock().clone().unwrap_or_default();
+    // A few rounds: a rebuild with other options may replace the build asked for.
+    for _ in 0..4 {
+        match rewrites.lookup(&options) {
+            Private::Ready(p) => return Some(Ok(p)),
+            Private::Failed(why) => return Some(Err(why)),
+            Private::Building(t) if wait => t.wait(),
+            Private::Building(_) => return None,
+            Private::NotStarted => {
+                prepare(program, false);
+                if !wait {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(Err("the program was rebuilt while its rewritten copies were being built".into()))
 }
 
 fn plan_layout(program: &ProgramInfo, dl: &ProgramDl, layout: &KernelLayout) -> Result<KernelPlan, String> {
@@ -294,22 +351,44 @@ fn struct_size(program: &ProgramInfo, dl: &ProgramDl, type_name: &str) -> Result
 
 fn probe_size(program: &ProgramInfo, options: &str, type_name: &str) -> Result<u64, String> {
     let ctx = program.context as cl_context;
-    let device = first_device(program)?;
+    let device = registry::get().first_device(program.context).ok_or("the program's context is unknown")?;
     let src = format!(
         "{}\n__kernel void clayout_probe_sizeof(__global ulong *out) {{ out[0] = sizeof({type_name}); }}\n",
         program.source()
     );
-    let built = super::probe::build(ctx, device, &src, options, "probe")
-        .map_err(|e| format!("probe of sizeof({type_name}): {e}"))?;
-    let v = super::probe::run(ctx, device, built.0, "clayout_probe_sizeof", 1)?;
+    let built = probe::build(ctx, &src, options, "probe").map_err(|e| format!("probe of sizeof({type_name}): {e}"))?;
+    let v = probe::run(ctx, device, &built, "clayout_probe_sizeof", 1)?;
     Ok(v[0])
 }
 
-/// The first device of the program's context: where clayout's probes run.
-pub fn first_device(program: &ProgramInfo) -> Result<cl_device_id, String> {
-    registry::get()
-        .contexts
-        .get(program.context)
-        .and_then(|c| c.devices.first().map(|d| *d as cl_device_id))
-        .ok_or_else(|| "the program's context is unknown".to_string())
+/// The launch plan of a rewritten kernel: its buffers to ASTA with the private program's tile,
+/// each one optional (`must: false`): the kernel as written can always run instead.
+fn transparent_plan(
+    private: Arc<PrivateProgram>,
+    rewritten: &Arc<rewrite::RewrittenKernel>,
+    layout: &KernelLayout,
+) -> Result<KernelPlan, String> {
+    let mut params = Vec::new();
+    for p in &layout.params {
+        let l = rewritten.layouts.get(&p.name).ok_or_else(|| format!("{} was not rewritten", p.name))?;
+        if let Some(why) = private.wrong_layouts.get(&l.type_name) {
+            return Err(format!("{}: {why}", p.name));
+        }
+        params.push(ParamPlan {
+            index: p.arg_index as usize,
+            name: p.name.clone(),
+            host: if p.host.is_aos() { Layout::Aos } else { Layout::Soa },
+            device: Layout::Asta { t: private.tile },
+            words: l.words,
+            word_bytes: l.word_bytes,
+            struct_bytes: l.words as u64 * l.word_bytes as u64,
+            extent: p.extent.clone(),
+            must: false,
+        });
+    }
+    Ok(KernelPlan {
+        params,
+        scalars: layout.scalar_args.clone(),
+        transparent: Some(TransparentPlan { program: private, kernel: rewritten.clone() }),
+    })
 }

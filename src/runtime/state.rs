@@ -35,8 +35,9 @@ pub struct DeviceLayout {
     pub shape: Shape,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Current {
+    #[default]
     Host,
     Device(DeviceLayout),
 }
@@ -86,51 +87,6 @@ pub fn after(need: Need) -> Current {
     match need {
         Need::Host | Need::HostOverwrite => Current::Host,
         Need::Device(d) => Current::Device(d),
-    }
-}
-
-/// Everything clayout keeps about one buffer's layout.
-#[derive(Debug)]
-pub struct BufferState {
-    pub current: Current,
-    /// Why this buffer must stay in host layout, once something made that so.
-    pub pinned: Option<String>,
-    /// The last conversion enqueued on this buffer (retained), so that a conversion or command
-    /// on another queue is ordered after it.
-    pub last_event: Option<usize>,
-    /// Maps not yet unmapped (counted from before each map's enqueue).
-    pub maps: u32,
-    /// What the cost model has seen of this buffer since the host last accessed it.
-    pub reuse: Reuse,
-    /// The rewritten kernel's argument that converted the buffer to its device layout, until it
-    /// comes back or is released (the cost model's `habits`).
-    pub converted_by: Option<super::habits::ConvertedBy>,
-}
-
-/// The cost model's record of one buffer between two host accesses (an epoch); a host access
-/// starts it over.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Reuse {
-    /// What the launches of rewritten kernels on the buffer would have taken as written, in ns.
-    pub epoch_ns: f64,
-    /// A launch brought the buffer back from a device layout (the cost model then leaves it in
-    /// host layout until the host accesses it).
-    pub sent_back: bool,
-    /// What the launches in ASTA have gained over their fastest host-layout form, in ns (negative
-    /// where kernels sharing the buffer lose there more than the others gain).
-    pub asta_gain_ns: f64,
-}
-
-impl Default for BufferState {
-    fn default() -> Self {
-        BufferState {
-            current: Current::Host,
-            pinned: None,
-            last_event: None,
-            maps: 0,
-            reuse: Reuse::default(),
-            converted_by: None,
-        }
     }
 }
 

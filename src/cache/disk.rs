@@ -10,7 +10,6 @@
 //! tell a collision (or a file copied from elsewhere) from the record asked for.
 
 use crate::config::{self, CacheDir};
-use crate::real::{api, info_string, info_vec};
 use crate::stats::{self, CacheEvent};
 use once_cell::sync::Lazy;
 use opencl_sys::*;
@@ -22,6 +21,10 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use {
+    crate::cl::api,
+    crate::cl::info::{info_string, info_vec},
+};
 
 const MAGIC: &str = "CLAYOUT-CACHE";
 /// Bumped when the file layout changes; files of another format are stale, not corrupt.

@@ -32,11 +32,17 @@ pub enum Variant {
 
 impl Variant {
     pub fn name(self) -> &'static str {
-        match self {
-            Variant::Written => "as written",
-            Variant::Staged => "staged",
-            Variant::Asta => "ASTA",
-        }
+        self.form().label
+    }
+
+    /// The form as the statistics report it.
+    pub fn form(self) -> crate::stats::Form {
+        let (key, label) = match self {
+            Variant::Written => ("written", "as written"),
+            Variant::Staged => ("staged", "staged"),
+            Variant::Asta => ("asta", "ASTA"),
+        };
+        crate::stats::Form { order: self as u8, key, label }
     }
 }
 
@@ -112,6 +118,22 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// A launch of which nothing is known yet (fields are then set as needed).
+    pub fn nothing_known() -> Launch {
+        Launch {
+            policy: Policy::Auto,
+            staged_ok: false,
+            asta_ok: false,
+            in_asta: false,
+            sent_back: false,
+            m: 0.0,
+            times: Times::default(),
+            convert_ns: 0.0,
+            epoch_written_ns: 0.0,
+            asta_balance_ns: 0.0,
+        }
+    }
+
     /// What one launch in ASTA gains over the fastest host-layout form, in ns, once both are
     /// measured (negative: a loss).
     pub fn asta_gain_ns(&self) -> Option<f64> {

@@ -8,10 +8,8 @@
 //!   `EPOCH` launches;
 //! - the conversions' cost per byte, each direction, at the chosen tile.
 
-use super::convert::OwnedEvent;
+use crate::cl::{cmd, info::device_scalar, Event};
 use crate::layout::{Layout, Shape};
-use crate::owned::{OwnedKernel, OwnedMem, OwnedQueue};
-use crate::real::{api, device_scalar};
 use once_cell::sync::Lazy;
 use opencl_sys::*;
 use parking_lot::Mutex;
@@ -56,19 +54,17 @@ static TUNED: Lazy<Mutex<HashMap<Key, Option<Tuned>>>> = Lazy::new(|| Mutex::new
 /// The scratch size: big enough that a GPU runs at bandwidth, small next to its memory; a CPU
 /// device gets a smaller one, still large enough that its timings are not mostly noise.
 fn scratch_bytes(dev: cl_device_id) -> u64 {
-    let (ty, max_alloc, global): (cl_device_type, cl_ulong, cl_ulong) = unsafe {
-        (
-            device_scalar(dev, CL_DEVICE_TYPE),
-            device_scalar(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE),
-            device_scalar(dev, CL_DEVICE_GLOBAL_MEM_SIZE),
-        )
-    };
+    let (ty, max_alloc, global): (cl_device_type, cl_ulong, cl_ulong) = (
+        device_scalar(dev, CL_DEVICE_TYPE),
+        device_scalar(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE),
+        device_scalar(dev, CL_DEVICE_GLOBAL_MEM_SIZE),
+    );
     let want: u64 = if ty & CL_DEVICE_TYPE_CPU != 0 { 16 << 20 } else { 256 << 20 };
     want.min(max_alloc / 4).min(global / 16).max(1 << 16)
 }
 
 fn is_gpu(dev: cl_device_id) -> bool {
-    let ty: cl_device_type = unsafe { device_scalar(dev, CL_DEVICE_TYPE) };
+    let ty: cl_device_type = device_scalar(dev, CL_DEVICE_TYPE);
     ty & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR) != 0
 }
 
@@ -89,8 +85,9 @@ pub fn tuned(
         return *t;
     }
     // "added": conversion times as a busy queue sees them (records before it timed them alone).
-    let disk_key = format!("added|{}|S={s}|w={w}|host={host:?}|tile={fixed_tile:?}", crate::diskcache::device_key(dev));
-    let found = crate::diskcache::get_json::<Tuned>("tune", &disk_key).or_else(|| {
+    let disk_key =
+        format!("added|{}|S={s}|w={w}|host={host:?}|tile={fixed_tile:?}", crate::cache::disk::device_key(dev));
+    let found = crate::cache::disk::get_json::<Tuned>("tune", &disk_key).or_else(|| {
         let t = crate::guard("tuning", || measure(ctx, dev, s, w, host, fixed_tile)).flatten();
         match &t {
             Some(t) => {
@@ -101,7 +98,7 @@ pub fn tuned(
                     1.0 / t.to_ns_per_byte,
                     1.0 / t.back_ns_per_byte
                 ));
-                crate::diskcache::put_json("tune", &disk_key, t);
+                crate::cache::disk::put_json("tune", &disk_key, t);
             }
             None => crate::log::warn(&format!(
                 "conversions of S={s} w={w} could not be timed; the cost model will not convert such buffers"
@@ -136,28 +133,19 @@ fn measure(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, fix
 /// Times conversions (and, with more than one tile, the streaming kernel) for each of `tiles`
 /// on a scratch buffer, and returns the best tile with its conversion costs.
 pub fn search(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, tiles: &[u32]) -> Option<Tuned> {
-    let mut err = CL_SUCCESS;
-    let q = unsafe { api().clCreateCommandQueue(ctx, dev, 0, &mut err) };
-    if q.is_null() {
-        return None;
-    }
-    let q = OwnedQueue(q);
+    let q = cmd::create_queue(ctx, dev, 0).ok()?;
     let bytes = scratch_bytes(dev);
     let m = bytes / (s as u64 * w as u64);
     let shape = Shape::new(m, s, w);
-    let mem =
-        unsafe { api().clCreateBuffer(ctx, CL_MEM_READ_WRITE, shape.bytes() as usize, std::ptr::null_mut(), &mut err) };
-    if mem.is_null() {
-        return None;
-    }
-    let mem = OwnedMem(mem);
+    let mem = cmd::create_buffer(ctx, CL_MEM_READ_WRITE, shape.bytes() as usize).ok()?;
+    let (q, mem) = (q.raw(), mem);
     let mut best: Option<(f64, Tuned)> = None;
     for &t in tiles {
         let asta = Layout::Asta { t };
         // Repeating a conversion permutes whatever the scratch holds: the same work each time.
-        let Some(to) = time_added(q.0, || convert(q.0, mem.0, shape, host, asta)) else { continue };
-        let Some(back) = time_added(q.0, || convert(q.0, mem.0, shape, asta, host)) else { continue };
-        let stream = if tiles.len() > 1 { stream_time(ctx, dev, q.0, mem.0, shape, t) } else { Some(0.0) };
+        let Some(to) = time_added(q, || convert(q, mem.raw(), shape, host, asta)) else { continue };
+        let Some(back) = time_added(q, || convert(q, mem.raw(), shape, asta, host)) else { continue };
+        let stream = if tiles.len() > 1 { stream_time(ctx, q, mem.raw(), shape, t) } else { Some(0.0) };
         let Some(stream) = stream else { continue };
         let score = stream + (to + back) / EPOCH;
         let b = shape.bytes() as f64;
@@ -184,7 +172,7 @@ pub fn search(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, 
 fn convert(q: cl_command_queue, mem: cl_mem, shape: Shape, from: Layout, to: Layout) -> bool {
     match crate::marshal::enqueue_conversion(q, mem, 0, shape, from, to, &[]) {
         Ok(done) => {
-            drop(OwnedEvent(done.event));
+            drop(Event::from_raw(done.event));
             true
         }
         Err(_) => false,
@@ -194,7 +182,7 @@ fn convert(q: cl_command_queue, mem: cl_mem, shape: Shape, from: Layout, to: Lay
 /// The fastest of three runs of `enqueue` on `q`, host-timed from a drained queue to its end;
 /// the first run is a warm-up.
 fn time(q: cl_command_queue, enqueue: impl Fn() -> bool) -> Option<f64> {
-    if unsafe { api().clFinish(q) } != CL_SUCCESS || !enqueue() || unsafe { api().clFinish(q) } != CL_SUCCESS {
+    if cmd::finish(q).is_err() || !enqueue() || cmd::finish(q).is_err() {
         return None;
     }
     batch(q, &enqueue, 1, 3)
@@ -205,7 +193,7 @@ fn batch(q: cl_command_queue, enqueue: &impl Fn() -> bool, n: u32, reps: u32) ->
     let mut best = f64::INFINITY;
     for _ in 0..reps {
         let t0 = Instant::now();
-        if !(0..n).all(|_| enqueue()) || unsafe { api().clFinish(q) } != CL_SUCCESS {
+        if !(0..n).all(|_| enqueue()) || cmd::finish(q).is_err() {
             return None;
         }
         best = best.min(t0.elapsed().as_nanos() as f64);
@@ -227,49 +215,19 @@ fn time_added(q: cl_command_queue, enqueue: impl Fn() -> bool) -> Option<f64> {
 
 /// Time of a kernel that reads and rewrites every word of every structure in ASTA with tile `t`:
 /// what a kernel touching all its members would see in that layout.
-fn stream_time(
-    ctx: cl_context,
-    dev: cl_device_id,
-    q: cl_command_queue,
-    mem: cl_mem,
-    shape: Shape,
-    t: u32,
-) -> Option<f64> {
+fn stream_time(ctx: cl_context, q: cl_command_queue, mem: cl_mem, shape: Shape, t: u32) -> Option<f64> {
     let word = if shape.w == 8 { "ulong" } else { "uint" };
     let src = format!(
         "{}\n__kernel void clayout_tune_stream(__global {word} *p, ulong M) {{\n  ulong i = get_global_id(0);\n  if (i >= M) return;\n  for (uint s = 0; s < {S}u; s++) {{\n    ulong k = CLAYOUT_ASTA_INDEX(i, s, {S}u, CLAYOUT_TILE, M);\n    p[k] = p[k] * 3 + 1;\n  }}\n}}\n",
         crate::layout::asta_macros(Some(t)),
         S = shape.s
     );
-    let prog = super::probe::build(ctx, dev, &src, "", "build").ok()?;
-    let name = std::ffi::CString::new("clayout_tune_stream").unwrap();
-    let mut err = CL_SUCCESS;
-    let k = unsafe { api().clCreateKernel(prog.0, name.as_ptr(), &mut err) };
-    if k.is_null() {
-        return None;
-    }
-    let k = OwnedKernel(k);
-    let m: cl_ulong = shape.m;
-    let ok = unsafe {
-        api().clSetKernelArg(k.0, 0, std::mem::size_of::<cl_mem>(), &mem as *const cl_mem as *const _) == CL_SUCCESS
-            && api().clSetKernelArg(k.0, 1, 8, &m as *const cl_ulong as *const _) == CL_SUCCESS
-    };
-    if !ok {
-        return None;
-    }
+    let prog = super::super::probe::build(ctx, &src, "", "build").ok()?;
+    let k = cmd::create_kernel(prog.raw(), "clayout_tune_stream").ok()?;
+    let m: u64 = shape.m;
+    cmd::set_arg(k.raw(), 0, cmd::Arg::Mem(mem)).ok()?;
+    cmd::set_arg(k.raw(), 1, cmd::Arg::u64(&m)).ok()?;
     let local: usize = 128;
     let global = (shape.m as usize).div_ceil(local) * local;
-    time(q, || unsafe {
-        api().clEnqueueNDRangeKernel(
-            q,
-            k.0,
-            1,
-            std::ptr::null(),
-            &global,
-            &local,
-            0,
-            std::ptr::null(),
-            std::ptr::null_mut(),
-        ) == CL_SUCCESS
-    })
+    time(q, || cmd::nd_range(q, k.raw(), &[global], Some(&[local]), &[]).is_ok())
 }

@@ -58,7 +58,7 @@ fn with<R>(kernel: &Arc<str>, f: impl FnOnce(&mut Habits) -> R) -> R {
     let mut all = HABITS.lock();
     let h = all
         .entry(kernel.clone())
-        .or_insert_with(|| crate::diskcache::get_json::<Habits>(KIND, kernel).unwrap_or_default());
+        .or_insert_with(|| crate::cache::disk::get_json::<Habits>(KIND, kernel).unwrap_or_default());
     f(h)
 }
 
@@ -83,7 +83,7 @@ pub fn saw(by: &ConvertedBy, came_back: bool) {
             by.arg,
             if came_back { "brought back to host layout" } else { "released still converted" }
         ));
-        crate::diskcache::put_json(KIND, &by.kernel, &h);
+        crate::cache::disk::put_json(KIND, &by.kernel, &h);
     }
 }
 

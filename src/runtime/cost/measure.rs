@@ -3,8 +3,7 @@
 //! queue held back by something only the application can release (a user event it sets after
 //! this call returns) costs a bounded stall, never a deadlock.
 
-use super::convert::{event_status, OwnedEvent};
-use crate::real::api;
+use crate::cl::{cmd, info::event_status, Event};
 use opencl_sys::*;
 use std::time::{Duration, Instant};
 
@@ -18,18 +17,12 @@ pub struct Timer {
     started: Instant,
 }
 
-fn marker(queue: cl_command_queue) -> Option<OwnedEvent> {
-    let mut ev: cl_event = std::ptr::null_mut();
-    let r = unsafe { api().clEnqueueMarkerWithWaitList(queue, 0, std::ptr::null(), &mut ev) };
-    (r == CL_SUCCESS && !ev.is_null()).then_some(OwnedEvent(ev))
-}
-
 /// Polls until `ev` completes; false when it failed or the limit passed.
-fn wait(ev: &OwnedEvent, limit: Duration) -> bool {
+fn wait(ev: &Event, limit: Duration) -> bool {
     let t0 = Instant::now();
     let mut spins = 0u32;
     loop {
-        match event_status(ev.0) {
+        match event_status(ev.raw()) {
             Some(CL_COMPLETE) => return true,
             Some(s) if s < 0 => return false,
             None => return false,
@@ -53,16 +46,19 @@ pub fn wait_list_complete(user: &[cl_event]) -> bool {
     user.iter().all(|&e| event_status(e) == Some(CL_COMPLETE))
 }
 
+/// A flushed marker on `queue`, waited for up to `limit`.
+fn drained(queue: cl_command_queue, limit: Duration) -> bool {
+    let Ok(m) = cmd::marker(queue, &[]) else { return false };
+    let _ = cmd::flush(queue);
+    wait(&m, limit)
+}
+
 /// Waits for everything queued before the launch about to be enqueued.
 pub fn start(queue: cl_command_queue) -> Option<Timer> {
-    let m = marker(queue)?;
-    unsafe { api().clFlush(queue) };
-    wait(&m, DRAIN_LIMIT).then(|| Timer { started: Instant::now() })
+    drained(queue, DRAIN_LIMIT).then(|| Timer { started: Instant::now() })
 }
 
 /// The launch's time in ns, once it completed.
 pub fn stop(queue: cl_command_queue, t: Timer) -> Option<f64> {
-    let m = marker(queue)?;
-    unsafe { api().clFlush(queue) };
-    wait(&m, LAUNCH_LIMIT).then(|| t.started.elapsed().as_nanos() as f64)
+    drained(queue, LAUNCH_LIMIT).then(|| t.started.elapsed().as_nanos() as f64)
 }

@@ -10,7 +10,7 @@
 //!
 //! An address inside clayout itself is never accepted, so an export can never forward to itself.
 
-use crate::exports::Api;
+use super::api::Api;
 use libc::{c_char, c_int, c_void};
 use once_cell::sync::OnceCell;
 use std::ffi::{CStr, CString};
@@ -120,57 +120,4 @@ fn mapped_loaders() -> Vec<String> {
     // SAFETY: the callback only reads the entries it is given.
     unsafe { libc::dl_iterate_phdr(Some(each), &mut out as *mut Vec<String> as *mut c_void) };
     out
-}
-
-/// The value of a `clGet*Info` query whose size is only known by asking (strings, lists):
-/// `query(size, value, size_ret)` is the real call with its object and name bound. None when
-/// either call fails or the answer is empty.
-///
-/// # Safety
-/// `query` must be a `clGet*Info` call on a valid object whose answer is an array of `T`.
-pub unsafe fn info_vec<T: Copy + Default>(
-    query: impl Fn(libc::size_t, *mut c_void, *mut libc::size_t) -> opencl_sys::cl_int,
-) -> Option<Vec<T>> {
-    let mut bytes: libc::size_t = 0;
-    if query(0, std::ptr::null_mut(), &mut bytes) != opencl_sys::CL_SUCCESS || bytes == 0 {
-        return None;
-    }
-    let mut v = vec![T::default(); bytes.div_ceil(std::mem::size_of::<T>())];
-    if query(bytes, v.as_mut_ptr() as *mut c_void, std::ptr::null_mut()) != opencl_sys::CL_SUCCESS {
-        return None;
-    }
-    Some(v)
-}
-
-/// A string answer of a `clGet*Info` query (see [`info_vec`]), without its NUL and surrounding
-/// blanks; empty when the query fails.
-///
-/// # Safety
-/// As for [`info_vec`], with an answer of `char`s.
-pub unsafe fn info_string(
-    query: impl Fn(libc::size_t, *mut c_void, *mut libc::size_t) -> opencl_sys::cl_int,
-) -> String {
-    info_vec::<u8>(query)
-        .map(|b| String::from_utf8_lossy(&b).trim_end_matches('\0').trim().to_string())
-        .unwrap_or_default()
-}
-
-/// A fixed-size answer of `clGetDeviceInfo` (a number, a bit field); `T::default()` when the
-/// query fails.
-///
-/// # Safety
-/// `device` must be a valid device and `T` the type of the answer to `what`.
-pub unsafe fn device_scalar<T: Copy + Default>(
-    device: opencl_sys::cl_device_id,
-    what: opencl_sys::cl_device_info,
-) -> T {
-    let mut v = T::default();
-    let _ = api().clGetDeviceInfo(
-        device,
-        what,
-        std::mem::size_of::<T>(),
-        &mut v as *mut T as *mut c_void,
-        std::ptr::null_mut(),
-    );
-    v
 }

@@ -1,0 +1,78 @@
+//! Clayout's record of every application buffer: the application's facts (from the registry),
+//! the parent's record for a sub-buffer, and the layout state, keyed by the buffer's handle.
+//! A command looks each of its buffers up here once and carries the record from then on.
+
+use super::cost::BufferCost;
+use super::state::Current;
+use crate::cl::Event;
+use crate::registry::{BufferInfo, Handle, Table};
+use once_cell::sync::Lazy;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// Everything clayout keeps about one buffer's layout (`state` has the transitions).
+#[derive(Debug, Default)]
+pub struct BufferState {
+    pub current: Current,
+    /// Why this buffer must stay in host layout, once something made that so.
+    pub pinned: Option<String>,
+    /// The last conversion enqueued on this buffer, so that a conversion or command on another
+    /// queue is ordered after it.
+    pub last_event: Option<Event>,
+    /// Maps not yet unmapped (counted from before each map's enqueue).
+    pub maps: u32,
+    /// What the cost model keeps about the buffer.
+    pub cost: BufferCost,
+}
+
+#[derive(Debug)]
+pub struct Buffer {
+    pub handle: Handle,
+    pub facts: Arc<BufferInfo>,
+    /// A sub-buffer's parent, whose bytes it shows; the record lives as long as its children,
+    /// so that a parent the application released in a device layout still comes back before a
+    /// child's bytes are used.
+    pub parent: Option<Arc<Buffer>>,
+    /// In an `Arc` so that a command can hold it locked from its conversions until its own
+    /// enqueue returns (`access`), without holding the record.
+    pub state: Arc<Mutex<BufferState>>,
+}
+
+impl Buffer {
+    /// The buffer whose bytes this one shows: itself, or a sub-buffer's parent.
+    pub fn bytes_owner(self: &Arc<Self>) -> &Arc<Buffer> {
+        self.parent.as_ref().unwrap_or(self)
+    }
+
+    pub fn mem(&self) -> opencl_sys::cl_mem {
+        self.handle as opencl_sys::cl_mem
+    }
+}
+
+static BUFFERS: Lazy<Table<Buffer>> = Lazy::new(Table::default);
+
+/// The record of a buffer, if it is one the application created and has not released.
+pub fn get(h: Handle) -> Option<Arc<Buffer>> {
+    BUFFERS.get(h)
+}
+
+/// A buffer the application created (a sub-buffer's parent must be known by then).
+pub fn created(h: Handle, facts: Arc<BufferInfo>) {
+    let parent = facts.parent.and_then(|(p, _, _)| get(p));
+    BUFFERS.insert(h, Buffer { handle: h, facts, parent, state: Default::default() });
+}
+
+/// The application's last reference to a buffer is gone. Its bytes are forgotten unless a
+/// sub-buffer still shows them (then the record lives on in the children, state and all).
+pub fn released(h: Handle) {
+    let Some(b) = BUFFERS.remove(h) else { return };
+    if Arc::strong_count(&b) > 1 && b.parent.is_none() {
+        return;
+    }
+    let mut st = b.state.lock();
+    if matches!(st.current, Current::Device(_)) {
+        st.cost.released_converted();
+    }
+    st.current = Current::Host;
+    st.last_event = None;
+}

@@ -1,0 +1,124 @@
+//! The cost model of the transparent mode (docs/cost-model.md), in one place: the pure decision
+//! (`model`), what it reads about each buffer (`buffer`) and kernel (`kernel`), what it learns
+//! across runs (`habits`), what it measures about the device (`tune`) and about a launch
+//! (`measure`). [`decide`] gathers one launch's inputs and decides.
+
+pub mod buffer;
+pub mod habits;
+pub mod kernel;
+pub mod measure;
+pub mod model;
+pub mod tune;
+
+pub use buffer::{BufferCost, Reuse};
+pub use kernel::KernelModel;
+pub use model::{Decision, Times, Variant};
+
+use super::state::{Current, DeviceLayout};
+use crate::config::Policy;
+use crate::layout::Layout;
+use std::collections::HashMap;
+use tune::Tuned;
+
+/// One buffer a launch wants in a device layout, as the model sees it (its state held locked by
+/// the caller).
+pub struct BufferView<'a> {
+    /// The buffer's place among the kernel's converted arguments (the key of its habits).
+    pub arg: u32,
+    pub cost: &'a mut BufferCost,
+    pub current: Current,
+    pub want: DeviceLayout,
+}
+
+/// What one launch of a rewritten kernel offers the model.
+pub struct Offer<'a> {
+    pub policy: Policy,
+    /// The staged copy can run this launch.
+    pub staged_ok: bool,
+    /// Why the ASTA copy cannot run this launch, if it cannot.
+    pub asta_blocked: bool,
+    /// Conversion costs of each (S, w, host layout) at the tile of the kernel's copy.
+    pub rates: &'a HashMap<(u32, u32, Layout), Tuned>,
+    /// Structures of the first rewritten buffer: the unit of the kernel's times.
+    pub structures: f64,
+}
+
+/// Which form this launch runs in. Keeps each buffer's count of what its launches would have
+/// cost as written, and notes the converting argument in the buffers the launch converts.
+pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mut [BufferView]) -> Decision {
+    let policy = offer.policy;
+    if policy == Policy::Always || (policy == Policy::Never && !offer.staged_ok) {
+        // Nothing to measure: the policy alone decides. Whether the buffers can be converted is
+        // checked once, by the ASTA copy's launch, which falls back to the kernel as written.
+        let l = model::Launch { policy, asta_ok: true, ..model::Launch::nothing_known() };
+        let d = model::decide(&l);
+        if d.variant == Variant::Asta {
+            note_converters(model, buffers);
+        }
+        return d;
+    }
+    let m = offer.structures;
+    let (mut in_asta, mut sent_back) = (true, false);
+    let (mut epoch, mut balance, mut convert_ns) = (0.0f64, f64::INFINITY, 0.0);
+    for b in buffers.iter_mut() {
+        let arg = b.arg;
+        b.cost.reuse.epoch_ns += model.times.written.unwrap_or(0.0) * m;
+        epoch = epoch.max(b.cost.reuse.epoch_ns);
+        balance = balance.min(b.cost.reuse.asta_gain_ns);
+        sent_back |= b.cost.reuse.sent_back;
+        if b.current != Current::Device(b.want) {
+            in_asta = false;
+            let d = b.want;
+            let back = model.disk_key.as_ref().is_none_or(|k| habits::may_come_back(k, arg));
+            convert_ns += match offer.rates.get(&(d.shape.s, d.shape.w, d.host)) {
+                Some(t) if back => t.round_trip_ns(d.shape.bytes()),
+                Some(t) => t.to_ns_per_byte * d.shape.bytes() as f64,
+                None => f64::INFINITY,
+            };
+        }
+    }
+    let l = model::Launch {
+        policy,
+        staged_ok: offer.staged_ok,
+        asta_ok: !offer.asta_blocked,
+        in_asta,
+        sent_back,
+        m,
+        times: model.times,
+        convert_ns,
+        epoch_written_ns: epoch,
+        asta_balance_ns: if balance.is_finite() { balance } else { 0.0 },
+    };
+    let mut d = model::decide(&l);
+    let gain = l.asta_gain_ns().filter(|_| d.variant == Variant::Asta);
+    if d.variant == Variant::Asta {
+        note_converters(model, buffers);
+    }
+    for b in buffers.iter_mut() {
+        if let Some(g) = gain {
+            b.cost.reuse.asta_gain_ns += g;
+        } else if d.variant != Variant::Asta && matches!(b.current, Current::Device(_)) {
+            // This launch brings the buffer back: until the host accesses it, converting it
+            // again would only start another round trip.
+            b.cost.reuse.sent_back = true;
+        }
+    }
+    if d.measure && model.untimed >= 3 {
+        d.measure = false;
+    }
+    if model.last != Some(d.variant) || d.measure {
+        crate::log::debug(&format!("kernel {kernel}: runs {} ({})", d.variant.name(), d.reason));
+    }
+    model.last = Some(d.variant);
+    d
+}
+
+/// Notes in each buffer this launch converts which kernel argument converted it.
+fn note_converters(model: &KernelModel, buffers: &mut [BufferView]) {
+    let Some(kernel) = &model.disk_key else { return };
+    for b in buffers.iter_mut() {
+        if !matches!(b.current, Current::Device(_)) {
+            b.cost.converted_by = Some(habits::ConvertedBy { kernel: kernel.clone(), arg: b.arg });
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! The copies of one application kernel object: the rewritten copy's and the staged copy's own
+//! kernel objects (created at their first launch), given the application's arguments plus their
+//! extra ones, and enqueued on buffers brought to the layout they address.
+
+use super::super::access::{self, BufferNeed};
+use super::super::dims::Enqueue;
+use super::private::TransparentPlan;
+use crate::cl::{cmd, Kernel};
+use crate::registry::{ArgValue, KernelInfo};
+use crate::rewrite::ExtraArg;
+use once_cell::sync::OnceCell;
+use opencl_sys::*;
+use parking_lot::Mutex;
+use std::sync::Arc;
+
+/// The copy of one application kernel object, with the arguments last given to it.
+#[derive(Debug)]
+pub struct PrivateKernel {
+    kernel: Kernel,
+    /// The program the kernel comes from stays while the kernel does.
+    _program: Arc<super::private::PrivateProgram>,
+    args: Mutex<Vec<Option<ArgValue>>>,
+}
+
+/// The copies of one application kernel object, each made at its first launch.
+#[derive(Debug, Default)]
+pub struct KernelCopies {
+    /// The ASTA copy.
+    pub rewritten: OnceCell<Result<PrivateKernel, String>>,
+    /// The staged copy (local-memory staging, no conversion).
+    pub staged: OnceCell<Result<PrivateKernel, String>>,
+}
+
+fn create(info: &KernelInfo, plan: &TransparentPlan, private_name: &str) -> Result<PrivateKernel, String> {
+    if crate::fault::inject("kernel") {
+        return Err("injected failure of the rewritten kernel's creation".into());
+    }
+    let kernel = cmd::create_kernel(plan.program.program.raw(), private_name)
+        .map_err(|e| format!("the rewritten copy of {} could not be created ({e})", info.name))?;
+    Ok(PrivateKernel { kernel, _program: plan.program.clone(), args: Mutex::new(Vec::new()) })
+}
+
+/// The kernel object of a copy (created at its first launch, in `cell`) and the application's
+/// arguments, every one of them set.
+pub fn with_args<'a>(
+    cell: &'a OnceCell<Result<PrivateKernel, String>>,
+    info: &KernelInfo,
+    plan: &TransparentPlan,
+    name: &str,
+) -> Result<(&'a PrivateKernel, Vec<Option<ArgValue>>), String> {
+    let private = cell.get_or_init(|| create(info, plan, name)).as_ref().map_err(|e| e.clone())?;
+    let args = info.args.lock().clone();
+    if args.iter().any(Option::is_none) {
+        return Err("not every argument is set".into());
+    }
+    Ok((private, args))
+}
+
+/// What a copy takes besides the application's arguments: its extra arguments, and the
+/// structure count to pass for each rewritten parameter given the buffer bound to it.
+pub struct Extra<'a, F: Fn(&str, usize) -> Option<u64>> {
+    pub args: &'a [ExtraArg],
+    pub m_of: F,
+}
+
+/// Brings the buffers to `needs`, gives copy `private` the application's arguments and its
+/// extra ones, and enqueues it with work-group size `local` (None: the application's). `what`
+/// names the copy in the reasons.
+#[allow(clippy::too_many_arguments)]
+pub fn enqueue<F: Fn(&str, usize) -> Option<u64>>(
+    queue: cl_command_queue,
+    private: &PrivateKernel,
+    args: &[Option<ArgValue>],
+    plan: &TransparentPlan,
+    needs: &[BufferNeed],
+    user: &[cl_event],
+    extra: Extra<F>,
+    local: Option<usize>,
+    what: &str,
+    enqueue: &impl Enqueue,
+) -> Result<cl_int, String> {
+    let wait = access::try_prepare(queue, needs, user).map_err(|f| f.reason)?;
+    let mut set = private.args.lock();
+    set_args(private.kernel.raw(), &mut set, args, plan, &extra)?;
+    if crate::fault::inject("kernel") {
+        return Err(format!("injected failure of the {what} kernel's launch"));
+    }
+    let r = enqueue(private.kernel.raw(), local, wait.len(), wait.ptr());
+    if r != CL_SUCCESS {
+        return Err(format!("the {what} copy could not be enqueued ({r})"));
+    }
+    Ok(r)
+}
+
+/// Gives the copy the application's arguments (only those that changed since its last launch)
+/// and M of each rewritten buffer.
+fn set_args<F: Fn(&str, usize) -> Option<u64>>(
+    k: cl_kernel,
+    set: &mut Vec<Option<ArgValue>>,
+    args: &[Option<ArgValue>],
+    plan: &TransparentPlan,
+    extra: &Extra<F>,
+) -> Result<(), String> {
+    let mut want: Vec<Option<ArgValue>> = args.to_vec();
+    for e in extra.args {
+        let index = want.len().max(e.index + 1);
+        want.resize(index, None);
+        let mem = match plan.kernel.indices.get(&e.param).and_then(|&i| args.get(i)) {
+            Some(Some(ArgValue::Mem(h))) => *h,
+            _ => return Err(format!("{} is not a buffer argument", e.param)),
+        };
+        let m = (extra.m_of)(&e.param, mem).ok_or_else(|| format!("no extent for {}", e.param))?;
+        want[e.index] = Some(ArgValue::Bytes(m.to_ne_bytes().to_vec()));
+    }
+    set.resize(want.len(), None);
+    for (i, v) in want.iter().enumerate() {
+        if set[i] == *v {
+            continue;
+        }
+        let Some(v) = v else { return Err(format!("argument {i} of the copy is not set")) };
+        let arg = match v {
+            ArgValue::Mem(h) => cmd::Arg::Mem(*h as cl_mem),
+            ArgValue::Local(n) => cmd::Arg::Local(*n),
+            ArgValue::Bytes(b) => cmd::Arg::Bytes(b),
+        };
+        if let Err(e) = cmd::set_arg(k, i as u32, arg) {
+            set.clear();
+            return Err(format!("argument {i} of the rewritten copy was refused ({e})"));
+        }
+        set[i] = Some(v.clone());
+    }
+    Ok(())
+}

@@ -1,0 +1,261 @@
+//! One launch of a rewritten kernel, in the form the policy (the cost model, under `auto`)
+//! picks: its ASTA copy on converted buffers, its staged copy or the application's kernel on
+//! host-layout buffers. Whatever keeps a copy from running falls back to the kernel as written.
+
+use super::super::access::{self, BufferNeed};
+use super::super::convert::stays_host;
+use super::super::cost::{self, measure, BufferView, Decision, Offer, Variant};
+use super::super::dims::{Dims, Enqueue};
+use super::super::state::Need;
+use super::copies::{self, Extra, KernelCopies};
+use super::private::{TransparentPlan, STAGE_WG_MIN};
+use crate::config::LogLevel;
+use crate::registry::{ArgValue, KernelInfo};
+use opencl_sys::*;
+
+/// Runs one launch of a rewritten kernel. A launch the model asked to time is timed here,
+/// around the enqueue, with no lock held.
+#[allow(clippy::too_many_arguments)]
+pub fn launch(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    info: &KernelInfo,
+    copies: &KernelCopies,
+    plan: &TransparentPlan,
+    needs: &[BufferNeed],
+    dims: &Dims,
+    user: &[cl_event],
+    enqueue: impl Enqueue,
+) -> cl_int {
+    let staged_local = staged_local(plan, dims);
+    let decision =
+        crate::guard("cost model", || decide(info, plan, needs, staged_local.is_some())).unwrap_or_else(|| Decision {
+            variant: Variant::Written,
+            measure: false,
+            reason: "internal error in the cost model".into(),
+        });
+    let timer = if decision.measure && measure::wait_list_complete(user) { measure::start(queue) } else { None };
+    let attempt = match decision.variant {
+        Variant::Asta => {
+            Some(crate::guard("transparent launch", || try_copy(queue, info, copies, plan, needs, user, &enqueue)))
+        }
+        Variant::Staged => Some(crate::guard("staged launch", || {
+            try_staged(queue, info, copies, plan, needs, user, staged_local.unwrap_or(0), &enqueue)
+        })),
+        Variant::Written => None,
+    };
+    let (ran, r) = match attempt.map(|a| a.unwrap_or_else(|| Err("internal error".into()))) {
+        None => (Variant::Written, as_written(queue, kernel, needs, user, &enqueue)),
+        Some(Ok(r)) => (decision.variant, r),
+        Some(Err(why)) => {
+            let what = format!("kernel {} ({} copy)", info.name, decision.variant.name());
+            crate::log::once(
+                LogLevel::Info,
+                &format!("{what}: {why}"),
+                &format!("{what}: runs as written on host-layout buffers ({why})"),
+            );
+            (Variant::Written, as_written(queue, kernel, needs, user, &enqueue))
+        }
+    };
+    crate::stats::transparent_launch(ran == Variant::Asta);
+    crate::stats::decision(&info.name, ran.form(), &decision.reason);
+    if let Some(t) = timer {
+        let ns = if r == CL_SUCCESS && ran == decision.variant { measure::stop(queue, t) } else { None };
+        let m = structures(needs).unwrap_or(1.0);
+        crate::guard("cost model", || plan.kernel.model.lock().record(&info.name, ran, ns, m));
+    }
+    r
+}
+
+/// The first rewritten buffer's structure count: the unit of the model's times.
+fn structures(needs: &[BufferNeed]) -> Option<f64> {
+    needs.iter().find_map(|n| match n.need {
+        Need::Device(d) => Some(d.shape.m as f64),
+        _ => None,
+    })
+}
+
+/// Asks the cost model which form this launch runs in, with the states of the buffers it would
+/// convert held locked while it reads and notes them.
+fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], staged_ok: bool) -> Decision {
+    let policy = crate::config::get().policy;
+    let asta_blocked = policy == crate::config::Policy::Auto && asta_blocker(needs).is_some();
+    let mut model = plan.kernel.model.lock();
+    if model.disk_key.is_none() {
+        model.load(&plan.program.times_key(&plan.kernel.private_name));
+    }
+    let offer = Offer {
+        policy,
+        staged_ok,
+        asta_blocked,
+        rates: &plan.program.rates,
+        structures: structures(needs).unwrap_or(1.0),
+    };
+    let devices: Vec<(&BufferNeed, _)> = needs
+        .iter()
+        .filter_map(|n| match n.need {
+            Need::Device(d) => Some((n, d)),
+            _ => None,
+        })
+        .collect();
+    // Locked in handle order, as commands lock them (`access`), then taken in the order of the
+    // kernel's converted arguments (the key of their habits), each buffer once.
+    let mut order: Vec<usize> = (0..devices.len()).collect();
+    order.sort_by_key(|&i| devices[i].0.buffer.handle);
+    order.dedup_by_key(|i| devices[*i].0.buffer.handle);
+    let mut guards: Vec<_> =
+        order.iter().map(|&i| (devices[i].0.buffer.handle, devices[i].0.buffer.state.lock())).collect();
+    let mut taken = Vec::new();
+    for (arg, (n, want)) in (0u32..).zip(&devices) {
+        if let Some(at) = guards.iter().position(|(h, _)| *h == n.buffer.handle) {
+            taken.push((arg, *want, guards.swap_remove(at).1));
+        }
+    }
+    let mut views: Vec<BufferView> = taken
+        .iter_mut()
+        .map(|(arg, want, st)| BufferView { arg: *arg, current: st.current, want: *want, cost: &mut st.cost })
+        .collect();
+    cost::decide(&info.name, &mut model, &offer, &mut views)
+}
+
+/// The application's kernel, every buffer in host layout: the path that is always correct.
+fn as_written(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    needs: &[BufferNeed],
+    user: &[cl_event],
+    enqueue: &impl Enqueue,
+) -> cl_int {
+    let host = host_needs(needs);
+    match crate::guard("launch conversions", || access::prepare(queue, &host, user)) {
+        Some(Ok(w)) => enqueue(kernel, None, w.len(), w.ptr()),
+        Some(Err(e)) => e,
+        None => CL_OUT_OF_RESOURCES,
+    }
+}
+
+/// `needs` with every buffer in its host layout.
+fn host_needs(needs: &[BufferNeed]) -> Vec<BufferNeed> {
+    needs
+        .iter()
+        .map(|n| BufferNeed {
+            need: if matches!(n.need, Need::Device(_)) { Need::Host } else { n.need },
+            must: false,
+            ..n.clone()
+        })
+        .collect()
+}
+
+/// Why the ASTA copy cannot run this launch, decided before converting anything, so that one
+/// unconvertible buffer does not cost the others a round trip.
+fn asta_blocker(needs: &[BufferNeed]) -> Option<String> {
+    for n in needs.iter().filter(|n| matches!(n.need, Need::Device(_))) {
+        if n.buffer.facts.flags & CL_MEM_USE_HOST_PTR != 0 {
+            return Some(
+                "a buffer was created with CL_MEM_USE_HOST_PTR, whose host memory the application may read directly"
+                    .into(),
+            );
+        }
+        if let Need::Device(d) = n.need {
+            if d.shape.m.saturating_mul(d.shape.s as u64) > u32::MAX as u64 {
+                return Some(format!(
+                    "a buffer holds {} structures of {} words, past the copy's 32-bit index arithmetic",
+                    d.shape.m, d.shape.s
+                ));
+            }
+        }
+        let refused = stays_host(&n.buffer, &n.buffer.state.lock());
+        if let Some(why) = refused {
+            return Some(format!("a buffer stays in host layout: {why}"));
+        }
+    }
+    access::conflicting(needs)
+}
+
+/// Converts the buffers and enqueues the copy; Err says why the kernel as written must run
+/// instead (the buffers may then be in ASTA: `as_written` brings them back).
+fn try_copy(
+    queue: cl_command_queue,
+    info: &KernelInfo,
+    copies: &KernelCopies,
+    plan: &TransparentPlan,
+    needs: &[BufferNeed],
+    user: &[cl_event],
+    enqueue: &impl Enqueue,
+) -> Result<cl_int, String> {
+    if let Some(why) = asta_blocker(needs) {
+        return Err(why);
+    }
+    let (private, args) = copies::with_args(&copies.rewritten, info, plan, &plan.kernel.private_name)?;
+    let m_of = |_: &str, mem: usize| {
+        needs.iter().find_map(|n| match n.need {
+            Need::Device(d) if n.buffer.handle == mem => Some(d.shape.m),
+            _ => None,
+        })
+    };
+    let extra = Extra { args: &plan.kernel.extra_args, m_of };
+    copies::enqueue(queue, private, &args, plan, needs, user, extra, None, "rewritten", enqueue)
+}
+
+/// The work-group size the staged copy runs this launch with, if it can run it: a 1-D launch
+/// whose global size fits the copy's index variables, with the application's work-group size
+/// if it gave one the staged slices fit, else the largest power of two they fit that divides
+/// the global size.
+fn staged_local(plan: &TransparentPlan, dims: &Dims) -> Option<usize> {
+    plan.kernel.staged.as_ref()?;
+    let cap = plan.program.stage_wg as u64;
+    if dims.task || dims.global.len() != 1 || cap == 0 || dims.global[0] > i32::MAX as u64 {
+        return None;
+    }
+    let local = match &dims.local {
+        Some(l) => l[0],
+        None => (0..=cap.ilog2()).rev().map(|k| 1u64 << k).find(|l| dims.global[0] % l == 0)?,
+    };
+    (local <= cap && local as usize >= STAGE_WG_MIN).then_some(local as usize)
+}
+
+/// Enqueues the staged copy with the buffers in host layout; Err says why the kernel as
+/// written must run instead.
+#[allow(clippy::too_many_arguments)]
+fn try_staged(
+    queue: cl_command_queue,
+    info: &KernelInfo,
+    copies: &KernelCopies,
+    plan: &TransparentPlan,
+    needs: &[BufferNeed],
+    user: &[cl_event],
+    local: usize,
+    enqueue: &impl Enqueue,
+) -> Result<cl_int, String> {
+    let copy = plan.kernel.staged.as_ref().ok_or("no staged copy")?;
+    let (private, args) = copies::with_args(&copies.staged, info, plan, &copy.private_name)?;
+    // The write-back of a staged slice would overwrite what the kernel wrote to the same bytes
+    // through another argument.
+    let owner = |i: usize| needs.iter().find(|n| n.arg == Some(i)).map(|n| n.buffer.bytes_owner().handle);
+    let mems: Vec<(usize, usize)> = (0..args.len()).filter_map(|i| Some((i, owner(i)?))).collect();
+    for &i in plan.kernel.indices.values() {
+        if let Some(&(_, b)) = mems.iter().find(|(j, _)| *j == i) {
+            if mems.iter().any(|&(j, c)| j != i && c == b) {
+                return Err("a staged buffer is also passed for another argument".into());
+            }
+        }
+    }
+    let size_of = |i: usize| needs.iter().find(|n| n.arg == Some(i)).map(|n| n.buffer.facts.size as u64);
+    // Its slice offsets are word indices in the copy's 32-bit index arithmetic.
+    for (param, &i) in &plan.kernel.indices {
+        let (Some(Some(ArgValue::Mem(_))), Some(l)) = (args.get(i), plan.kernel.layouts.get(param)) else { continue };
+        if size_of(i).is_some_and(|s| s / l.word_bytes.max(1) as u64 > u32::MAX as u64) {
+            return Err(format!("{param} holds 2^32 words or more, past the copy's 32-bit index arithmetic"));
+        }
+    }
+    // The copy's slices may cover whole buffers: their layout never changes, so the extent
+    // does not matter, and a work-item the annotation's extent leaves out still finds its
+    // structure where the kernel as written would.
+    let m_of = |param: &str, _mem: usize| {
+        let l = plan.kernel.layouts.get(param)?;
+        let size = size_of(*plan.kernel.indices.get(param)?)?;
+        Some(size / (l.words as u64 * l.word_bytes as u64).max(1))
+    };
+    let extra = Extra { args: &copy.extra_args, m_of };
+    copies::enqueue(queue, private, &args, plan, &host_needs(needs), user, extra, Some(local), "staged", enqueue)
+}

@@ -1,0 +1,13 @@
+//! The transparent mode at run time (docs/annotations.md, "Transparent mode"). Kernels annotated
+//! without a device layout (`//DL: AoS: p[n]`) get an ASTA copy from the rewriter when their
+//! program is created (`rewrite`); the copies are built in a private program (`private`); each
+//! application kernel object gets its own copy objects (`copies`); each launch then runs either
+//! a copy or the application's kernel (`launch`).
+
+pub mod copies;
+pub mod launch;
+pub mod private;
+pub mod rewrite;
+
+pub use copies::KernelCopies;
+pub use private::{Rewrites, TransparentPlan};

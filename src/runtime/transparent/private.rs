@@ -1,0 +1,239 @@
+//! The private program of a rewritten program: the rewriter's source built with the
+//! application's options and the tile macro, its structure layouts checked against the device
+//! compiler, the conversion kernels its buffers need built ahead, and what they cost.
+//!
+//! Why a private program rather than the application's own: a program's source is fixed when
+//! it is created, so if clayout fed the rewritten source to the application's program and that
+//! failed to build, the application's `clBuildProgram` would fail where the real library would
+//! not have. With a program of its own the application's program, source, binaries, kernel
+//! list and build log stay exactly as it made them, and a copy that does not build or whose
+//! structure layout the compiler contradicts costs one log line. The price is a second compile
+//! of the program, paid right after the application's build.
+
+use super::super::cost::tune::{self, Tuned};
+use super::super::worker::Ticket;
+use super::super::{probe, tile};
+use super::rewrite::{Rewritten, RewrittenKernel};
+use crate::cl::Program;
+use crate::layout::Layout;
+use crate::registry::{self, ProgramInfo};
+use crate::rewrite::{self, StructLayout};
+use opencl_sys::*;
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// A program's rewritten kernels, and their private program once built.
+#[derive(Debug)]
+pub struct Rewrites {
+    pub rewritten: Rewritten,
+    /// The private program of the latest build of the application's program, and that build's
+    /// options.
+    private: Mutex<Option<(String, Private)>>,
+}
+
+/// The program holding the copies, built with the application's options and the tile macro.
+#[derive(Debug)]
+pub struct PrivateProgram {
+    pub program: Program,
+    pub tile: u32,
+    /// Structure types whose layout the device compiler contradicted, and how.
+    pub wrong_layouts: HashMap<String, String>,
+    /// The device it was built and tuned for (a handle: devices outlive programs).
+    pub device: usize,
+    /// Hash of the source and options it was built from: the kernels' times in the disk cache
+    /// belong to exactly this build.
+    pub source_hash: u64,
+    /// Conversion costs of each (S, w, host layout) of the copies, at the program's tile.
+    pub rates: HashMap<(u32, u32, Layout), Tuned>,
+    /// The largest work-group the staged copies' local memory holds (0: none can run).
+    pub stage_wg: usize,
+}
+
+impl PrivateProgram {
+    /// Key of a copy's times in the disk cache: they belong to exactly this build on this device.
+    pub fn times_key(&self, private_name: &str) -> String {
+        format!("{}|{}|{}", crate::cache::disk::device_key(self.device as cl_device_id), private_name, self.source_hash)
+    }
+}
+
+/// Per-kernel part of a launch plan in the transparent mode.
+#[derive(Debug)]
+pub struct TransparentPlan {
+    pub program: Arc<PrivateProgram>,
+    pub kernel: Arc<RewrittenKernel>,
+}
+
+/// Where the private program of one build of the application's program is.
+#[derive(Debug, Clone)]
+pub enum Private {
+    Ready(Arc<PrivateProgram>),
+    Failed(String),
+    /// Being built on clayout's worker.
+    Building(Ticket),
+    /// Nothing asked for it yet (the program was built in a way clayout did not see finish).
+    NotStarted,
+}
+
+impl Rewrites {
+    pub fn new(rewritten: Rewritten) -> Rewrites {
+        Rewrites { rewritten, private: Mutex::new(None) }
+    }
+
+    /// The private program for a build of the application's program with `options`.
+    pub fn lookup(&self, options: &str) -> Private {
+        match self.private.lock().as_ref() {
+            Some((built_with, p)) if built_with == options => p.clone(),
+            _ => Private::NotStarted,
+        }
+    }
+
+    /// Notes that the private program for `options` is being built (the caller submitted it).
+    pub fn building(&self, options: &str, ticket: Ticket) {
+        *self.private.lock() = Some((options.to_string(), Private::Building(ticket)));
+    }
+
+    /// Builds the private program for a build of `program` with `options`, now (on the worker),
+    /// and keeps the outcome. A program rebuilt with other options (other macros) needs its
+    /// copies rebuilt too.
+    pub fn build(&self, program: &ProgramInfo, options: &str) -> Private {
+        let built = build_private(&self.rewritten.source, &self.rewritten.kernels, program, options).map(Arc::new);
+        let outcome = match built {
+            Ok(p) => Private::Ready(p),
+            Err(why) => {
+                crate::log::warn(&format!(
+                    "the rewritten kernels of a program cannot be used ({why}); they run as written"
+                ));
+                crate::stats::fallback("rewritten program", &why);
+                Private::Failed(why)
+            }
+        };
+        let mut slot = self.private.lock();
+        // A build for other options may have been asked for since: the newest request wins.
+        if slot.as_ref().is_none_or(|(o, _)| o == options) {
+            *slot = Some((options.to_string(), outcome.clone()));
+        }
+        outcome
+    }
+}
+
+fn build_private(
+    source: &str,
+    kernels: &HashMap<String, Arc<RewrittenKernel>>,
+    program: &ProgramInfo,
+    user: &str,
+) -> Result<PrivateProgram, String> {
+    let ctx = program.context as cl_context;
+    let device = registry::get().first_device(program.context).ok_or("the program's context is unknown")?;
+    // Every (S, w, host layout) of the copies; the largest structure picks the tile.
+    let mut shapes: Vec<(u32, u32, Layout)> = kernels
+        .values()
+        .flat_map(|k| {
+            k.layouts.iter().map(|(p, l)| (l.words, l.word_bytes, k.hosts.get(p).copied().unwrap_or(Layout::Aos)))
+        })
+        .collect();
+    shapes.sort_by_key(|&(s, w, h)| (std::cmp::Reverse(s * w), s, w, h == Layout::Soa));
+    shapes.dedup();
+    let fixed = tile::fixed_tile(user);
+    let searched = match (fixed, shapes.first()) {
+        (None, Some(&(s, w, h))) => tune::tuned(ctx, device, s, w, h, None).filter(|t| t.searched).map(|t| t.tile),
+        _ => None,
+    };
+    let (tile, options) = tile::with_tile(user, Some(device), searched);
+    // 32-bit index arithmetic in the copies; launches on bigger buffers run as written.
+    let stage_wg = stage_capacity(device, kernels);
+    let options = format!("{options} -D {INDEX32_MACRO} -D {STAGE_WG_MACRO}={}", stage_wg.max(1));
+    // One probe kernel, in the same build, checks every structure layout the copies assume.
+    let mut types: BTreeMap<&str, &StructLayout> = BTreeMap::new();
+    for k in kernels.values() {
+        for l in k
+            .layouts
+            .values()
+            .filter(|l| l.members.len() > 1 || l.members[0].name != "w" || l.type_name != l.members[0].scalar)
+        {
+            types.insert(&l.type_name, l);
+        }
+    }
+    let mut probe_src = String::from("\n__kernel void clayout_probe_layout(__global ulong *out) {\n");
+    let mut expected = Vec::new();
+    for (t, l) in &types {
+        probe_src.push_str(&format!("  {{ {t} clayout_v;\n"));
+        for (expr, want) in rewrite::probe_expressions(l, "clayout_v") {
+            probe_src.push_str(&format!("    out[{}] = {expr};\n", expected.len()));
+            expected.push((t.to_string(), expr, want));
+        }
+        probe_src.push_str("  }\n");
+    }
+    probe_src.push_str("}\n");
+    let built = build_cached(ctx, device, &format!("{source}{probe_src}"), &options)
+        .map_err(|e| format!("the rewritten program: {e}"))?;
+    let got = probe::run(ctx, device, &built, "clayout_probe_layout", expected.len())
+        .map_err(|e| format!("the structure layout probe: {e}"))?;
+    let mut wrong_layouts = HashMap::new();
+    for ((t, expr, want), got) in expected.into_iter().zip(got) {
+        if want != got && !wrong_layouts.contains_key(&t) {
+            wrong_layouts.insert(t, format!("the device compiler says {expr} = {got}, clayout computed {want}"));
+        }
+    }
+    // The conversion kernels these buffers will need, built now rather than in the first
+    // launch, and what they cost. A failure here is only logged: the conversion will retry,
+    // and fall back then.
+    let mut rates = HashMap::new();
+    for (s, w, h) in shapes {
+        if let Err(e) = crate::marshal::prepare(ctx, device, s, tile, w) {
+            crate::log::debug(&format!("conversion kernels for S={s} w={w} T={tile} not built ahead: {e}"));
+        }
+        if crate::config::get().policy == crate::config::Policy::Auto {
+            if let Some(t) = tune::tuned(ctx, device, s, w, h, Some(tile)) {
+                rates.insert((s, w, h), t);
+            }
+        }
+    }
+    crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
+    let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{options}").as_bytes());
+    let private =
+        PrivateProgram { program: built, tile, wrong_layouts, device: device as usize, source_hash, rates, stage_wg };
+    // What earlier runs measured, read now rather than in the application's first launch.
+    for k in kernels.values() {
+        k.model.lock().load(&private.times_key(&k.private_name));
+    }
+    Ok(private)
+}
+
+/// The private program, from the on-disk cache's binary when its context has one device (the
+/// binary is for one device; a program for several is built from source for all of them).
+fn build_cached(ctx: cl_context, device: cl_device_id, source: &str, options: &str) -> Result<Program, String> {
+    let devices = registry::get().contexts.get(registry::key(ctx)).map_or(0, |c| c.devices.len());
+    if devices != 1 {
+        return probe::build(ctx, source, options, "build");
+    }
+    if crate::fault::inject("build") {
+        return Err("injected build failure".into());
+    }
+    // The build log's first error says enough in the one line this ends up in.
+    crate::cache::binaries::build(ctx, device, source, options, "private").map_err(|e| e.first_line().to_string())
+}
+
+/// Selects the copies' 32-bit index arithmetic (see the rewriter's generated index functions).
+const INDEX32_MACRO: &str = "CLAYOUT_INDEX32";
+/// The work-group capacity of the staged copies' local arrays.
+const STAGE_WG_MACRO: &str = "CLAYOUT_STAGE_WG";
+/// Fewer work-items than this per group would not make the staged loads coalesce.
+pub const STAGE_WG_MIN: usize = 32;
+
+/// The largest power-of-two work-group, at most 256, whose staged slices fit in half the
+/// device's local memory for every staged copy (the other half is left to the kernel's own
+/// `__local` arrays); 0 when fewer than `STAGE_WG_MIN` fit.
+fn stage_capacity(device: cl_device_id, kernels: &HashMap<String, Arc<RewrittenKernel>>) -> usize {
+    let Some(need) = kernels.values().filter_map(|k| k.staged.as_ref()).map(|s| s.bytes_per_item).max() else {
+        return 0;
+    };
+    let local: cl_ulong = crate::cl::info::device_scalar(device, CL_DEVICE_LOCAL_MEM_SIZE);
+    let fits = (local / 2 / need.max(1)).min(256) as usize;
+    let cap = if fits == 0 { 0 } else { 1 << fits.ilog2() };
+    if cap < STAGE_WG_MIN {
+        0
+    } else {
+        cap
+    }
+}

@@ -1,0 +1,143 @@
+//! The rewriter's part of the transparent mode: every kernel of a program annotated without a
+//! device layout gets its ASTA copy (and, where it qualifies, its staged copy) in one source,
+//! made when the program is created. Refusals are logged once, with their construct and line.
+
+use super::super::cost::KernelModel;
+use crate::annotation::KernelLayout;
+use crate::layout::Layout;
+use crate::rewrite::{self, ExtraArg, StructLayout};
+use parking_lot::Mutex;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// What the rewriter made of one program when it was created.
+#[derive(Debug)]
+pub struct Rewritten {
+    /// The application's source with the copy of every rewritten kernel inserted.
+    pub source: String,
+    pub kernels: HashMap<String, Arc<RewrittenKernel>>,
+}
+
+#[derive(Debug)]
+pub struct RewrittenKernel {
+    pub private_name: String,
+    /// The trailing `ulong` arguments of the copy: M of each rewritten buffer.
+    pub extra_args: Vec<ExtraArg>,
+    /// The layout the copy assumes for each rewritten parameter, by parameter name.
+    pub layouts: HashMap<String, StructLayout>,
+    /// Argument index of each rewritten parameter, by name.
+    pub indices: HashMap<String, usize>,
+    /// The host layout of each rewritten parameter, by name.
+    pub hosts: HashMap<String, Layout>,
+    /// What the cost model knows of this kernel.
+    pub model: Mutex<KernelModel>,
+    /// The copy that stages its buffers through local memory, when the kernel touches only
+    /// its own structures.
+    pub staged: Option<StagedCopy>,
+}
+
+#[derive(Debug)]
+pub struct StagedCopy {
+    pub private_name: String,
+    /// The trailing `ulong` arguments of the copy: the structures in each staged buffer.
+    pub extra_args: Vec<ExtraArg>,
+    /// Local memory each work-item needs, in bytes (S*w summed over the staged buffers).
+    pub bytes_per_item: u64,
+}
+
+/// Rewrites every kernel of `source` annotated without a device layout, one after the other
+/// into one source. None when the mode is off or nothing could be rewritten. Each refusal is
+/// logged once with its construct and line, and counted.
+pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayout, String>>) -> Option<Rewritten> {
+    if !crate::config::get().rewrite {
+        return None;
+    }
+    let wanted: BTreeMap<&String, &KernelLayout> = kernels
+        .iter()
+        .filter_map(|(k, l)| Some((k, l.as_ref().ok()?)))
+        .filter(|(_, l)| !l.marshals() && !l.params.is_empty())
+        .collect();
+    let mut current = source.to_string();
+    let mut done = HashMap::new();
+    for (name, layout) in wanted {
+        let outcome =
+            rewrite::request(source, layout).and_then(|(req, layouts)| match rewrite::rewrite_kernel(&current, &req) {
+                Ok(out) => Ok((out, req, layouts)),
+                Err(refusal) => Err(refusal.to_string()),
+            });
+        match outcome {
+            Ok((out, req, layouts)) => {
+                current = out.source;
+                let staged = stage(&current, &req).map(|(source, copy)| {
+                    current = source;
+                    copy
+                });
+                crate::stats::rewritten_kernel();
+                crate::log::info(&format!("kernel {name}: rewritten to ASTA addressing as {}", req.private_name));
+                let indices = req.params.iter().map(|p| (p.name.clone(), p.index)).collect();
+                let hosts = layout
+                    .params
+                    .iter()
+                    .map(|p| (p.name.clone(), if p.host.is_aos() { Layout::Aos } else { Layout::Soa }))
+                    .collect();
+                done.insert(
+                    name.clone(),
+                    Arc::new(RewrittenKernel {
+                        private_name: req.private_name,
+                        extra_args: out.extra_args,
+                        layouts,
+                        indices,
+                        hosts,
+                        model: Mutex::new(KernelModel::default()),
+                        staged,
+                    }),
+                );
+            }
+            Err(why) => {
+                crate::log::warn(&format!(
+                    "kernel {name}: not rewritten ({why}); it runs as written, on host-layout buffers"
+                ));
+                crate::stats::rewrite_refused();
+                crate::stats::fallback(&format!("kernel {name}"), &format!("not rewritten: {why}"));
+            }
+        }
+    }
+    if done.is_empty() {
+        return None;
+    }
+    dump(&current, done.keys());
+    Some(Rewritten { source: current, kernels: done })
+}
+
+/// The staged copy of a kernel the rewriter turned into an ASTA copy, if it qualifies (every
+/// access of its buffers is to the work-item's own structure). A refusal costs nothing: the
+/// kernel still has its other forms.
+fn stage(current: &str, req: &rewrite::RewriteRequest) -> Option<(String, StagedCopy)> {
+    let mut req = req.clone();
+    req.private_name = format!("{}__clayout_staged", req.kernel);
+    match rewrite::stage_kernel(current, &req) {
+        Ok(st) => {
+            crate::log::info(&format!("kernel {}: staged copy {}", req.kernel, req.private_name));
+            let bytes_per_item = req.params.iter().map(|p| p.layout.words as u64 * p.layout.word_bytes as u64).sum();
+            Some((st.source, StagedCopy { private_name: req.private_name, extra_args: st.extra_args, bytes_per_item }))
+        }
+        Err(why) => {
+            crate::log::info(&format!("kernel {}: no staged copy ({why})", req.kernel));
+            None
+        }
+    }
+}
+
+/// CLAYOUT_DUMP_DIR: one file per rewritten program.
+fn dump<'a>(source: &str, kernels: impl Iterator<Item = &'a String>) {
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    let Some(dir) = crate::config::get().dump_dir.as_deref() else { return };
+    let mut names: Vec<&str> = kernels.map(String::as_str).collect();
+    names.sort();
+    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    let path = std::path::Path::new(dir).join(format!("{}-{n}-{}.cl", std::process::id(), names.join("+")));
+    if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&path, source)) {
+        crate::log::warn(&format!("CLAYOUT_DUMP_DIR={dir}: cannot write {} ({e})", path.display()));
+    }
+}
