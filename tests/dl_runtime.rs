@@ -28,7 +28,7 @@ fn plain(mode: &str) -> Output {
 
 /// Runs `mode` under the shim with `kernel_file` and the extra environment, and returns its
 /// output and statistics.
-fn shimmed(mode: &str, kernel_file: &PathBuf, env: &[(&str, &str)]) -> (Output, Value) {
+fn shimmed(mode: &str, kernel_file: &std::path::Path, env: &[(&str, &str)]) -> (Output, Value) {
     let dir = scratch(mode);
     let json = dir.join("stats.json");
     let mut cmd = Cmd::new([dl_seq().as_os_str(), kernel_file.as_os_str(), mode.as_ref()])

@@ -21,10 +21,7 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use {
-    crate::cl::api,
-    crate::cl::info::{info_string, info_vec},
-};
+use crate::cl::info::{device_platform, device_string, platform_string};
 
 const MAGIC: &str = "CLAYOUT-CACHE";
 /// Bumped when the file layout changes; files of another format are stale, not corrupt.
@@ -73,25 +70,18 @@ pub fn device_key(device: cl_device_id) -> String {
     if let Some(k) = KEYS.lock().get(&(device as usize)) {
         return k.clone();
     }
-    // SAFETY: plain queries on a device handle the caller holds, and on its platform.
-    let key = unsafe {
-        let dev = |what: cl_device_info| info_string(|n, v, r| api().clGetDeviceInfo(device, what, n, v, r));
-        let platform = info_vec::<cl_platform_id>(|n, v, r| api().clGetDeviceInfo(device, CL_DEVICE_PLATFORM, n, v, r))
-            .and_then(|p| p.first().copied());
-        let plat = |what: cl_platform_info| {
-            platform.map(|p| info_string(|n, v, r| api().clGetPlatformInfo(p, what, n, v, r))).unwrap_or_default()
-        };
-        format!(
-            "platform {} {}; device {}; vendor {}; driver {}; {}; clayout {}",
-            plat(CL_PLATFORM_NAME),
-            plat(CL_PLATFORM_VERSION),
-            dev(CL_DEVICE_NAME),
-            dev(CL_DEVICE_VENDOR),
-            dev(CL_DRIVER_VERSION),
-            dev(CL_DEVICE_VERSION),
-            env!("CARGO_PKG_VERSION")
-        )
-    };
+    let dev = |what: cl_device_info| device_string(device, what);
+    let plat = |what: cl_platform_info| device_platform(device).map(|p| platform_string(p, what)).unwrap_or_default();
+    let key = format!(
+        "platform {} {}; device {}; vendor {}; driver {}; {}; clayout {}",
+        plat(CL_PLATFORM_NAME),
+        plat(CL_PLATFORM_VERSION),
+        dev(CL_DEVICE_NAME),
+        dev(CL_DEVICE_VENDOR),
+        dev(CL_DRIVER_VERSION),
+        dev(CL_DEVICE_VERSION),
+        env!("CARGO_PKG_VERSION")
+    );
     KEYS.lock().insert(device as usize, key.clone());
     key
 }

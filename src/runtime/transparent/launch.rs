@@ -209,7 +209,7 @@ fn staged_local(plan: &TransparentPlan, dims: &Dims) -> Option<usize> {
     }
     let local = match &dims.local {
         Some(l) => l[0],
-        None => (0..=cap.ilog2()).rev().map(|k| 1u64 << k).find(|l| dims.global[0] % l == 0)?,
+        None => (0..=cap.ilog2()).rev().map(|k| 1u64 << k).find(|l| dims.global[0].is_multiple_of(*l))?,
     };
     (local <= cap && local as usize >= STAGE_WG_MIN).then_some(local as usize)
 }
