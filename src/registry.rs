@@ -156,6 +156,10 @@ pub struct QueueInfo {
     pub device: Handle,
     pub out_of_order: bool,
     pub profiling: bool,
+    /// CLAYOUT_PROFILE turned profiling on where the application did not (hidden from queries).
+    pub profiling_added: bool,
+    /// The property list the application gave `clCreateCommandQueueWithProperties`, with its 0.
+    pub app_properties: Vec<cl_queue_properties>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -190,6 +194,8 @@ pub enum ArgValue {
     Mem(Handle),
     /// `__local` space of this many bytes.
     Local(usize),
+    /// A shared virtual memory pointer (`clSetKernelArgSVMPointer`).
+    Svm(usize),
     /// Anything else: the bytes as given.
     Bytes(Vec<u8>),
 }

@@ -9,6 +9,7 @@
 //! then the payload. The name holds only a hash of the key, so the header keeps the whole key to
 //! tell a collision (or a file copied from elsewhere) from the record asked for.
 
+use crate::cl::info::{device_platform, device_string, platform_string};
 use crate::config::{self, CacheDir};
 use crate::stats::{self, CacheEvent};
 use once_cell::sync::Lazy;
@@ -21,7 +22,6 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use crate::cl::info::{device_platform, device_string, platform_string};
 
 const MAGIC: &str = "CLAYOUT-CACHE";
 /// Bumped when the file layout changes; files of another format are stale, not corrupt.

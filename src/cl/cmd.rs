@@ -63,6 +63,8 @@ pub enum Arg<'a> {
     /// `__local` space of this many bytes.
     Local(usize),
     Bytes(&'a [u8]),
+    /// A shared virtual memory pointer.
+    Svm(*const c_void),
 }
 
 impl Arg<'_> {
@@ -78,7 +80,12 @@ impl Arg<'_> {
 
 /// Sets one argument. The caller serializes calls on one kernel object.
 pub fn set_arg(kernel: cl_kernel, index: u32, arg: Arg) -> Result<()> {
+    if let Arg::Svm(p) = arg {
+        // SAFETY: a live kernel; the pointer is the application's, passed on as it gave it.
+        return check("clSetKernelArgSVMPointer", unsafe { api().clSetKernelArgSVMPointer(kernel, index, p) });
+    }
     let (size, value): (usize, *const c_void) = match &arg {
+        Arg::Svm(_) => unreachable!("handled above"),
         Arg::Mem(m) => (std::mem::size_of::<cl_mem>(), m as *const cl_mem as *const c_void),
         Arg::Local(n) => (*n, ptr::null()),
         Arg::Bytes(b) => (b.len(), b.as_ptr() as *const c_void),

@@ -6,7 +6,7 @@ use crate::cl::api;
 use crate::registry::key;
 use crate::runtime::access::{blocking_host_access, host_access, Blocking, HostUse};
 use crate::runtime::dims::Dims;
-use crate::runtime::{buffers, convert, launch};
+use crate::runtime::{buffers, convert, launch, order};
 use libc::{c_void, size_t};
 use opencl_sys::*;
 
@@ -420,7 +420,7 @@ pub unsafe fn clEnqueueNDRangeKernel(
     event: *mut cl_event,
 ) -> cl_int {
     let dims = Dims::new(work_dim, global_work_size, local_work_size);
-    launch::launch(command_queue, kernel, dims, n, list, |k, local, n, l| {
+    launch::launch(command_queue, kernel, dims, n, list, event, |k, local, n, l, ev| {
         // The staged copy may need a work-group size of its own (one its local memory holds).
         let own = local.map(|x| [x]);
         let local_work_size = own.as_ref().map_or(local_work_size, |a| a.as_ptr());
@@ -433,7 +433,7 @@ pub unsafe fn clEnqueueNDRangeKernel(
             local_work_size,
             n,
             l,
-            event,
+            ev,
         )
     })
 }
@@ -445,7 +445,130 @@ pub unsafe fn clEnqueueTask(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    launch::launch(command_queue, kernel, Dims::task(), n, list, |k, _, n, l| {
-        api().clEnqueueTask(command_queue, k, n, l, event)
+    launch::launch(command_queue, kernel, Dims::task(), n, list, event, |k, _, n, l, ev| {
+        api().clEnqueueTask(command_queue, k, n, l, ev)
+    })
+}
+
+// ---- enqueues that touch no tracked buffer but may hold up their queue ---------------------
+
+pub unsafe fn clEnqueueMarkerWithWaitList(
+    command_queue: cl_command_queue,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    order::forwarded(command_queue, n, list, event, false, |ev| {
+        api().clEnqueueMarkerWithWaitList(command_queue, n, list, ev)
+    })
+}
+
+pub unsafe fn clEnqueueBarrierWithWaitList(
+    command_queue: cl_command_queue,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    order::forwarded(command_queue, n, list, event, true, |ev| {
+        api().clEnqueueBarrierWithWaitList(command_queue, n, list, ev)
+    })
+}
+
+pub unsafe fn clEnqueueWaitForEvents(
+    command_queue: cl_command_queue,
+    num_events: cl_uint,
+    event_list: *const cl_event,
+) -> cl_int {
+    // No event to see its end: the queue's next commands count as not free until one of them
+    // is seen to complete.
+    order::forwarded(command_queue, num_events, event_list, std::ptr::null_mut(), true, |_| {
+        api().clEnqueueWaitForEvents(command_queue, num_events, event_list)
+    })
+}
+
+pub unsafe fn clEnqueueSVMFree(
+    command_queue: cl_command_queue,
+    num_svm_pointers: cl_uint,
+    svm_pointers: *mut *mut c_void,
+    pfn_free_func: Option<unsafe extern "C" fn(cl_command_queue, cl_uint, *mut *mut c_void, *mut c_void)>,
+    user_data: *mut c_void,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    order::forwarded(command_queue, n, list, event, false, |ev| {
+        api().clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, n, list, ev)
+    })
+}
+
+pub unsafe fn clEnqueueSVMMemcpy(
+    command_queue: cl_command_queue,
+    blocking_copy: cl_bool,
+    dst_ptr: *mut c_void,
+    src_ptr: *const c_void,
+    size: size_t,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    order::forwarded(command_queue, n, list, event, false, |ev| {
+        api().clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, n, list, ev)
+    })
+}
+
+pub unsafe fn clEnqueueSVMMemFill(
+    command_queue: cl_command_queue,
+    svm_ptr: *mut c_void,
+    pattern: *const c_void,
+    pattern_size: size_t,
+    size: size_t,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    order::forwarded(command_queue, n, list, event, false, |ev| {
+        api().clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, n, list, ev)
+    })
+}
+
+pub unsafe fn clEnqueueSVMMap(
+    command_queue: cl_command_queue,
+    blocking_map: cl_bool,
+    flags: cl_map_flags,
+    svm_ptr: *mut c_void,
+    size: size_t,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    order::forwarded(command_queue, n, list, event, false, |ev| {
+        api().clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, n, list, ev)
+    })
+}
+
+pub unsafe fn clEnqueueSVMUnmap(
+    command_queue: cl_command_queue,
+    svm_ptr: *mut c_void,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    order::forwarded(command_queue, n, list, event, false, |ev| {
+        api().clEnqueueSVMUnmap(command_queue, svm_ptr, n, list, ev)
+    })
+}
+
+pub unsafe fn clEnqueueSVMMigrateMem(
+    command_queue: cl_command_queue,
+    num_svm_pointers: cl_uint,
+    svm_pointers: *mut *const c_void,
+    sizes: *const size_t,
+    flags: cl_mem_migration_flags,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    order::forwarded(command_queue, n, list, event, false, |ev| {
+        api().clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, n, list, ev)
     })
 }

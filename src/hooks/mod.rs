@@ -102,11 +102,15 @@ pub unsafe fn clRetainCommandQueue(obj: cl_command_queue) -> cl_int {
 pub unsafe fn clReleaseCommandQueue(obj: cl_command_queue) -> cl_int {
     let mut r = None;
     guard("clReleaseCommandQueue", || {
+        let last = reg().queues.refs(key(obj)) == Some(1);
         reg().queues.release_with(key(obj), || {
             let code = api().clReleaseCommandQueue(obj);
             r = Some(code);
             code == CL_SUCCESS
         });
+        if last && r == Some(CL_SUCCESS) {
+            crate::runtime::order::queue_released(key(obj));
+        }
     });
     // Only if clayout failed before the real release ran.
     r.unwrap_or_else(|| api().clReleaseCommandQueue(obj))
@@ -140,7 +144,15 @@ refcounted!(clRetainMemObject, clReleaseMemObject, cl_mem, buffers, crate::runti
 
 // ---- command queues -------------------------------------------------------------------------
 
-fn record_queue(q: cl_command_queue, ctx: cl_context, dev: cl_device_id, props: cl_command_queue_properties) {
+/// `props`: the application's properties; `added`: the profiling clayout turned on itself.
+fn record_queue(
+    q: cl_command_queue,
+    ctx: cl_context,
+    dev: cl_device_id,
+    props: cl_command_queue_properties,
+    added: bool,
+    app_properties: Vec<cl_queue_properties>,
+) {
     guard("queue", || {
         reg().queues.insert(
             key(q),
@@ -148,7 +160,9 @@ fn record_queue(q: cl_command_queue, ctx: cl_context, dev: cl_device_id, props: 
                 context: key(ctx),
                 device: key(dev),
                 out_of_order: props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0,
-                profiling: props & CL_QUEUE_PROFILING_ENABLE != 0,
+                profiling: added || props & CL_QUEUE_PROFILING_ENABLE != 0,
+                profiling_added: added && props & CL_QUEUE_PROFILING_ENABLE == 0,
+                app_properties,
             },
         );
     });
@@ -160,10 +174,11 @@ pub unsafe fn clCreateCommandQueue(
     properties: cl_command_queue_properties,
     errcode_ret: *mut cl_int,
 ) -> cl_command_queue {
-    let properties = if crate::config::get().profile { properties | CL_QUEUE_PROFILING_ENABLE } else { properties };
-    let q = api().clCreateCommandQueue(context, device, properties, errcode_ret);
+    let profile = crate::config::get().profile;
+    let ours = if profile { properties | CL_QUEUE_PROFILING_ENABLE } else { properties };
+    let q = api().clCreateCommandQueue(context, device, ours, errcode_ret);
     if !q.is_null() {
-        record_queue(q, context, device, properties);
+        record_queue(q, context, device, properties, profile, Vec::new());
     }
     q
 }
@@ -183,23 +198,58 @@ pub unsafe fn clCreateCommandQueueWithProperties(
             p = p.add(2);
         }
     }
+    let key_props = CL_QUEUE_PROPERTIES as cl_queue_properties;
+    let app_props = pairs.iter().find(|(k, _)| *k == key_props).map(|(_, v)| *v).unwrap_or(0);
+    let app_list: Vec<cl_queue_properties> =
+        if properties.is_null() { Vec::new() } else { pairs.iter().flat_map(|(k, v)| [*k, *v]).chain([0]).collect() };
+    let profile = crate::config::get().profile;
     let mut ours: Option<Vec<cl_queue_properties>> = None;
-    if crate::config::get().profile {
-        let key = CL_QUEUE_PROPERTIES as cl_queue_properties;
-        match pairs.iter_mut().find(|(k, _)| *k == key) {
+    if profile {
+        match pairs.iter_mut().find(|(k, _)| *k == key_props) {
             Some((_, v)) => *v |= CL_QUEUE_PROFILING_ENABLE,
-            None => pairs.push((key, CL_QUEUE_PROFILING_ENABLE)),
+            None => pairs.push((key_props, CL_QUEUE_PROFILING_ENABLE)),
         }
         ours = Some(pairs.iter().flat_map(|(k, v)| [*k, *v]).chain([0]).collect());
     }
     let props_ptr = ours.as_ref().map(|v| v.as_ptr()).unwrap_or(properties);
     let q = api().clCreateCommandQueueWithProperties(context, device, props_ptr, errcode_ret);
     if !q.is_null() {
-        let props =
-            pairs.iter().find(|(k, _)| *k == CL_QUEUE_PROPERTIES as cl_queue_properties).map(|(_, v)| *v).unwrap_or(0);
-        record_queue(q, context, device, props);
+        record_queue(q, context, device, app_props, profile, app_list);
     }
     q
+}
+
+/// The queue's properties as the application set them: profiling that CLAYOUT_PROFILE turned on
+/// is not shown.
+pub unsafe fn clGetCommandQueueInfo(
+    command_queue: cl_command_queue,
+    param_name: cl_command_queue_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
+    let added =
+        guard("clGetCommandQueueInfo", || reg().queues.get(key(command_queue)).filter(|q| q.profiling_added)).flatten();
+    if let (Some(q), CL_QUEUE_PROPERTIES_ARRAY) = (&added, param_name) {
+        // The list the application gave, answered as the library answers a list.
+        let bytes: Vec<u8> = q.app_properties.iter().flat_map(|p| p.to_ne_bytes()).collect();
+        if !param_value.is_null() {
+            if param_value_size < bytes.len() {
+                return CL_INVALID_VALUE;
+            }
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), param_value as *mut u8, bytes.len());
+        }
+        if !param_value_size_ret.is_null() {
+            *param_value_size_ret = bytes.len();
+        }
+        return CL_SUCCESS;
+    }
+    let r = api().clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
+    let fits = param_value_size >= std::mem::size_of::<cl_command_queue_properties>();
+    if r == CL_SUCCESS && added.is_some() && param_name == CL_QUEUE_PROPERTIES && !param_value.is_null() && fits {
+        *(param_value as *mut cl_command_queue_properties) &= !CL_QUEUE_PROFILING_ENABLE;
+    }
+    r
 }
 
 // ---- programs -------------------------------------------------------------------------------
@@ -443,6 +493,18 @@ pub unsafe fn clCloneKernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) 
     k
 }
 
+/// Records argument `i` of a kernel as last set.
+fn set_arg(kernel: cl_kernel, i: cl_uint, v: ArgValue) {
+    reg().kernels.with(key(kernel), |info| {
+        let mut args = info.args.lock();
+        let i = i as usize;
+        if args.len() <= i {
+            args.resize(i + 1, None);
+        }
+        args[i] = Some(v);
+    });
+}
+
 pub unsafe fn clSetKernelArg(
     kernel: cl_kernel,
     arg_index: cl_uint,
@@ -451,18 +513,16 @@ pub unsafe fn clSetKernelArg(
 ) -> cl_int {
     let r = api().clSetKernelArg(kernel, arg_index, arg_size, arg_value);
     if r == CL_SUCCESS {
-        guard("clSetKernelArg", || {
-            let reg = reg();
-            let v = registry::arg_value(reg, arg_size, arg_value);
-            reg.kernels.with(key(kernel), |info| {
-                let mut args = info.args.lock();
-                let i = arg_index as usize;
-                if args.len() <= i {
-                    args.resize(i + 1, None);
-                }
-                args[i] = Some(v);
-            });
-        });
+        guard("clSetKernelArg", || set_arg(kernel, arg_index, registry::arg_value(reg(), arg_size, arg_value)));
+    }
+    r
+}
+
+/// An SVM pointer replaces whatever the argument held before (a buffer, often).
+pub unsafe fn clSetKernelArgSVMPointer(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> cl_int {
+    let r = api().clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
+    if r == CL_SUCCESS {
+        guard("clSetKernelArgSVMPointer", || set_arg(kernel, arg_index, ArgValue::Svm(arg_value as usize)));
     }
     r
 }

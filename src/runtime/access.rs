@@ -21,6 +21,8 @@ pub struct WaitList {
     events: Vec<cl_event>,
     _owned: Vec<Event>,
     locked: Vec<ArcMutexGuard<RawMutex, BufferState>>,
+    /// Whether the command, waiting for this list on its queue, is free (`order`).
+    free: bool,
     /// States changed without a conversion for a command that overwrites the whole buffer:
     /// (index in `locked`, state before). Should the command not be enqueued after all, the old
     /// bytes are still there, in the old layout.
@@ -47,6 +49,44 @@ impl WaitList {
         for (i, before) in std::mem::take(&mut self.overwritten) {
             self.locked[i].current = before;
         }
+    }
+
+    /// The command was enqueued on `queue` with event `event`: it is a user of its buffers until
+    /// it completes (`order`). Releases the buffers' locks.
+    pub fn enqueued(mut self, queue: cl_command_queue, event: cl_event) {
+        let in_order = order::in_order(queue);
+        order::noted(queue, in_order, false, event, self.free);
+        if event.is_null() {
+            return;
+        }
+        for st in &mut self.locked {
+            st.users.record(queue, in_order, event, self.free);
+        }
+    }
+
+    /// Enqueues a command with this wait list: `call(n, list, event)` with the event pointer to
+    /// pass (the application's, or clayout's own when the application asked for none, which it
+    /// keeps to order later conversions); `enqueued` says whether the call succeeded. The
+    /// buffers' locks are released on return.
+    pub fn run<R>(
+        self,
+        queue: cl_command_queue,
+        event: *mut cl_event,
+        call: impl FnOnce(cl_uint, *const cl_event, *mut cl_event) -> R,
+        enqueued: impl Fn(&R) -> bool,
+    ) -> R {
+        let mut own: cl_event = std::ptr::null_mut();
+        let ev = if event.is_null() { &mut own as *mut cl_event } else { event };
+        let r = call(self.len(), self.ptr(), ev);
+        if !enqueued(&r) {
+            self.failed();
+            return r;
+        }
+        // SAFETY: the call succeeded, so it wrote its event through `ev`, which points to the
+        // application's event or to `own`.
+        self.enqueued(queue, unsafe { *ev });
+        drop(Event::from_raw(own));
+        r
     }
 }
 
@@ -131,7 +171,8 @@ pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_eve
     }
     let mut events = user.to_vec();
     events.extend(owned.iter().map(Event::raw));
-    Ok(WaitList { events, _owned: owned, locked, overwritten })
+    let free = order::free(queue, &events);
+    Ok(WaitList { events, _owned: owned, locked, free, overwritten })
 }
 
 /// Why `needs` cannot all hold at once, if they cannot: one buffer passed for two arguments
@@ -224,8 +265,20 @@ pub unsafe fn blocking_host_access<
     list: *const cl_event,
     b: Blocking<R, C, F>,
 ) -> R {
-    if let Some(_fast) = order::fast() {
-        return (b.call)(n, list, b.blocking, b.event);
+    if let Some(fast) = order::fast(n) {
+        if b.blocking == CL_FALSE {
+            return (b.call)(n, list, CL_FALSE, b.event);
+        }
+        // Enqueued within the fast path's window, waited for outside it: no call stays in
+        // flight while it blocks (`order::annotated_program_created` waits for those in flight).
+        let mut own: cl_event = std::ptr::null_mut();
+        let event = if b.event.is_null() { &mut own as *mut cl_event } else { b.event };
+        let r = (b.call)(n, list, CL_FALSE, event);
+        drop(fast);
+        if !(b.enqueued)(&r) {
+            return r;
+        }
+        return finish_blocking(queue, r, *event, Event::from_raw(own), b.failed);
     }
     let Some(user) = user_wait(n, list) else { return (b.call)(n, list, b.blocking, b.event) };
     let needs: Vec<BufferNeed> = needs
@@ -243,13 +296,6 @@ pub unsafe fn blocking_host_access<
         Ok(w) => w,
         Err(e) => return (b.failed)(e),
     };
-    if b.blocking == CL_FALSE {
-        let r = (b.call)(w.len(), w.ptr(), CL_FALSE, b.event);
-        if !(b.enqueued)(&r) {
-            w.failed();
-        }
-        return r;
-    }
     let mut own: cl_event = std::ptr::null_mut();
     let event = if b.event.is_null() { &mut own as *mut cl_event } else { b.event };
     let r = (b.call)(w.len(), w.ptr(), CL_FALSE, event);
@@ -257,15 +303,29 @@ pub unsafe fn blocking_host_access<
         w.failed();
         return r;
     }
-    drop(w);
-    // Our reference to the command's event when the application asked for none.
+    w.enqueued(queue, *event);
     let own = Event::from_raw(own);
-    let done = if crate::fault::inject("wait") { Err(()) } else { cmd::wait(&[*event]).map_err(|_| ()) };
-    let outcome = if done.is_ok() { Ok(()) } else { after_failed_wait(queue, *event) };
+    if b.blocking == CL_FALSE {
+        return r;
+    }
+    finish_blocking(queue, r, *event, own, b.failed)
+}
+
+/// Waits for a blocking command enqueued non-blocking with event `event` (`own`: clayout's
+/// reference, when the application asked for no event), and answers as the blocking call would.
+fn finish_blocking<R>(
+    queue: cl_command_queue,
+    r: R,
+    event: cl_event,
+    own: Option<Event>,
+    failed: impl FnOnce(cl_int) -> R,
+) -> R {
+    let done = if crate::fault::inject("wait") { Err(()) } else { cmd::wait(&[event]).map_err(|_| ()) };
+    let outcome = if done.is_ok() { Ok(()) } else { after_failed_wait(queue, event) };
     drop(own);
     match outcome {
         Ok(()) => r,
-        Err(code) => (b.failed)(code),
+        Err(code) => failed(code),
     }
 }
 

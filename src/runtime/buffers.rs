@@ -3,11 +3,13 @@
 //! A command looks each of its buffers up here once and carries the record from then on.
 
 use super::cost::BufferCost;
+use super::order::Users;
 use super::state::Current;
 use crate::cl::Event;
 use crate::registry::{BufferInfo, Handle, Table};
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Everything clayout keeps about one buffer's layout (`state` has the transitions).
@@ -21,6 +23,12 @@ pub struct BufferState {
     pub last_event: Option<Event>,
     /// Maps not yet unmapped (counted from before each map's enqueue).
     pub maps: u32,
+    /// Commands that used the buffer and may not have completed (`order`).
+    pub users: Users,
+    /// Conversions enqueued so far; `before` is the layout before the latest one, which a
+    /// failure of that conversion (through a failed command it waited for) leaves in place.
+    pub conversions: u64,
+    pub before: Current,
     /// What the cost model keeps about the buffer.
     pub cost: BufferCost,
 }
@@ -36,6 +44,26 @@ pub struct Buffer {
     /// In an `Arc` so that a command can hold it locked from its conversions until its own
     /// enqueue returns (`access`), without holding the record.
     pub state: Arc<Mutex<BufferState>>,
+    /// The number of a conversion that failed on the device (0: none), set by its completion
+    /// callback, which must not take the state's lock; applied at the next lock ([`settle`]).
+    pub failed: AtomicU64,
+}
+
+impl BufferState {
+    /// Takes the news of a failed conversion into the state: if the latest conversion failed,
+    /// it never ran, and the bytes are in the layout they had before it.
+    pub fn settle(&mut self, buffer: &Buffer) {
+        let failed = buffer.failed.load(Ordering::Acquire);
+        if failed != 0 && failed == self.conversions {
+            crate::log::warn(&format!(
+                "buffer {:#x}: a conversion failed on the device (a command it waited for failed); the buffer stays in {:?}",
+                buffer.handle, self.before
+            ));
+            self.current = self.before;
+            self.last_event = None;
+            buffer.failed.store(0, Ordering::Release);
+        }
+    }
 }
 
 impl Buffer {
@@ -59,7 +87,7 @@ pub fn get(h: Handle) -> Option<Arc<Buffer>> {
 /// A buffer the application created (a sub-buffer's parent must be known by then).
 pub fn created(h: Handle, facts: Arc<BufferInfo>) {
     let parent = facts.parent.and_then(|(p, _, _)| get(p));
-    BUFFERS.insert(h, Buffer { handle: h, facts, parent, state: Default::default() });
+    BUFFERS.insert(h, Buffer { handle: h, facts, parent, state: Default::default(), failed: AtomicU64::new(0) });
 }
 
 /// The application's last reference to a buffer is gone. Its bytes are forgotten unless a
@@ -75,4 +103,5 @@ pub fn released(h: Handle) {
     }
     st.current = Current::Host;
     st.last_event = None;
+    st.users.clear();
 }

@@ -9,6 +9,7 @@ use opencl_sys::*;
 /// Before the application's last release of `context` reaches the real library.
 pub fn releasing(context: cl_context) {
     crate::marshal::release_context(context);
+    super::order::forget_finished();
     check_references(context);
 }
 

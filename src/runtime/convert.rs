@@ -2,12 +2,15 @@
 //! command's queue, records them, and hands back the event the command must wait for.
 
 use super::buffers::{Buffer, BufferState};
+use super::order;
 use super::state::{after, plan, Current, Need, Step};
 use crate::cl::{self, cmd, info::event_status, Event};
 use crate::layout::permute_host;
-use crate::registry;
 use crate::stats::{self, Direction};
+use libc::c_void;
 use opencl_sys::*;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
 
 /// Why a buffer could not be brought into the needed layout.
 #[derive(Debug)]
@@ -27,22 +30,24 @@ fn last_pending(state: &mut BufferState) -> Option<cl_event> {
     }
 }
 
-/// Makes `buffer` meet `need` for a command about to be enqueued on `queue` after `user_wait`.
-/// Returns the event the command must also wait for, if any.
+/// Makes `buffer` meet `need` for a command about to be enqueued on `queue` after the
+/// application's `asked` wait list. Returns the event the command must also wait for, if any.
 ///
 /// `st` is the buffer's state, which the caller holds locked until its command is enqueued
 /// (see runtime::order); conversions are enqueued, never waited for, under that lock.
 ///
 /// `must`: the command cannot run correctly otherwise, so a device conversion that fails falls
-/// back to the host permutation (a buffer that must stay in host layout still fails).
+/// back to the host permutation (a buffer that must stay in host layout still fails), and it
+/// waits for the buffer's unfinished users where an optional conversion is not made.
 pub fn ensure(
     queue: cl_command_queue,
-    buffer: &Buffer,
+    buffer: &Arc<Buffer>,
     st: &mut BufferState,
     need: Need,
     must: bool,
-    user_wait: &[cl_event],
+    asked: &[cl_event],
 ) -> Result<Option<Event>, Failed> {
+    st.settle(buffer);
     if let Need::Device(_) = need {
         if let Some(why) = stays_host(buffer, st) {
             return Err(Failed { reason: why });
@@ -54,14 +59,25 @@ pub fn ensure(
         st.current = after(need);
         return Ok(pending.and_then(Event::retain));
     }
-    let mut wait: Vec<cl_event> = user_wait.to_vec();
+    let in_order = order::in_order(queue);
+    let (mut wait, added) = st.users.unfinished(queue, in_order, asked);
+    if matches!(need, Need::Device(_)) && !must {
+        // An optional conversion only when nothing that waits for it can end up waiting for
+        // the application (runtime::order).
+        if added {
+            return Err(Failed {
+                reason: "the buffer is in use by an unfinished command that may wait for the application".into(),
+            });
+        }
+        if !order::free(queue, asked) {
+            return Err(Failed { reason: "the launch waits for something that may wait for the application".into() });
+        }
+    }
     wait.extend(pending);
-    let barrier = out_of_order_barrier(queue);
-    wait.extend(barrier.as_ref().map(Event::raw));
-    let others = super::order::other_queues(queue, buffer.facts.context).map_err(|reason| Failed { reason })?;
-    wait.extend(others.iter().map(Event::raw));
+    let before = st.current;
     let mut last: Option<Event> = None;
     for step in steps {
+        let free = order::free(queue, &wait);
         let ev = match run_step(queue, buffer, step, &wait) {
             Ok(ev) => ev,
             Err(StepError { untouched: false, reason }) => {
@@ -85,6 +101,7 @@ pub fn ensure(
                 }
             }
         };
+        order::noted(queue, in_order, false, ev.raw(), free);
         wait = vec![ev.raw()];
         last = Some(ev);
         st.current = if step.to_host { Current::Host } else { after(need) };
@@ -93,9 +110,46 @@ pub fn ensure(
         }
     }
     let last = last.expect("a non-empty plan enqueues at least one step");
+    // Every earlier user ran before the conversion, which stands for them from now on.
+    st.users.clear();
+    st.conversions += 1;
+    st.before = before;
+    watch_failure(buffer, st.conversions, &last);
     // The state keeps its own reference; the caller gets `last`'s.
     st.last_event = Event::retain(last.raw());
     Ok(Some(last))
+}
+
+/// What the completion callback of a conversion needs: which buffer, which conversion.
+struct Watch {
+    buffer: Weak<Buffer>,
+    conversion: u64,
+}
+
+/// Arranges that a conversion which fails on the device (a command it waited for failed, so it
+/// never ran) leaves the buffer's state as the bytes really are: the callback notes it, the
+/// next command that locks the state applies it (`BufferState::settle`). The callback holds a
+/// reference to the event until the event completes: some implementations do not like a
+/// released event in the middle of a chain that fails.
+fn watch_failure(buffer: &Arc<Buffer>, conversion: u64, ev: &Event) {
+    extern "C" fn done(ev: cl_event, status: cl_int, user: *mut c_void) {
+        // SAFETY: `user` is the Box leaked below, handed to exactly one callback.
+        let watch = unsafe { Box::from_raw(user as *mut Watch) };
+        drop(Event::from_raw(ev));
+        if status < 0 {
+            if let Some(b) = watch.buffer.upgrade() {
+                b.failed.store(watch.conversion, Ordering::Release);
+            }
+        }
+    }
+    let Some(held) = Event::retain(ev.raw()) else { return };
+    let user = Box::into_raw(Box::new(Watch { buffer: Arc::downgrade(buffer), conversion })) as *mut c_void;
+    if cmd::on_complete(ev.raw(), done, user).is_ok() {
+        held.into_raw();
+    } else {
+        // SAFETY: the callback was not registered, so the box is still ours.
+        drop(unsafe { Box::from_raw(user as *mut Watch) });
+    }
 }
 
 /// Counts a map of `buffer` (of its parent, for a sub-buffer) before it is enqueued; `unmapped`
@@ -124,16 +178,6 @@ pub fn stays_host(buffer: &Buffer, st: &BufferState) -> Option<String> {
         return Some(why);
     }
     (st.maps > 0).then(|| "the buffer is mapped by the host".into())
-}
-
-/// On an out-of-order queue nothing orders our conversion after commands the application
-/// enqueued earlier that read the buffer; a barrier does.
-fn out_of_order_barrier(queue: cl_command_queue) -> Option<Event> {
-    let q = registry::get().queues.get(registry::key(queue))?;
-    if !q.out_of_order {
-        return None;
-    }
-    cmd::barrier(queue, &[]).ok()
 }
 
 /// Why a step failed, and whether the buffer's bytes are still as they were before it.

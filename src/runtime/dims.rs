@@ -31,6 +31,6 @@ impl Dims {
 }
 
 /// Enqueues the launch itself: the kernel object to run, a 1-D work-group size replacing the
-/// application's (None keeps it), and the complete wait list.
-pub trait Enqueue: Fn(cl_kernel, Option<usize>, cl_uint, *const cl_event) -> cl_int {}
-impl<F: Fn(cl_kernel, Option<usize>, cl_uint, *const cl_event) -> cl_int> Enqueue for F {}
+/// application's (None keeps it), the complete wait list, and the event pointer to pass.
+pub trait Enqueue: Fn(cl_kernel, Option<usize>, cl_uint, *const cl_event, *mut cl_event) -> cl_int {}
+impl<F: Fn(cl_kernel, Option<usize>, cl_uint, *const cl_event, *mut cl_event) -> cl_int> Enqueue for F {}

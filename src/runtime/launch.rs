@@ -28,12 +28,13 @@ pub unsafe fn launch(
     dims: Dims,
     n: cl_uint,
     list: *const cl_event,
+    event: *mut cl_event,
     enqueue: impl Enqueue,
 ) -> cl_int {
-    if let Some(_fast) = super::order::fast() {
-        return enqueue(kernel, None, n, list);
+    if let Some(_fast) = super::order::fast(n) {
+        return enqueue(kernel, None, n, list, event);
     }
-    let Some(k) = kernels::get(key(kernel)) else { return enqueue(kernel, None, n, list) };
+    let Some(k) = kernels::get(key(kernel)) else { return enqueue(kernel, None, n, list, event) };
     // The first launch waits for what clayout's worker is still building for it (the plan is
     // then made once, and every launch follows the policy).
     let plan = match crate::guard("kernel plan", || k.plan(true)) {
@@ -42,14 +43,16 @@ pub unsafe fn launch(
         Some(Some(Err(why))) => return cannot_run(&k.facts, &why),
         None => return cannot_run(&k.facts, "internal error while planning its conversions"),
     };
-    let Some(user) = user_wait(n, list) else { return enqueue(kernel, None, n, list) };
+    let Some(user) = user_wait(n, list) else { return enqueue(kernel, None, n, list, event) };
     let needs = match crate::guard("launch plan", || needs(&k.facts, plan.as_deref(), &dims)) {
         Some(Ok(needs)) => needs,
         Some(Err(why)) => return cannot_run(&k.facts, &why),
         None => return cannot_run(&k.facts, "internal error while planning its conversions"),
     };
     if let Some(t) = plan.as_ref().and_then(|p| p.transparent.as_ref()) {
-        return super::transparent::launch::launch(queue, kernel, &k.facts, &k.copies, t, &needs, &dims, user, enqueue);
+        return super::transparent::launch::launch(
+            queue, kernel, &k.facts, &k.copies, t, &needs, &dims, user, event, enqueue,
+        );
     }
     if let Some(why) = conflicting(&needs) {
         if needs.iter().any(|n| n.must) {
@@ -57,7 +60,7 @@ pub unsafe fn launch(
         }
     }
     match crate::guard("launch conversions", || prepare(queue, &needs, user)) {
-        Some(Ok(w)) => enqueue(kernel, None, w.len(), w.ptr()),
+        Some(Ok(w)) => w.run(queue, event, |n, l, ev| enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS),
         Some(Err(e)) => e,
         None => CL_OUT_OF_RESOURCES,
     }

@@ -1,39 +1,59 @@
-//! Ordering clayout's conversions against the application's commands on every queue.
+//! Ordering clayout's conversions against the application's commands, without making a command
+//! wait for something the application did not make it wait for wherever that can be avoided.
 //!
-//! The application orders its own commands, but it has no reason to order two commands that
-//! only read a buffer, even on different queues and threads. A conversion rewrites the buffer in
-//! place, so clayout orders it after every command already enqueued that uses the buffer, and
-//! every later command after it:
-//! - later commands wait for the buffer's last conversion (`BufferState::last_event`, in
-//!   `convert::ensure`);
-//! - earlier commands on the conversion's own queue: it is in order, or a barrier is enqueued;
-//! - earlier commands on the context's other queues: a marker on each, which the conversion
-//!   waits for ([`other_queues`]);
-//! - commands other threads are enqueueing at that moment: a command holds the states of its
-//!   buffers locked from its conversions until its own enqueue has returned
-//!   (`access::try_prepare`), and a blocking read, write or map is enqueued non-blocking and
-//!   waited for once the locks are released, so that no lock is held while waiting;
-//! - commands that skip all this, the fast path of a process without annotations: they run only
-//!   while no annotated program exists, and the first one waits for those in flight
-//!   ([`annotated_program_created`]) before any conversion can follow.
+//! A conversion rewrites a buffer in place: it must run after every command already enqueued
+//! that uses the buffer, and every later command that uses the buffer must run after it. Clayout
+//! sees those commands (every command that touches a tracked buffer goes through `access`), and
+//! keeps, per buffer, the events of those not known to be complete ([`Users`]; on an in-order
+//! queue the latest one stands for the queue's earlier ones).
+//! - A conversion waits for the buffer's unfinished users on other queues, and on its own queue
+//!   when that queue executes out of order; never for the application's wait list, nor for
+//!   other commands of other queues (a marker on every queue would make those queues' heads,
+//!   which may wait for a user event the application sets only after waiting for this queue,
+//!   hold up the conversion: a deadlock the application did not write).
+//! - Clayout knows which commands are *free*: they will complete without the application's help
+//!   (everything they wait for is complete or free, and so is their queue's previous command;
+//!   a user event is never free until set). Every command that waits for a buffer's last
+//!   conversion waits only for free commands, as long as the conversion only waited for free
+//!   ones and the command it was made for is free. So a conversion the command can do without
+//!   (a rewritten kernel's, which can run as written) is made only when its command and the
+//!   buffer's unfinished users it does not already wait for are free ([`free`],
+//!   [`Users::unfinished`]). One it cannot do without (a host read of a buffer in ASTA, a kernel
+//!   written for ASTA) waits for them regardless: the one wait clayout may add that depends on
+//!   the application, documented in docs/reliability.md.
+//! - Later commands wait for the buffer's last conversion while it is unfinished
+//!   (`BufferState::last_event`, in `convert::ensure`).
+//! - Commands other threads are enqueueing at that moment: a command holds the states of its
+//!   buffers locked from its conversions until its own enqueue has returned and its event is
+//!   recorded (`access::WaitList::enqueued`); blocking commands are enqueued non-blocking and
+//!   waited for once the locks are released, so that no lock is held while waiting.
+//! - Commands of the fast path (a process before its first annotated program) are not tracked.
+//!   When the first annotated program is created, the fast path's enqueues in flight are let
+//!   finish (a blocking call waits outside that window), and a marker on every queue of the
+//!   application then stands for everything enqueued so far, as a user of every buffer.
 
-use crate::cl::{cmd, Event, Queue};
+use crate::cl::{cmd, info::event_status, Event, Queue};
 use crate::registry::{self, Handle};
+use once_cell::sync::Lazy;
 use opencl_sys::*;
+use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Set, never cleared, when the first annotated program is created.
 static ANNOTATED: AtomicBool = AtomicBool::new(false);
-/// Fast-path calls between their check of `ANNOTATED` and their return.
+/// Fast-path enqueues between their check of `ANNOTATED` and the real call's return.
 static FAST_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 
-/// How long the first annotated program waits for fast-path calls to return: a blocking call
-/// of another thread may take a while; past this, conversions are stopped rather than risked.
+/// How long the first annotated program waits for fast-path enqueues in flight: an enqueue
+/// returns at once, so past this something is wrong, and conversions are stopped rather than
+/// risked.
 const DRAIN_LIMIT: Duration = Duration::from_secs(10);
 
-/// While held, the caller may run an OpenCL call on the fast path (no registry lookups, no
-/// locks): no annotated program exists yet, and the first one waits until this is dropped.
+/// While held, the caller may enqueue on the fast path (no registry lookups, no locks): no
+/// annotated program exists yet, and the first one waits until this is dropped. Drop it as soon
+/// as the enqueue returns.
 pub struct Fast(());
 
 impl Drop for Fast {
@@ -42,8 +62,16 @@ impl Drop for Fast {
     }
 }
 
-/// `Some` when the fast path may be taken; `None` when the caller must take the ordered one.
-pub fn fast() -> Option<Fast> {
+/// Set when a fast-path enqueue had a wait list: only then can what the fast path enqueued be
+/// waiting for the application.
+static FAST_WAITED: AtomicBool = AtomicBool::new(false);
+
+/// `Some` when the fast path may be taken for an enqueue with a wait list of `n` events; `None`
+/// when the caller must take the ordered one.
+pub fn fast(n: cl_uint) -> Option<Fast> {
+    if n > 0 {
+        FAST_WAITED.store(true, Ordering::Relaxed);
+    }
     // SeqCst here and in `annotated_program_created`: either this call sees the flag, or the
     // program's creator sees this call in flight and waits for it.
     FAST_IN_FLIGHT.fetch_add(1, Ordering::SeqCst);
@@ -55,64 +83,200 @@ pub fn fast() -> Option<Fast> {
     }
 }
 
+/// One command that used a buffer, by its event.
+#[derive(Debug)]
+struct User {
+    queue: Handle,
+    in_order: bool,
+    event: Event,
+    free: bool,
+}
+
+/// The latest command clayout knows of on a queue (for an out-of-order queue, the latest one
+/// later commands wait for), and whether it is free. No event: one that is not free and whose
+/// end clayout cannot see.
+struct Tail {
+    event: Option<Event>,
+    free: bool,
+}
+
+static TAILS: Lazy<Mutex<HashMap<Handle, Tail>>> = Lazy::new(Default::default);
+
+/// Events of unfinished commands known to be free, by handle (referenced while listed).
+static FREE: Lazy<Mutex<HashMap<usize, Event>>> = Lazy::new(Default::default);
+/// Past this many free events listed, completed ones are dropped; past twice as many, all are
+/// (an event not listed only counts as not free: the safe side).
+const FREE_KEPT: usize = 1024;
+
+/// The commands that used a buffer and are not known to be complete.
+#[derive(Debug, Default)]
+pub struct Users(Vec<User>);
+
+/// Markers standing for everything the fast path enqueued before the first annotated program,
+/// users of every buffer.
+static PRE_TRACKING: Mutex<Vec<(Handle, bool, Event)>> = Mutex::new(Vec::new());
+
+fn complete(e: &Event) -> bool {
+    complete_raw(e.raw())
+}
+
+fn complete_raw(e: cl_event) -> bool {
+    // A failed command (negative status) is finished too: it will not touch the bytes again.
+    event_status(e).is_none_or(|s| s == CL_COMPLETE || s < 0)
+}
+
+/// Whether a command about to be enqueued on `queue` after `wait` will complete without the
+/// application's help: every event it waits for is complete or free, and so is the latest
+/// command of the queue it will run after.
+pub fn free(queue: cl_command_queue, wait: &[cl_event]) -> bool {
+    let tail_free =
+        TAILS.lock().get(&registry::key(queue)).is_none_or(|t| t.free || t.event.as_ref().is_some_and(complete));
+    tail_free && wait.iter().all(|&e| complete_raw(e) || FREE.lock().contains_key(&(e as usize)))
+}
+
+/// Notes a command just enqueued on `queue` with event `event` (null: unknown), and whether it
+/// is free. `barrier`: later commands of the queue wait for it even when the queue executes
+/// out of order.
+pub fn noted(queue: cl_command_queue, in_order: bool, barrier: bool, event: cl_event, free: bool) {
+    let ev = Event::retain(event);
+    if free {
+        if let Some(e) = ev.as_ref().and_then(|e| Event::retain(e.raw())) {
+            let mut all = FREE.lock();
+            if all.len() >= FREE_KEPT {
+                all.retain(|_, e| !complete(e));
+                if all.len() >= 2 * FREE_KEPT {
+                    all.clear();
+                }
+            }
+            all.insert(event as usize, e);
+        }
+    }
+    if in_order || barrier {
+        TAILS.lock().insert(registry::key(queue), Tail { event: ev, free });
+    }
+}
+
+/// The application released a queue: its latest command no longer matters to anyone.
+pub fn queue_released(queue: Handle) {
+    TAILS.lock().remove(&queue);
+}
+
+/// Drops every reference clayout holds to a command that has completed (a context is going).
+pub fn forget_finished() {
+    FREE.lock().retain(|_, e| !complete(e));
+    PRE_TRACKING.lock().retain(|(_, _, e)| !complete(e));
+    TAILS.lock().retain(|_, t| t.event.as_ref().is_some_and(|e| !complete(e)));
+}
+
+/// Whether `queue` executes in order (unknown queues count as out of order: the safe side).
+pub fn in_order(queue: cl_command_queue) -> bool {
+    registry::get().queues.with(registry::key(queue), |q| !q.out_of_order).unwrap_or(false)
+}
+
+impl Users {
+    /// Records a command enqueued on `queue` that uses the buffer. On an in-order queue it
+    /// replaces the queue's earlier users: it completes after them.
+    pub fn record(&mut self, queue: cl_command_queue, in_order: bool, event: cl_event, free: bool) {
+        let Some(event) = Event::retain(event) else { return };
+        let q = registry::key(queue);
+        self.0.retain(|u| !(in_order && u.in_order && u.queue == q) && !complete(&u.event));
+        self.0.push(User { queue: q, in_order, event, free });
+    }
+
+    /// What a conversion before a command on `queue` must wait for: the unfinished users,
+    /// except those of `queue` itself when it is in order (the queue orders them). The second
+    /// answer says whether any of them may need the application's help to complete and is not
+    /// in the command's own wait list `asked` (a wait the application did not ask for).
+    /// Completed users are dropped.
+    pub fn unfinished(&mut self, queue: cl_command_queue, in_order: bool, asked: &[cl_event]) -> (Vec<cl_event>, bool) {
+        let q = registry::key(queue);
+        self.0.retain(|u| !complete(&u.event));
+        let waited: Vec<&User> = self.0.iter().filter(|u| !(in_order && u.in_order && u.queue == q)).collect();
+        let mut added = waited.iter().any(|u| !u.free && !asked.contains(&u.event.raw()));
+        let mut out: Vec<cl_event> = waited.iter().map(|u| u.event.raw()).collect();
+        let mut pre = PRE_TRACKING.lock();
+        pre.retain(|(_, _, e)| !complete(e));
+        let pre_free = !FAST_WAITED.load(Ordering::Relaxed);
+        for (_, _, e) in pre.iter().filter(|(h, o, _)| !(in_order && *o && *h == q)) {
+            added |= !pre_free && !asked.contains(&e.raw());
+            out.push(e.raw());
+        }
+        (out, added)
+    }
+
+    /// Forgets every user: a conversion that waited for them all now stands for them.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// Called when a program with annotations is created, before it can be built or launched.
 pub fn annotated_program_created() {
     if ANNOTATED.swap(true, Ordering::SeqCst) {
         return;
     }
-    // A fast-path call blocked on a command of this thread's queue needs that queue flushed.
-    for q in retained_queues(|_| true) {
-        let _ = cmd::flush(q.raw());
-    }
     let start = Instant::now();
     while FAST_IN_FLIGHT.load(Ordering::SeqCst) != 0 {
         if start.elapsed() > DRAIN_LIMIT {
-            super::stop::stop_converting("another thread's OpenCL call was still running when the first annotated program was created, so conversions could not be ordered after it");
+            super::stop::stop_converting("another thread's OpenCL enqueue was still running when the first annotated program was created, so conversions could not be ordered after it");
             return;
         }
         std::thread::sleep(Duration::from_micros(200));
     }
-}
-
-/// Every live queue of the application that `pred` accepts, each with a reference of its own,
-/// taken under the registry's lock so that none is released under our feet.
-fn retained_queues(pred: impl Fn(&registry::QueueInfo) -> bool) -> Vec<Queue> {
-    let mut out = Vec::new();
-    registry::get().queues.retain_where(pred, |h| out.extend(Queue::retain(h as cl_command_queue)));
-    out
-}
-
-/// A marker on every other queue of `context`, flushed: a conversion on `queue` that waits for
-/// them runs after every command enqueued on those queues so far. Where a marker cannot be
-/// enqueued, that queue is finished instead (a host wait, slower but as safe); Err only when
-/// that fails too, and the conversion is then not safe.
-pub fn other_queues(queue: cl_command_queue, context: Handle) -> Result<Vec<Event>, String> {
-    let mine = registry::key(queue);
-    let mut markers = Vec::new();
-    for q in retained_queues(|q| q.context == context) {
-        if registry::key(q.raw()) == mine {
-            continue;
-        }
-        let marker = if crate::fault::inject("marker") {
-            Err(crate::cl::Error::new("clEnqueueMarkerWithWaitList", CL_OUT_OF_RESOURCES))
-        } else {
-            cmd::marker(q.raw(), &[])
-        };
-        match marker {
-            Ok(ev) => {
-                markers.push(ev);
+    let mut pre = PRE_TRACKING.lock();
+    for q in retained_queues() {
+        match cmd::marker(q.raw(), &[]) {
+            Ok(m) => {
                 let _ = cmd::flush(q.raw());
+                // What the fast path enqueued may wait for the application if any of it had a
+                // wait list: until the marker completes, so may the queue's next command.
+                let free = !FAST_WAITED.load(Ordering::Relaxed);
+                noted(q.raw(), true, true, m.raw(), free);
+                pre.push((registry::key(q.raw()), in_order(q.raw()), m));
             }
             Err(e) => {
-                crate::log::debug(&format!(
-                    "a marker on queue {:#x} failed ({e}); finishing that queue instead",
-                    registry::key(q.raw())
-                ));
-                if let Err(f) = cmd::finish(q.raw()) {
-                    return Err(format!("another queue of the context could not be waited for ({e}; {f})"));
-                }
+                super::stop::stop_converting(&format!("a marker after the commands enqueued before the first annotated program could not be enqueued ({e})"));
+                return;
             }
         }
     }
-    Ok(markers)
+}
+
+/// Every live queue of the application, each with a reference of its own, taken under the
+/// registry's lock so that none is released under our feet.
+fn retained_queues() -> Vec<Queue> {
+    let mut out = Vec::new();
+    registry::get().queues.retain_where(|_| true, |h| out.extend(Queue::retain(h as cl_command_queue)));
+    out
+}
+
+/// An enqueue that touches no tracked buffer but may hold up its queue (a marker or barrier
+/// with a wait list, an SVM command, a wait for events): run as given, and noted as the queue's
+/// latest command with whether it is free. `call` takes the event pointer to pass (clayout's
+/// own when the application asked for none: it needs to see the command end).
+///
+/// # Safety
+/// `list` must point to `n` events when it is not null, as the OpenCL API requires.
+pub unsafe fn forwarded(
+    queue: cl_command_queue,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+    barrier: bool,
+    call: impl FnOnce(*mut cl_event) -> cl_int,
+) -> cl_int {
+    if let Some(_fast) = fast(n) {
+        return call(event);
+    }
+    let wait = super::access::user_wait(n, list);
+    let free = wait.is_some_and(|w| free(queue, w));
+    let mut own: cl_event = std::ptr::null_mut();
+    let ev = if event.is_null() { &mut own as *mut cl_event } else { event };
+    let r = call(ev);
+    if r == CL_SUCCESS {
+        let in_order = in_order(queue);
+        crate::guard("queue order", || noted(queue, in_order, barrier, *ev, free));
+    }
+    drop(Event::from_raw(own));
+    r
 }

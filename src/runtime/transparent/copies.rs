@@ -73,7 +73,7 @@ pub fn enqueue<F: Fn(&str, usize) -> Option<u64>>(
     args: &[Option<ArgValue>],
     plan: &TransparentPlan,
     needs: &[BufferNeed],
-    user: &[cl_event],
+    (user, event): (&[cl_event], *mut cl_event),
     extra: Extra<F>,
     local: Option<usize>,
     what: &str,
@@ -85,7 +85,7 @@ pub fn enqueue<F: Fn(&str, usize) -> Option<u64>>(
     if crate::fault::inject("kernel") {
         return Err(format!("injected failure of the {what} kernel's launch"));
     }
-    let r = enqueue(private.kernel.raw(), local, wait.len(), wait.ptr());
+    let r = wait.run(queue, event, |n, l, ev| enqueue(private.kernel.raw(), local, n, l, ev), |r| *r == CL_SUCCESS);
     if r != CL_SUCCESS {
         return Err(format!("the {what} copy could not be enqueued ({r})"));
     }
@@ -122,6 +122,7 @@ fn set_args<F: Fn(&str, usize) -> Option<u64>>(
             ArgValue::Mem(h) => cmd::Arg::Mem(*h as cl_mem),
             ArgValue::Local(n) => cmd::Arg::Local(*n),
             ArgValue::Bytes(b) => cmd::Arg::Bytes(b),
+            ArgValue::Svm(p) => cmd::Arg::Svm(*p as *const libc::c_void),
         };
         if let Err(e) = cmd::set_arg(k, i as u32, arg) {
             set.clear();

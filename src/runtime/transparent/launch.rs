@@ -25,6 +25,7 @@ pub fn launch(
     needs: &[BufferNeed],
     dims: &Dims,
     user: &[cl_event],
+    event: *mut cl_event,
     enqueue: impl Enqueue,
 ) -> cl_int {
     let staged_local = staged_local(plan, dims);
@@ -36,16 +37,16 @@ pub fn launch(
         });
     let timer = if decision.measure && measure::wait_list_complete(user) { measure::start(queue) } else { None };
     let attempt = match decision.variant {
-        Variant::Asta => {
-            Some(crate::guard("transparent launch", || try_copy(queue, info, copies, plan, needs, user, &enqueue)))
-        }
+        Variant::Asta => Some(crate::guard("transparent launch", || {
+            try_copy(queue, info, copies, plan, needs, user, event, &enqueue)
+        })),
         Variant::Staged => Some(crate::guard("staged launch", || {
-            try_staged(queue, info, copies, plan, needs, user, staged_local.unwrap_or(0), &enqueue)
+            try_staged(queue, info, copies, plan, needs, (user, event), staged_local.unwrap_or(0), &enqueue)
         })),
         Variant::Written => None,
     };
     let (ran, r) = match attempt.map(|a| a.unwrap_or_else(|| Err("internal error".into()))) {
-        None => (Variant::Written, as_written(queue, kernel, needs, user, &enqueue)),
+        None => (Variant::Written, as_written(queue, kernel, needs, user, event, &enqueue)),
         Some(Ok(r)) => (decision.variant, r),
         Some(Err(why)) => {
             let what = format!("kernel {} ({} copy)", info.name, decision.variant.name());
@@ -54,7 +55,7 @@ pub fn launch(
                 &format!("{what}: {why}"),
                 &format!("{what}: runs as written on host-layout buffers ({why})"),
             );
-            (Variant::Written, as_written(queue, kernel, needs, user, &enqueue))
+            (Variant::Written, as_written(queue, kernel, needs, user, event, &enqueue))
         }
     };
     crate::stats::transparent_launch(ran == Variant::Asta);
@@ -124,11 +125,12 @@ fn as_written(
     kernel: cl_kernel,
     needs: &[BufferNeed],
     user: &[cl_event],
+    event: *mut cl_event,
     enqueue: &impl Enqueue,
 ) -> cl_int {
     let host = host_needs(needs);
     match crate::guard("launch conversions", || access::prepare(queue, &host, user)) {
-        Some(Ok(w)) => enqueue(kernel, None, w.len(), w.ptr()),
+        Some(Ok(w)) => w.run(queue, event, |n, l, ev| enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS),
         Some(Err(e)) => e,
         None => CL_OUT_OF_RESOURCES,
     }
@@ -181,6 +183,7 @@ fn try_copy(
     plan: &TransparentPlan,
     needs: &[BufferNeed],
     user: &[cl_event],
+    event: *mut cl_event,
     enqueue: &impl Enqueue,
 ) -> Result<cl_int, String> {
     if let Some(why) = asta_blocker(needs) {
@@ -194,7 +197,7 @@ fn try_copy(
         })
     };
     let extra = Extra { args: &plan.kernel.extra_args, m_of };
-    copies::enqueue(queue, private, &args, plan, needs, user, extra, None, "rewritten", enqueue)
+    copies::enqueue(queue, private, &args, plan, needs, (user, event), extra, None, "rewritten", enqueue)
 }
 
 /// The work-group size the staged copy runs this launch with, if it can run it: a 1-D launch
@@ -223,7 +226,7 @@ fn try_staged(
     copies: &KernelCopies,
     plan: &TransparentPlan,
     needs: &[BufferNeed],
-    user: &[cl_event],
+    wait: (&[cl_event], *mut cl_event),
     local: usize,
     enqueue: &impl Enqueue,
 ) -> Result<cl_int, String> {
@@ -257,5 +260,5 @@ fn try_staged(
         Some(size / (l.words as u64 * l.word_bytes as u64).max(1))
     };
     let extra = Extra { args: &copy.extra_args, m_of };
-    copies::enqueue(queue, private, &args, plan, &host_needs(needs), user, extra, Some(local), "staged", enqueue)
+    copies::enqueue(queue, private, &args, plan, &host_needs(needs), wait, extra, Some(local), "staged", enqueue)
 }
