@@ -173,3 +173,9 @@ pub fn build_status(program: cl_program, device: cl_device_id) -> Option<cl_buil
     // SAFETY: a live program and one of its devices; the answer is one cl_build_status.
     unsafe { info_scalar(|n, v, r| api().clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_STATUS, n, v, r)) }
 }
+
+/// The number of arguments of a kernel (0 when the library does not answer).
+pub fn kernel_num_args(kernel: cl_kernel) -> cl_uint {
+    // SAFETY: a live kernel; the answer is one cl_uint.
+    unsafe { info_scalar(|n, v, r| api().clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, n, v, r)) }.unwrap_or(0)
+}

@@ -11,14 +11,24 @@ use std::sync::Arc;
 
 #[derive(Debug)]
 pub struct Kernel {
+    pub handle: Handle,
     pub facts: Arc<KernelInfo>,
     /// The program's record, which lives on in its kernels after the application released it.
     pub program: Option<Arc<Program>>,
     plan: OnceCell<PlanResult>,
     pub copies: KernelCopies,
+    /// The kernel's argument count, asked once.
+    num_args: OnceCell<u32>,
 }
 
 impl Kernel {
+    /// Whether the application has set every argument of the kernel.
+    pub fn all_args_set(&self) -> bool {
+        let n = *self.num_args.get_or_init(|| crate::cl::info::kernel_num_args(self.handle as opencl_sys::cl_kernel));
+        let args = self.facts.args.lock();
+        (0..n as usize).all(|i| args.get(i).is_some_and(Option::is_some))
+    }
+
     /// What the kernel's annotation asks at each launch, worked out once. None while what it
     /// needs is being prepared and `wait` is false.
     pub fn plan(&self, wait: bool) -> Option<PlanResult> {
@@ -39,7 +49,17 @@ pub fn get(h: Handle) -> Option<Arc<Kernel>> {
 /// A kernel object the application created (or cloned) from `program`.
 pub fn created(h: Handle, facts: Arc<KernelInfo>) {
     let program = program::get(facts.program);
-    KERNELS.insert(h, Kernel { facts, program, plan: OnceCell::new(), copies: KernelCopies::default() });
+    KERNELS.insert(
+        h,
+        Kernel {
+            handle: h,
+            facts,
+            program,
+            plan: OnceCell::new(),
+            copies: KernelCopies::default(),
+            num_args: OnceCell::new(),
+        },
+    );
 }
 
 pub fn released(h: Handle) {

@@ -44,6 +44,10 @@ pub unsafe fn launch(
         None => return cannot_run(&k.facts, "internal error while planning its conversions"),
     };
     let Some(user) = user_wait(n, list) else { return enqueue(kernel, None, n, list, event) };
+    if plan.is_some() && !k.all_args_set() {
+        // The real library refuses the launch (CL_INVALID_KERNEL_ARGS): let it, untouched.
+        return enqueue(kernel, None, n, list, event);
+    }
     let needs = match crate::guard("launch plan", || needs(&k.facts, plan.as_deref(), &dims)) {
         Some(Ok(needs)) => needs,
         Some(Err(why)) => return cannot_run(&k.facts, &why),
@@ -79,7 +83,11 @@ fn cannot_run(info: &KernelInfo, why: &str) -> cl_int {
     CL_OUT_OF_RESOURCES
 }
 
-/// What every buffer argument of this launch needs.
+/// What every buffer argument of this launch needs. A rewritten kernel's buffer whose extent
+/// cannot be had at this launch (an argument it names is not set, a work size it names is not
+/// given, the arithmetic fails) stays in host layout, and the kernel runs as written; one whose
+/// extent passes its buffer (a global size rounded up past the data) is converted as far as the
+/// buffer holds whole structures. A kernel written for a device layout has no such way out.
 fn needs(info: &KernelInfo, plan: Option<&KernelPlan>, dims: &Dims) -> Result<Vec<BufferNeed>, String> {
     let args = info.args.lock().clone();
     let mut out = Vec::new();
@@ -95,32 +103,57 @@ fn needs(info: &KernelInfo, plan: Option<&KernelPlan>, dims: &Dims) -> Result<Ve
                 None => continue,
             }
         };
-        let need = match param {
-            None => BufferNeed { buffer, arg: Some(i), need: Need::Host, must: false },
-            Some(p) => {
-                let size = buffer.facts.size as u64;
-                let values =
-                    launch_values(plan.expect("a parameter comes from a plan"), &args, dims, size / p.struct_bytes);
-                let m = p.extent.eval(&values).map_err(|e| format!("extent of {}: {e}", p.name))?;
-                let shape = Shape::new(m, p.words, p.word_bytes);
-                if shape.bytes() > size {
-                    return Err(format!(
-                        "extent of {} is {m} structures ({} bytes), more than the buffer's {size} bytes",
-                        p.name,
-                        shape.bytes(),
-                    ));
-                }
-                BufferNeed {
-                    buffer,
-                    arg: Some(i),
-                    need: Need::Device(DeviceLayout { host: p.host, device: p.device, shape }),
-                    must: p.must,
-                }
-            }
+        let host = |buffer| BufferNeed { buffer, arg: Some(i), need: Need::Host, must: false };
+        let Some(p) = param else {
+            out.push(host(buffer));
+            continue;
         };
-        out.push(need);
+        let size = buffer.facts.size as u64;
+        let capacity = size / p.struct_bytes;
+        let values = launch_values(plan.expect("a parameter comes from a plan"), &args, dims, capacity);
+        let m = match p.extent.eval(&values) {
+            Ok(m) => m,
+            Err(e) if !p.must => {
+                as_written_once(info, &format!("the extent of {} cannot be had at this launch ({e})", p.name));
+                out.push(host(buffer));
+                continue;
+            }
+            Err(e) => return Err(format!("extent of {}: {e}", p.name)),
+        };
+        let bytes = Shape::new(m, p.words, p.word_bytes).bytes();
+        let m = if bytes <= size {
+            m
+        } else if p.must {
+            return Err(format!(
+                "extent of {} is {m} structures ({bytes} bytes), more than the buffer's {size} bytes",
+                p.name
+            ));
+        } else if capacity > 0 {
+            capacity
+        } else {
+            as_written_once(info, &format!("{} holds no whole structure", p.name));
+            out.push(host(buffer));
+            continue;
+        };
+        let shape = Shape::new(m, p.words, p.word_bytes);
+        out.push(BufferNeed {
+            buffer,
+            arg: Some(i),
+            need: Need::Device(DeviceLayout { host: p.host, device: p.device, shape }),
+            must: p.must,
+        });
     }
     Ok(out)
+}
+
+/// Says once per kernel and reason that a rewritten kernel's launch runs as written.
+fn as_written_once(info: &KernelInfo, why: &str) {
+    let what = format!("kernel {}", info.name);
+    crate::log::once(
+        crate::config::LogLevel::Info,
+        &format!("{what}: {why}"),
+        &format!("{what}: {why}; that launch runs as written"),
+    );
 }
 
 fn launch_values(plan: &KernelPlan, args: &[Option<ArgValue>], dims: &Dims, auto_count: u64) -> LaunchValues {

@@ -102,11 +102,17 @@ struct Tail {
 
 static TAILS: Lazy<Mutex<HashMap<Handle, Tail>>> = Lazy::new(Default::default);
 
-/// Events of unfinished commands known to be free, by handle (referenced while listed).
-static FREE: Lazy<Mutex<HashMap<usize, Event>>> = Lazy::new(Default::default);
-/// Past this many free events listed, completed ones are dropped; past twice as many, all are
-/// (an event not listed only counts as not free: the safe side).
-const FREE_KEPT: usize = 1024;
+/// Events of unfinished commands known to be free, by handle (referenced while listed). Every
+/// unfinished one must stay listed (dropping one would make the commands after it look as if
+/// they waited for the application); completed ones are dropped whenever the list has doubled
+/// since the last time, so the list is as long as the commands in flight, give or take twice.
+#[derive(Default)]
+struct FreeEvents {
+    free: HashMap<usize, Event>,
+    prune_at: usize,
+}
+
+static FREE: Lazy<Mutex<FreeEvents>> = Lazy::new(Default::default);
 
 /// The commands that used a buffer and are not known to be complete.
 #[derive(Debug, Default)]
@@ -131,7 +137,7 @@ fn complete_raw(e: cl_event) -> bool {
 pub fn free(queue: cl_command_queue, wait: &[cl_event]) -> bool {
     let tail_free =
         TAILS.lock().get(&registry::key(queue)).is_none_or(|t| t.free || t.event.as_ref().is_some_and(complete));
-    tail_free && wait.iter().all(|&e| complete_raw(e) || FREE.lock().contains_key(&(e as usize)))
+    tail_free && wait.iter().all(|&e| complete_raw(e) || FREE.lock().free.contains_key(&(e as usize)))
 }
 
 /// Notes a command just enqueued on `queue` with event `event` (null: unknown), and whether it
@@ -142,13 +148,11 @@ pub fn noted(queue: cl_command_queue, in_order: bool, barrier: bool, event: cl_e
     if free {
         if let Some(e) = ev.as_ref().and_then(|e| Event::retain(e.raw())) {
             let mut all = FREE.lock();
-            if all.len() >= FREE_KEPT {
-                all.retain(|_, e| !complete(e));
-                if all.len() >= 2 * FREE_KEPT {
-                    all.clear();
-                }
+            if all.free.len() >= all.prune_at {
+                all.free.retain(|_, e| !complete(e));
+                all.prune_at = (2 * all.free.len()).max(256);
             }
-            all.insert(event as usize, e);
+            all.free.insert(event as usize, e);
         }
     }
     if in_order || barrier {
@@ -163,7 +167,7 @@ pub fn queue_released(queue: Handle) {
 
 /// Drops every reference clayout holds to a command that has completed (a context is going).
 pub fn forget_finished() {
-    FREE.lock().retain(|_, e| !complete(e));
+    FREE.lock().free.retain(|_, e| !complete(e));
     PRE_TRACKING.lock().retain(|(_, _, e)| !complete(e));
     TAILS.lock().retain(|_, t| t.event.as_ref().is_some_and(|e| !complete(e)));
 }

@@ -33,6 +33,8 @@ pub struct ProgramDl {
     pub kernels: HashMap<String, Result<KernelLayout, String>>,
     /// The tile the program was built with (`-D CLAYOUT_TILE=T`), once built.
     pub tile: Mutex<Option<u32>>,
+    /// Why the tile the application's build options give cannot be used, if it cannot.
+    tile_error: Mutex<Option<String>>,
     /// Build options as clayout passed them (the application's plus the tile macro).
     pub options: Mutex<String>,
     /// Structure sizes the device compiler reported, by type name.
@@ -74,12 +76,32 @@ pub fn released(h: Handle) {
     PROGRAMS.remove(h);
 }
 
+/// The most of a side file clayout reads: annotations are a few lines per kernel, and a path
+/// that names something endless (`/dev/zero`, a pipe nobody closes) must not hang the program.
+const SIDE_FILE_LIMIT: u64 = 4 << 20;
+
+/// The text of a regular file of at most `limit` bytes.
+fn read_limited(path: &str, limit: u64) -> Result<String, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let meta = f.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    f.take(limit + 1).read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("it is larger than {} MiB", limit >> 20));
+    }
+    String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".into())
+}
+
 /// The side file named by CLAYOUT_ANNOTATIONS, read once; bad lines are reported once.
 fn side_entries() -> &'static [SideEntry] {
     static SIDE: OnceCell<Vec<SideEntry>> = OnceCell::new();
     SIDE.get_or_init(|| {
         let Some(path) = crate::config::get().annotations.clone() else { return Vec::new() };
-        match std::fs::read_to_string(&path) {
+        match read_limited(&path, SIDE_FILE_LIMIT) {
             Ok(text) => {
                 let (entries, errors) = parse_side_file(&text);
                 for e in errors {
@@ -126,6 +148,7 @@ fn discover(source: &str) -> Option<Arc<ProgramDl>> {
     Some(Arc::new(ProgramDl {
         kernels,
         tile: Mutex::new(None),
+        tile_error: Mutex::new(None),
         options: Mutex::new(String::new()),
         sizes: Mutex::new(HashMap::new()),
         rewrites,
@@ -140,6 +163,13 @@ pub fn build_options(program: &Program, options: Option<&str>, device: Option<cl
     if !dl.marshals() {
         return None;
     }
+    if let Some(Err(why)) = tile::user_tile_raw(options.unwrap_or("")) {
+        // The application's own kernels get its value; clayout's plans refuse it.
+        *dl.tile.lock() = None;
+        *dl.tile_error.lock() = Some(why);
+        return None;
+    }
+    *dl.tile_error.lock() = None;
     let (tile, opts) = tile::with_tile(options.unwrap_or(""), device, None);
     *dl.tile.lock() = Some(tile);
     *dl.options.lock() = opts.clone();
@@ -296,7 +326,11 @@ fn plan_layout(program: &ProgramInfo, dl: &ProgramDl, layout: &KernelLayout) -> 
         let Some(device) = &p.device else { continue };
         let tile = match device {
             DeviceLayout::Asta { tile: Some(t) } => *t,
-            _ => dl.tile.lock().ok_or("the program was not built through clayout, so its tile is unknown")?,
+            _ => match (*dl.tile.lock(), dl.tile_error.lock().clone()) {
+                (Some(t), _) => t,
+                (None, Some(why)) => return Err(why),
+                (None, None) => return Err("the program was not built through clayout, so its tile is unknown".into()),
+            },
         };
         let (s, word) = match (p.s, p.word) {
             (Some(s), Some(w)) => (s, w),

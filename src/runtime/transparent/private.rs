@@ -123,6 +123,9 @@ fn build_private(
     program: &ProgramInfo,
     user: &str,
 ) -> Result<PrivateProgram, String> {
+    if let Some(Err(why)) = tile::user_tile_raw(user) {
+        return Err(why);
+    }
     let ctx = program.context as cl_context;
     let device = registry::get().first_device(program.context).ok_or("the program's context is unknown")?;
     // Every (S, w, host layout) of the copies; the largest structure picks the tile.
