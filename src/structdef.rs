@@ -5,7 +5,7 @@
 //! from the source; the size (and so S, padding included) comes from the compiler itself, by
 //! the runtime's probe.
 
-use crate::annotation::lex::{lex, Token, TokenKind};
+use crate::clc::lex::{lex, Token, TokenKind};
 
 /// The word size of the members of structure type `type_name` (as written in a kernel
 /// parameter: `option_t`, `struct cell`, `Cell`), or the reason it is not supported.

@@ -1,7 +1,7 @@
 //! Extents: how many structures a buffer holds, as an expression over the launch and the
 //! kernel's scalar arguments, and its checked evaluation.
 
-use super::lex::Span;
+use crate::clc::lex::Span;
 use std::collections::HashMap;
 use std::fmt;
 

@@ -4,7 +4,7 @@
 
 use super::ctypes::scalar_size;
 use super::extent::{BinOp, Extent, ExtentKind};
-use super::lex::{dl_comment_body, lex, one_line, Span, Token, TokenKind};
+use crate::clc::lex::{lex, one_line, Span, Token, TokenKind};
 use std::fmt;
 
 /// How the application's host buffer is laid out. `s` is the number of words per element and
@@ -95,6 +95,14 @@ const MAX_TILE: u32 = 1024;
 const MAX_NESTING: u32 = 32;
 const MAX_OPERATORS: u32 = 256;
 const THESIS_PREFIX: &str = "AOS2ASTA_";
+
+/// The body of a `//DL:` comment (`// DL:` too) and its byte offset inside the comment text.
+pub fn dl_comment_body(comment: &str) -> Option<(usize, &str)> {
+    let rest = comment.strip_prefix("//")?;
+    let trimmed = rest.trim_start_matches([' ', '\t']);
+    let body = trimmed.strip_prefix("DL:")?;
+    Some((comment.len() - body.len(), body))
+}
 
 /// Parses one annotation: the text of a `//DL:` comment, with or without the `//DL:` prefix.
 pub fn parse_annotation(text: &str) -> Result<Annotation, ParseError> {

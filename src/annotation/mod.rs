@@ -2,8 +2,6 @@
 //! the host and which layout the kernel is written for (docs/annotations.md). Pure text
 //! processing, no OpenCL: the runtime feeds it program sources, the side file and launch values.
 //!
-//! - `lex`: a general OpenCL C lexer (tokens with byte spans and lines), shared with rewriters.
-//! - `signature`: the kernels of a source and their parameters.
 //! - `types`: the source's typedefs and type-like `#define`s.
 //! - `grammar`: one annotation line to an `Annotation`.
 //! - `extent`: extent expressions and their checked evaluation.
@@ -15,9 +13,7 @@ pub mod attach;
 pub mod ctypes;
 pub mod extent;
 pub mod grammar;
-pub mod lex;
 pub mod side_file;
-pub mod signature;
 pub mod types;
 pub mod validate;
 
@@ -28,9 +24,7 @@ pub use attach::{annotate_program, annotations_in_source, KernelAnnotation};
 pub use ctypes::{decode_int_arg, IntType};
 pub use extent::{BinOp, EvalError, Extent, ExtentEnv, ExtentKind, LaunchValues};
 pub use grammar::{parse_annotation, AnnotatedParam, Annotation, DeviceLayout, HostLayout, ParseError};
-pub use lex::Span;
 pub use side_file::{parse_side_file, SideEntry};
-pub use signature::{kernels, AddrSpace, KernelSig, Param, SigError};
 pub use types::{TypeClass, TypeTable};
 pub use validate::{validate, AnnotationError, KernelLayout, LayoutParam, Origin, PlacedAnnotation, ScalarArg};
 

@@ -1,9 +1,9 @@
 //! The `CLAYOUT_ANNOTATIONS` side file: annotations for kernels whose source is built into
 //! the application, one per line, each line starting with the kernel's name.
 
-use super::grammar::parse_annotation;
-use super::lex::{dl_comment_body, Span};
+use super::grammar::{dl_comment_body, parse_annotation};
 use super::validate::{error_in, AnnotationError, Origin, PlacedAnnotation};
+use crate::clc::lex::Span;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SideEntry {

@@ -2,7 +2,7 @@
 //! `typedef uint idx_t;`, `typedef struct {...} Cell;` and `#define REAL float`.
 
 use super::ctypes::{int_type, is_vector_type, scalar_size, IntType};
-use super::lex::{Token, TokenKind};
+use crate::clc::lex::{Token, TokenKind};
 use std::collections::HashMap;
 
 /// What a parameter's element type is, as far as the layout is concerned.
@@ -145,7 +145,7 @@ impl TypeTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::annotation::lex::lex;
+    use crate::clc::lex::lex;
 
     fn table(src: &str) -> TypeTable {
         let toks: Vec<Token> = lex(src).into_iter().filter(|t| !t.is_comment()).collect();

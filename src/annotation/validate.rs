@@ -5,9 +5,9 @@
 use super::ctypes::IntType;
 use super::extent::Extent;
 use super::grammar::{Annotation, DeviceLayout, HostLayout};
-use super::lex::{line_col, one_line, Span};
-use super::signature::{AddrSpace, KernelSig};
 use super::types::{TypeClass, TypeTable};
+use crate::clc::lex::{line_col, one_line, Span};
+use crate::clc::signature::{AddrSpace, KernelSig};
 use std::fmt;
 
 /// Where an annotation was written.

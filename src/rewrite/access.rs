@@ -6,8 +6,8 @@ use super::emit::{self, component, words_of, Needs, Space};
 use super::funcs::{self, matching, FnDef, Macro};
 use super::layout::{canonical_scalar, StructLayout};
 use super::Refusal;
-use crate::annotation::lex::{lex, one_line, Token, TokenKind};
-use crate::annotation::signature::{AddrSpace, Param};
+use crate::clc::lex::{lex, one_line, Token, TokenKind};
+use crate::clc::signature::{AddrSpace, Param};
 use std::collections::{HashMap, HashSet};
 
 #[derive(Clone, Debug)]

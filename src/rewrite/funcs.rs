@@ -2,11 +2,11 @@
 //! are defined (to rewrite private copies of helpers that receive a rewritten buffer) and what
 //! the `#define`s mention (to refuse where a macro could change an access).
 
-use crate::annotation::lex::{lex, Token, TokenKind};
-use crate::annotation::signature::{kernels, Param};
+use crate::clc::lex::{lex, Token, TokenKind};
+use crate::clc::signature::{kernels, Param};
 use std::collections::HashMap;
 
-pub(crate) use crate::annotation::lex::matching_bracket as matching;
+pub(crate) use crate::clc::lex::matching_bracket as matching;
 
 /// A function definition: token indices of its first token, its name, its body's braces.
 pub(crate) struct FnDef {

@@ -3,7 +3,7 @@
 //! each member. The runtime checks the result against the device compiler with
 //! [`probe_expressions`] before trusting it.
 
-use crate::annotation::lex::{Token, TokenKind};
+use crate::clc::lex::{Token, TokenKind};
 use crate::structdef::{code_tokens, find_definition};
 
 #[derive(Clone, Debug, PartialEq, Eq)]

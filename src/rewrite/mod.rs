@@ -31,8 +31,8 @@ pub use layout::{probe_expressions, struct_layout, MemberLayout, StructLayout};
 pub use request::request;
 pub use stage::{stage_kernel, Staged, StagedParam};
 
-use crate::annotation::lex::line_col;
-use crate::annotation::signature::{kernels, AddrSpace};
+use crate::clc::lex::line_col;
+use crate::clc::signature::{kernels, AddrSpace};
 use access::{Kind, Rewriter, Target};
 use layout::canonical_scalar;
 use std::fmt;
@@ -170,7 +170,7 @@ fn prepare<'s>(src: &'s str, req: &RewriteRequest) -> Result<Prepared<'s>, Refus
             }
             (Some(_), HostKind::Aos) => Kind::FlatAos,
             (Some(_), HostKind::Soa { extent }) => Kind::FlatSoa {
-                extent: crate::annotation::lex::lex(extent).iter().map(|t| t.text(extent).to_string()).collect(),
+                extent: crate::clc::lex::lex(extent).iter().map(|t| t.text(extent).to_string()).collect(),
             },
             (None, _) if p.type_name != l.type_name => {
                 return Err(refusal(

@@ -15,7 +15,7 @@ use super::access::{Kind, Rewriter, Target, ASSIGN_OPS, NOT_CALLS};
 use super::emit::Space;
 use super::funcs::{self, FnDef};
 use super::{assemble, prepare, refusal, ExtraArg, Prepared, Refusal, RewriteRequest};
-use crate::annotation::lex::{lex, TokenKind};
+use crate::clc::lex::{lex, TokenKind};
 use std::collections::{HashMap, HashSet};
 
 /// A staged buffer parameter of the copy.

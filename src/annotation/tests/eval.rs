@@ -1,4 +1,5 @@
 use crate::annotation::*;
+use crate::clc::Span;
 
 fn extent(text: &str) -> Extent {
     let a = parse_annotation(&format!("AoS: f[{text}]")).unwrap_or_else(|e| panic!("{text}: {}", e.reason));

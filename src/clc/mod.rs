@@ -1,0 +1,14 @@
+//! The OpenCL C source layer: reading the program text as the device compiler would, for the
+//! annotation layer, the rewriter and the runtime. Pure text processing, no OpenCL.
+//!
+//! - `lex`: the lexer (tokens with byte spans and lines), shared by every reader below.
+//! - `signature`: the kernels of a source and their parameters.
+
+pub mod lex;
+pub mod signature;
+
+#[cfg(test)]
+mod tests;
+
+pub use lex::Span;
+pub use signature::{kernels, AddrSpace, KernelSig, Param, SigError};

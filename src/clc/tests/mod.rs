@@ -1,0 +1,3 @@
+//! Tests across the source layer's modules; each file is named for what it exercises.
+
+mod signature;
