@@ -6,6 +6,7 @@
 //! the runtime's probe.
 
 use crate::clc::lex::{lex, Token, TokenKind};
+use crate::clc::types::Builtin;
 
 /// The word size of the members of structure type `type_name` (as written in a kernel
 /// parameter: `option_t`, `struct cell`, `Cell`), or the reason it is not supported.
@@ -17,16 +18,7 @@ pub fn word_size(src: &str, type_name: &str) -> Result<u32, String> {
 
 /// Element size of a member type name, for the types clayout can move as words.
 pub fn element_size(ty: &str) -> Option<u32> {
-    let base = ty.trim_end_matches(|c: char| c.is_ascii_digit());
-    let lanes = &ty[base.len()..];
-    if !lanes.is_empty() && !matches!(lanes, "2" | "3" | "4" | "8" | "16") {
-        return None;
-    }
-    match base {
-        "float" | "int" | "uint" => Some(4),
-        "double" | "long" | "ulong" => Some(8),
-        _ => None,
-    }
+    Builtin::parse(ty)?.scalar.word_bytes()
 }
 
 /// The source's tokens with comments and directives removed, as the finders below expect them.

@@ -2,9 +2,9 @@
 //! Anything the parser is not sure of is an error with a one-line reason and a span; it never
 //! guesses, because a wrong layout corrupts the application's data.
 
-use super::ctypes::scalar_size;
 use super::extent::{BinOp, Extent, ExtentKind};
 use crate::clc::lex::{lex, one_line, Span, Token, TokenKind};
+use crate::clc::types::scalar_size;
 use std::fmt;
 
 /// How the application's host buffer is laid out. `s` is the number of words per element and

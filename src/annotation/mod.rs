@@ -10,7 +10,6 @@
 //! - `side_file`: the `CLAYOUT_ANNOTATIONS` file.
 
 pub mod attach;
-pub mod ctypes;
 pub mod extent;
 pub mod grammar;
 pub mod side_file;
@@ -21,7 +20,6 @@ pub mod validate;
 mod tests;
 
 pub use attach::{annotate_program, annotations_in_source, KernelAnnotation};
-pub use ctypes::{decode_int_arg, IntType};
 pub use extent::{BinOp, EvalError, Extent, ExtentEnv, ExtentKind, LaunchValues};
 pub use grammar::{parse_annotation, AnnotatedParam, Annotation, DeviceLayout, HostLayout, ParseError};
 pub use side_file::{parse_side_file, SideEntry};

@@ -1,8 +1,8 @@
 //! The type names a program defines for itself, so that validation can see through
 //! `typedef uint idx_t;`, `typedef struct {...} Cell;` and `#define REAL float`.
 
-use super::ctypes::{int_type, is_vector_type, scalar_size, IntType};
 use crate::clc::lex::{Token, TokenKind};
+use crate::clc::types::{int_type, scalar_size, Builtin, IntType};
 use std::collections::HashMap;
 
 /// What a parameter's element type is, as far as the layout is concerned.
@@ -67,7 +67,7 @@ impl TypeTable {
             TypeClass::Struct
         } else if let Some(n) = scalar_size(r) {
             TypeClass::Scalar(n)
-        } else if is_vector_type(r) {
+        } else if Builtin::parse(r).is_some_and(|b| b.lanes > 1) {
             TypeClass::Vector
         } else {
             TypeClass::Unknown

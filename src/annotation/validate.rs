@@ -2,12 +2,12 @@
 //! result: per buffer argument its layouts, shape and extent, per scalar argument that extents
 //! read its index and integer type.
 
-use super::ctypes::IntType;
 use super::extent::Extent;
 use super::grammar::{Annotation, DeviceLayout, HostLayout};
 use super::types::{TypeClass, TypeTable};
 use crate::clc::lex::{line_col, one_line, Span};
 use crate::clc::signature::{AddrSpace, KernelSig};
+use crate::clc::types::IntType;
 use std::fmt;
 
 /// Where an annotation was written.

@@ -3,9 +3,11 @@
 //!
 //! - `lex`: the lexer (tokens with byte spans and lines), shared by every reader below.
 //! - `signature`: the kernels of a source and their parameters.
+//! - `types`: the builtin scalar and vector types and the spellings that name them.
 
 pub mod lex;
 pub mod signature;
+pub mod types;
 
 #[cfg(test)]
 mod tests;

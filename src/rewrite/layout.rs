@@ -4,6 +4,7 @@
 //! [`probe_expressions`] before trusting it.
 
 use crate::clc::lex::{Token, TokenKind};
+use crate::clc::types::{word_scalar, Builtin};
 use crate::structdef::{code_tokens, find_definition};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -149,28 +150,14 @@ pub fn probe_expressions(layout: &StructLayout, var: &str) -> Vec<(String, u64)>
 
 /// `float`, `unsigned int`... to the canonical OpenCL name and its size.
 pub(crate) fn canonical_scalar(s: &str) -> Option<(&'static str, u32)> {
-    Some(match s {
-        "float" => ("float", 4),
-        "int" | "signed int" | "signed" => ("int", 4),
-        "uint" | "unsigned int" | "unsigned" => ("uint", 4),
-        "double" => ("double", 8),
-        "long" | "signed long" | "long int" => ("long", 8),
-        "ulong" | "unsigned long" | "unsigned long int" => ("ulong", 8),
-        _ => return None,
-    })
+    word_scalar(s).map(|(s, n)| (s.name(), n))
 }
 
 /// A member type to its canonical scalar and lane count: `float4` -> (`float`, 4).
 fn parse_type(ty: &str) -> Option<(&'static str, u32)> {
-    if let Some((s, _)) = canonical_scalar(ty) {
-        return Some((s, 1));
-    }
-    let base = ty.trim_end_matches(|c: char| c.is_ascii_digit());
-    let lanes: u32 = ty[base.len()..].parse().ok()?;
-    if !matches!(lanes, 2 | 3 | 4 | 8 | 16) || base.contains(' ') {
-        return None;
-    }
-    canonical_scalar(base).map(|(s, _)| (s, lanes))
+    let b = Builtin::parse(ty)?;
+    b.scalar.word_bytes()?;
+    Some((b.scalar.name(), b.lanes))
 }
 
 /// Splits `const unsigned int a, b[4]` into the type (`unsigned int`) and the declarators.

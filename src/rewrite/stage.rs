@@ -16,6 +16,7 @@ use super::emit::Space;
 use super::funcs::{self, FnDef};
 use super::{assemble, prepare, refusal, ExtraArg, Prepared, Refusal, RewriteRequest};
 use crate::clc::lex::{lex, TokenKind};
+use crate::clc::types::{is_type_word, word_type};
 use std::collections::{HashMap, HashSet};
 
 /// A staged buffer parameter of the copy.
@@ -139,14 +140,6 @@ pub fn stage_kernel(src: &str, req: &RewriteRequest) -> Result<Staged, Refusal> 
     kernel.push_str("}\n");
     let text = format!("#ifndef CLAYOUT_STAGE_WG\n#define CLAYOUT_STAGE_WG 64\n#endif\n{kernel}");
     Ok(Staged { source: assemble(&rw, &def, "staged", &req.kernel, &text), extra_args, params })
-}
-
-fn word_type(bytes: u32) -> &'static str {
-    if bytes == 8 {
-        "ulong"
-    } else {
-        "uint"
-    }
 }
 
 /// The local arrays, the work-group's slice of each buffer (`clayout_n_p` words from word
@@ -522,7 +515,7 @@ impl Rewriter<'_> {
             return false;
         };
         let s = t.text(self.src);
-        if QUALIFIERS.contains(&s) || builtin_type(s) {
+        if QUALIFIERS.contains(&s) || is_type_word(s) {
             return true;
         }
         if j > 0 && matches!(self.text(j - 1), "struct" | "union" | "enum") {
@@ -574,30 +567,4 @@ fn encloses(t: &[String]) -> bool {
         }
     }
     false
-}
-
-/// OpenCL C's builtin scalar types and their vectors.
-fn builtin_type(s: &str) -> bool {
-    const SCALARS: [&str; 17] = [
-        "bool",
-        "char",
-        "uchar",
-        "short",
-        "ushort",
-        "int",
-        "uint",
-        "long",
-        "ulong",
-        "float",
-        "double",
-        "half",
-        "size_t",
-        "ptrdiff_t",
-        "intptr_t",
-        "uintptr_t",
-        "void",
-    ];
-    let base = s.trim_end_matches(|c: char| c.is_ascii_digit());
-    let lanes = &s[base.len()..];
-    SCALARS.contains(&base) && matches!(lanes, "" | "2" | "3" | "4" | "8" | "16")
 }

@@ -1,4 +1,5 @@
 use crate::annotation::*;
+use crate::clc::types::decode_int_arg;
 use crate::clc::Span;
 
 fn extent(text: &str) -> Extent {

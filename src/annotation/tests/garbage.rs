@@ -4,6 +4,7 @@
 use crate::annotation::*;
 use crate::clc::kernels;
 use crate::clc::lex::lex;
+use crate::clc::types::decode_int_arg;
 
 struct Rng(u64);
 
