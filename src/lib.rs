@@ -18,7 +18,6 @@ pub mod registry;
 pub mod rewrite;
 pub mod runtime;
 pub mod stats;
-pub mod structdef;
 
 /// Runs clayout's own bookkeeping, catching any panic so that it never crosses the C
 /// boundary; a failure is logged once and the caller carries on with the plain OpenCL path.

@@ -2,7 +2,6 @@
 //! the host and which layout the kernel is written for (docs/annotations.md). Pure text
 //! processing, no OpenCL: the runtime feeds it program sources, the side file and launch values.
 //!
-//! - `types`: the source's typedefs and type-like `#define`s.
 //! - `grammar`: one annotation line to an `Annotation`.
 //! - `extent`: extent expressions and their checked evaluation.
 //! - `validate`: annotations against a kernel's signature, giving a `KernelLayout`.
@@ -13,7 +12,6 @@ pub mod attach;
 pub mod extent;
 pub mod grammar;
 pub mod side_file;
-pub mod types;
 pub mod validate;
 
 #[cfg(test)]
@@ -23,7 +21,6 @@ pub use attach::{annotate_program, annotations_in_source, KernelAnnotation};
 pub use extent::{BinOp, EvalError, Extent, ExtentEnv, ExtentKind, LaunchValues};
 pub use grammar::{parse_annotation, AnnotatedParam, Annotation, DeviceLayout, HostLayout, ParseError};
 pub use side_file::{parse_side_file, SideEntry};
-pub use types::{TypeClass, TypeTable};
 pub use validate::{validate, AnnotationError, KernelLayout, LayoutParam, Origin, PlacedAnnotation, ScalarArg};
 
 /// Name of the macro clayout defines when it builds a program, for kernels annotated `-> ASTA`

@@ -4,9 +4,9 @@
 
 use super::extent::Extent;
 use super::grammar::{Annotation, DeviceLayout, HostLayout};
-use super::types::{TypeClass, TypeTable};
 use crate::clc::lex::{line_col, one_line, Span};
 use crate::clc::signature::{AddrSpace, KernelSig};
+use crate::clc::typedefs::{TypeClass, TypeTable};
 use crate::clc::types::IntType;
 use std::fmt;
 

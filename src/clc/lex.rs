@@ -308,6 +308,11 @@ impl Lexer<'_> {
     }
 }
 
+/// `__attribute__` (or `__attribute`), whose parenthesized arguments every reader skips.
+pub fn is_attribute(word: &str) -> bool {
+    word == "__attribute__" || word == "__attribute"
+}
+
 /// Index just past the bracket that closes the one at token `open`; `None` when the end comes
 /// first or a bracket is closed by one of another kind (`{ ( }`). Such text does not compile,
 /// and guessing where a body ends would let a rewrite land inside it.

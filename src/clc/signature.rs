@@ -2,7 +2,7 @@
 //! as written. Declarations are read token by token, so comments, newlines and attributes may
 //! sit anywhere; macros are not expanded (a parameter type that is a macro keeps its name).
 
-use super::lex::{lex, matching_bracket, one_line, Span, Token, TokenKind};
+use super::lex::{is_attribute, lex, matching_bracket, one_line, Span, Token, TokenKind};
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,10 +116,6 @@ struct Header<'a> {
     src: &'a str,
     toks: &'a [Token],
     pos: usize,
-}
-
-fn is_attribute(s: &str) -> bool {
-    s == "__attribute__" || s == "__attribute"
 }
 
 impl Header<'_> {

@@ -284,6 +284,8 @@ mod tests {
         assert_eq!(word_scalar("char"), None);
         assert_eq!(Builtin::parse("double3"), Some(Builtin { scalar: Scalar::Double, lanes: 3 }));
         assert_eq!(Builtin::parse("size_t2"), None);
+        let word = |s| Builtin::parse(s).and_then(|b| b.scalar.word_bytes());
+        assert_eq!((word("float4"), word("ulong16"), word("float5"), word("half")), (Some(4), Some(8), None, None));
         assert!(is_type_word("void") && is_type_word("ushort8") && is_type_word("bool"));
         assert!(!is_type_word("unsigned int") && !is_type_word("Cell"));
     }

@@ -4,10 +4,11 @@
 
 use super::emit::{self, component, words_of, Needs, Space};
 use super::funcs::{self, matching, FnDef, Macro};
-use super::layout::{canonical_scalar, StructLayout};
 use super::Refusal;
 use crate::clc::lex::{lex, one_line, Token, TokenKind};
 use crate::clc::signature::{AddrSpace, Param};
+use crate::clc::struct_layout::StructLayout;
+use crate::clc::types::word_scalar;
 use std::collections::{HashMap, HashSet};
 
 #[derive(Clone, Debug)]
@@ -363,7 +364,7 @@ impl<'s> Rewriter<'s> {
             let g = &ctx[ti];
             let same_type = match g.kind {
                 Kind::Struct => p.type_name == g.layout.type_name,
-                _ => canonical_scalar(&p.type_name).is_some_and(|(s, _)| s == g.base),
+                _ => word_scalar(&p.type_name).is_some_and(|(s, _)| s.name() == g.base),
             };
             if !p.pointer || p.space != AddrSpace::Global || !same_type {
                 return Err(self.refuse(

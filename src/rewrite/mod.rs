@@ -2,7 +2,6 @@
 //! copy that addresses the buffer in ASTA, so that the runtime can convert the buffer in place
 //! and launch the copy instead. Pure text over the lexer's tokens, no OpenCL.
 //!
-//! - `layout`: member layouts of structures from the source, and the probe that checks them.
 //! - `access`: recognizing every use of a rewritten buffer and rewriting it.
 //! - `emit`: the generated index and load/store functions.
 //! - `funcs`: helper function definitions and macros of the rest of the program.
@@ -16,25 +15,23 @@
 mod access;
 mod emit;
 mod funcs;
-pub mod layout;
 mod request;
 mod stage;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tests_layout;
-#[cfg(test)]
 mod tests_stage;
 
-pub use layout::{probe_expressions, struct_layout, MemberLayout, StructLayout};
+/// The structure layouts a request carries, from the source layer.
+pub use crate::clc::struct_layout::{probe_expressions, struct_layout, MemberLayout, StructLayout};
 pub use request::request;
 pub use stage::{stage_kernel, Staged, StagedParam};
 
 use crate::clc::lex::line_col;
 use crate::clc::signature::{kernels, AddrSpace};
+use crate::clc::types::word_scalar;
 use access::{Kind, Rewriter, Target};
-use layout::canonical_scalar;
 use std::fmt;
 
 /// How the application lays out a buffer on the host.
@@ -160,7 +157,7 @@ fn prepare<'s>(src: &'s str, req: &RewriteRequest) -> Result<Prepared<'s>, Refus
         if l.words == 0 || l.members.is_empty() || !matches!(l.word_bytes, 4 | 8) {
             return Err(refusal(line, construct, "the layout has no words"));
         }
-        let kind = match (canonical_scalar(&p.type_name), &pr.host) {
+        let kind = match (word_scalar(&p.type_name), &pr.host) {
             (Some((_, size)), _) if size != l.word_bytes => {
                 return Err(refusal(
                     line,
@@ -186,7 +183,7 @@ fn prepare<'s>(src: &'s str, req: &RewriteRequest) -> Result<Prepared<'s>, Refus
         };
         let base = match kind {
             Kind::Struct => l.members[0].scalar.clone(),
-            _ => canonical_scalar(&p.type_name).unwrap().0.to_string(),
+            _ => word_scalar(&p.type_name).unwrap().0.name().to_string(),
         };
         targets.push((
             pr.index,

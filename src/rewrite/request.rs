@@ -3,7 +3,8 @@
 //! the host lays it out.
 
 use super::{struct_layout, HostKind, ParamRewrite, RewriteRequest, StructLayout};
-use crate::annotation::{ExtentKind, HostLayout, KernelLayout, TypeClass};
+use crate::annotation::{ExtentKind, HostLayout, KernelLayout};
+use crate::clc::typedefs::TypeClass;
 use std::collections::HashMap;
 
 /// The rewriter's request for one kernel, and the layout of each buffer.

@@ -16,6 +16,7 @@ use super::emit::Space;
 use super::funcs::{self, FnDef};
 use super::{assemble, prepare, refusal, ExtraArg, Prepared, Refusal, RewriteRequest};
 use crate::clc::lex::{lex, TokenKind};
+use crate::clc::typedefs::TypeTable;
 use crate::clc::types::{is_type_word, word_type};
 use std::collections::{HashMap, HashSet};
 
@@ -349,7 +350,7 @@ impl Rewriter<'_> {
     /// make it hold anything else.
     fn gid_vars(&self, def: &FnDef) -> HashMap<String, Result<usize, Refusal>> {
         let mut out = HashMap::new();
-        let types = self.typedefs();
+        let types = TypeTable::from_tokens(self.src, &self.toks);
         let (mut depth, mut start) = (0usize, def.open + 1);
         for j in def.open + 1..def.close {
             let t = self.toks[j];
@@ -400,7 +401,7 @@ impl Rewriter<'_> {
 
     /// The first use of global-id variable `name` (declared at token `decl`) in the kernel that
     /// could change its value or give the name to another variable.
-    fn gid_misuse(&self, def: &FnDef, types: &HashSet<&str>, name: &str, decl: usize) -> R<()> {
+    fn gid_misuse(&self, def: &FnDef, types: &TypeTable, name: &str, decl: usize) -> R<()> {
         let mut macro_args: Vec<(usize, usize, &str)> = Vec::new();
         for j in def.open + 1..def.close {
             let t = self.toks[j];
@@ -471,7 +472,7 @@ impl Rewriter<'_> {
     /// Whether the identifier at `j` is being declared: after a type or qualifier (`uint i`),
     /// after a `*` that follows a type (`float *i`), or after a `,` in a declaration
     /// (`uint k, i`).
-    fn declarator(&self, def: &FnDef, types: &HashSet<&str>, j: usize) -> bool {
+    fn declarator(&self, def: &FnDef, types: &TypeTable, j: usize) -> bool {
         let prev = self.toks[j - 1];
         match prev.kind {
             TokenKind::Ident => !BEFORE_EXPR.contains(&self.text(j - 1)),
@@ -487,7 +488,7 @@ impl Rewriter<'_> {
 
     /// Whether token `j` lies at the outer level of a statement (or a `for`'s first clause)
     /// that starts with a type.
-    fn declaration_statement(&self, def: &FnDef, types: &HashSet<&str>, j: usize) -> bool {
+    fn declaration_statement(&self, def: &FnDef, types: &TypeTable, j: usize) -> bool {
         let mut depth = 0usize;
         let mut k = j;
         while k > def.open + 1 {
@@ -510,7 +511,7 @@ impl Rewriter<'_> {
 
     /// Whether the identifier at `j` names a type or a qualifier: a builtin scalar or vector
     /// type, one of the program's `types`, a structure tag.
-    fn is_type(&self, types: &HashSet<&str>, j: usize) -> bool {
+    fn is_type(&self, types: &TypeTable, j: usize) -> bool {
         let Some(t) = self.toks.get(j).filter(|t| t.kind == TokenKind::Ident) else {
             return false;
         };
@@ -521,33 +522,7 @@ impl Rewriter<'_> {
         if j > 0 && matches!(self.text(j - 1), "struct" | "union" | "enum") {
             return true;
         }
-        types.contains(s)
-    }
-
-    /// Names the program declares with `typedef`.
-    fn typedefs(&self) -> HashSet<&str> {
-        let mut out = HashSet::new();
-        let mut j = 0;
-        while j < self.toks.len() {
-            if !self.is_word(j, "typedef") {
-                j += 1;
-                continue;
-            }
-            let (mut depth, mut last) = (0usize, None);
-            j += 1;
-            while j < self.toks.len() {
-                match self.text(j) {
-                    "{" => depth += 1,
-                    "}" => depth = depth.saturating_sub(1),
-                    ";" if depth == 0 => break,
-                    _ if depth == 0 && self.toks[j].kind == TokenKind::Ident => last = Some(j),
-                    _ => {}
-                }
-                j += 1;
-            }
-            out.extend(last.map(|k| self.text(k)));
-        }
-        out
+        types.is_typedef(s)
     }
 }
 

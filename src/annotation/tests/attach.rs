@@ -1,5 +1,6 @@
 use crate::annotation::extent::ExtentKind;
 use crate::annotation::*;
+use crate::clc::typedefs::TypeClass;
 use crate::clc::types::IntType;
 
 fn layouts(src: &str) -> Vec<KernelLayout> {
