@@ -129,7 +129,7 @@ impl Header<'_> {
 
     /// Index just past the bracket that closes the one at `open`.
     fn matching(&self, open: usize) -> Result<usize, String> {
-        matching_bracket(self.src, &self.toks, open).ok_or_else(|| "unbalanced brackets".to_string())
+        matching_bracket(self.src, self.toks, open).ok_or_else(|| "unbalanced brackets".to_string())
     }
 
     /// Skips `__attribute__((...))` at the current position, if there is one.

@@ -55,8 +55,8 @@ pub fn find(src: &str, name: &str) -> Result<StructDef, String> {
     let code: Vec<Token> = all.into_iter().filter(|t| t.kind != TokenKind::Directive).collect();
     let mut cur = name;
     for _ in 0..=MAX_HOPS {
-        if let Some((body, trailer)) = definition(src, &code, cur, name)? {
-            return Ok(StructDef { name: name.to_string(), body: body.to_vec(), trailer: trailer.to_vec() });
+        if let Some(def) = definition(src, &code, cur, name)? {
+            return Ok(def);
         }
         match types.alias(cur) {
             Some(next) => cur = next,
@@ -66,14 +66,9 @@ pub fn find(src: &str, name: &str) -> Result<StructDef, String> {
     Err(format!("typedef chain for `{name}` is too deep"))
 }
 
-/// The body and trailer of the definition that `name` names directly: `struct tag {...}` for
-/// `struct tag`, `typedef struct [tag] {...} name;` for a typedef name.
-fn definition<'t>(
-    src: &str,
-    toks: &'t [Token],
-    name: &str,
-    asked: &str,
-) -> Result<Option<(&'t [Token], &'t [Token])>, String> {
+/// The definition that `name` names directly, `struct tag {...}` for `struct tag`, `typedef
+/// struct [tag] {...} name;` for a typedef name, as the definition of `asked`.
+fn definition(src: &str, toks: &[Token], name: &str, asked: &str) -> Result<Option<StructDef>, String> {
     let (is_tag, ident) = match name.strip_prefix("struct") {
         Some(rest) if rest.starts_with(char::is_whitespace) => (true, rest.trim()),
         _ => (false, name),
@@ -102,7 +97,8 @@ fn definition<'t>(
             typedef && declarators(src, trailer).iter().any(|d| d.plain && d.name == ident)
         };
         if defines {
-            return Ok(Some((&toks[open + 1..close], trailer)));
+            let (body, trailer) = (toks[open + 1..close].to_vec(), trailer.to_vec());
+            return Ok(Some(StructDef { name: asked.to_string(), body, trailer }));
         }
     }
     Ok(None)
