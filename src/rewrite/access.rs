@@ -5,23 +5,10 @@
 //! read the wrong words.
 
 use super::source::R;
-use super::target::{Kind, Target};
+use super::target::{Access, Kind, Target};
 use super::walk::{Policy, Rewriter};
 use super::Refusal;
 use crate::clc::lex::TokenKind;
-
-/// An access to one structure of a target, its subscript already rewritten.
-pub(super) struct Access {
-    /// Its first token: the `&`, the `(` of `(p + e)->`, or the target itself.
-    pub first: usize,
-    /// Taken as an address: `&p[i].m`.
-    pub addr: bool,
-    pub g: Target,
-    /// The structure's index, as the rewritten code computes it.
-    pub index: String,
-    /// Whether evaluating the subscript twice is the same as once.
-    pub pure: bool,
-}
 
 impl<P: Policy> Rewriter<'_, P> {
     /// An access to a target starting at `j`, if one does.

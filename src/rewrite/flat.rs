@@ -3,9 +3,8 @@
 //! `clayout_aos_flat` / `clayout_soa_flat`, or directly when an SoA subscript is written
 //! `s*n + i` with the kernel's own extent.
 
-use super::access::Access;
 use super::source::R;
-use super::target::{Kind, Target};
+use super::target::{Access, Kind, Target};
 use super::walk::{Policy, Rewriter};
 use crate::clc::lex::TokenKind;
 

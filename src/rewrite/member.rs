@@ -2,23 +2,11 @@
 //! member's element `p[i].f[k]`) becomes its word, a vector member goes to vector.rs, and the
 //! whole structure (`p[i]` read or assigned) is loaded or stored member by member.
 
-use super::access::Access;
 use super::emit::{self, words_of};
 use super::source::R;
-use super::target::Target;
+use super::target::{Access, MemberAt, Target};
 use super::value::Value;
 use super::walk::{Policy, Rewriter};
-use crate::clc::struct_layout::MemberLayout;
-
-/// A member of the structure an access reaches: its tokens end before `end`, its words start
-/// at word `offset` of the structure (a sum for an array member's element).
-pub(super) struct MemberAt {
-    pub mem: MemberLayout,
-    pub end: usize,
-    pub offset: String,
-    /// Whether evaluating the element's subscript twice is the same as once.
-    pub pure: bool,
-}
 
 impl<P: Policy> Rewriter<'_, P> {
     /// The access `a` to a structure, from token `k` after its subscript on.

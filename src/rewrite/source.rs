@@ -2,9 +2,9 @@
 //! map from physical lines to the lines the compiler reports. Every question an access form or
 //! a copy's policy asks about the text, and every refusal, goes through here.
 
-use super::funcs::{self, matching, Macro};
+use super::funcs::{self, Macro};
 use super::Refusal;
-use crate::clc::lex::{lex, one_line, Token, TokenKind};
+use crate::clc::lex::{lex, matching_bracket, one_line, Token, TokenKind};
 use std::collections::HashMap;
 
 pub(crate) type R<T> = Result<T, Refusal>;
@@ -88,7 +88,7 @@ impl<'s> Source<'s> {
 
     /// The bracket that closes the one at `open`.
     pub fn close_of(&self, open: usize) -> R<usize> {
-        matching(self.src, &self.toks, open)
+        matching_bracket(self.src, &self.toks, open)
             .map(|e| e - 1)
             .ok_or_else(|| self.refuse(open, open + 1, "unbalanced brackets"))
     }

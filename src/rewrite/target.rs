@@ -1,8 +1,9 @@
-//! A buffer being rewritten, as one function of the copy sees it: its name there, its layout,
-//! how the kernel addresses it and where its words now live.
+//! A buffer being rewritten, as one function of the copy sees it (its name there, its layout,
+//! how the kernel addresses it and where its words now live), and what the access forms hand
+//! each other about one access to it.
 
 use super::emit::Space;
-use crate::clc::struct_layout::StructLayout;
+use crate::clc::struct_layout::{MemberLayout, StructLayout};
 
 #[derive(Clone, Debug)]
 pub(crate) enum Kind {
@@ -46,4 +47,27 @@ impl Target {
         };
         format!("{kind}:{}:{}:{}", self.layout.type_name, self.layout.words, self.layout.word_bytes)
     }
+}
+
+/// An access to one structure of a target, its subscript already rewritten.
+pub(crate) struct Access {
+    /// Its first token: the `&`, the `(` of `(p + e)->`, or the target itself.
+    pub first: usize,
+    /// Taken as an address: `&p[i].m`.
+    pub addr: bool,
+    pub g: Target,
+    /// The structure's index, as the rewritten code computes it.
+    pub index: String,
+    /// Whether evaluating the subscript twice is the same as once.
+    pub pure: bool,
+}
+
+/// A member of the structure an access reaches: its tokens end before `end`, its words start
+/// at word `offset` of the structure (a sum for an array member's element).
+pub(crate) struct MemberAt {
+    pub mem: MemberLayout,
+    pub end: usize,
+    pub offset: String,
+    /// Whether evaluating the element's subscript twice is the same as once.
+    pub pure: bool,
 }

@@ -1,9 +1,8 @@
 //! Multi-word values (a whole structure, a whole vector member): loaded by a generated
 //! function where read, stored by one where assigned, compound assignments spelled out.
 
-use super::access::Access;
 use super::source::{ASSIGN_OPS, R};
-use super::target::Target;
+use super::target::{Access, Target};
 use super::walk::{Policy, Rewriter};
 use crate::clc::lex::TokenKind;
 

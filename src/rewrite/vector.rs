@@ -2,11 +2,9 @@
 //! vector is loaded and stored through generated functions, since its lanes are not contiguous
 //! in ASTA.
 
-use super::access::Access;
 use super::emit::{self, component, words_of};
-use super::member::MemberAt;
 use super::source::R;
-use super::target::Target;
+use super::target::{Access, MemberAt, Target};
 use super::value::Value;
 use super::walk::{Policy, Rewriter};
 use crate::clc::lex::TokenKind;

@@ -28,9 +28,9 @@ pub(crate) trait Policy {
         Ok(None)
     }
 
-    /// The structure index of an access to `g` at tokens `first..end` (taken as an address
-    /// when `addr`), whose subscript is tokens `index` (`None` for `p->m`); `None` rewrites the
-    /// subscript as written.
+    /// The structure index of an access to `g` spanning tokens `access` (first, end), taken as
+    /// an address when `addr`, whose subscript is tokens `index` (`None` for `p->m`); `None`
+    /// rewrites the subscript as written.
     fn structure_index(
         &mut self,
         _code: &Source,
@@ -42,8 +42,8 @@ pub(crate) trait Policy {
         Ok(None)
     }
 
-    /// Whether `g` may be passed to function `callee` by the call at tokens `call`, which the
-    /// rewriter follows into a private copy of the callee.
+    /// Whether `g` may be passed to function `callee` by the call spanning tokens `call`
+    /// (first, end), which the rewriter would follow into a private copy of the callee.
     fn pass(&mut self, _code: &Source, _call: (usize, usize), _g: &Target, _callee: &str) -> R<()> {
         Ok(())
     }
