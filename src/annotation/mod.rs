@@ -7,8 +7,12 @@
 //! - `validate`: annotations against a kernel's signature, giving a `KernelLayout`.
 //! - `attach`: which kernel each `//DL:` comment belongs to; side-file precedence.
 //! - `side_file`: the `CLAYOUT_ANNOTATIONS` file.
+//! - `error`: the layer's errors, at a span of an annotation or placed in the source.
+//!
+//! The OpenCL C it reads (tokens, kernel signatures, typedefs) comes from `crate::clc`.
 
 pub mod attach;
+pub mod error;
 pub mod extent;
 pub mod grammar;
 pub mod side_file;
@@ -18,10 +22,11 @@ pub mod validate;
 mod tests;
 
 pub use attach::{annotate_program, annotations_in_source, KernelAnnotation};
-pub use extent::{BinOp, EvalError, Extent, ExtentEnv, ExtentKind, LaunchValues};
-pub use grammar::{parse_annotation, AnnotatedParam, Annotation, DeviceLayout, HostLayout, ParseError};
+pub use error::{AnnotationError, Origin, SpanError};
+pub use extent::{BinOp, Extent, ExtentEnv, ExtentKind, LaunchValues};
+pub use grammar::{parse_annotation, AnnotatedParam, Annotation, DeviceLayout, HostLayout};
 pub use side_file::{parse_side_file, SideEntry};
-pub use validate::{validate, AnnotationError, KernelLayout, LayoutParam, Origin, PlacedAnnotation, ScalarArg};
+pub use validate::{validate, KernelLayout, LayoutParam, PlacedAnnotation, ScalarArg};
 
 /// Name of the macro clayout defines when it builds a program, for kernels annotated `-> ASTA`
 /// (or with a thesis `AOS2ASTA_` name) that take the tile from the build.

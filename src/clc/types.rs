@@ -213,8 +213,10 @@ pub fn int_type(name: &str) -> Option<IntType> {
 }
 
 /// Decodes an integer scalar argument of the type named `type_name` (as written in the kernel,
-/// e.g. `uint`, `unsigned long`, `size_t`).
-pub fn decode_int_arg(type_name: &str, bytes: &[u8]) -> Result<u64, String> {
+/// e.g. `uint`, `unsigned long`, `size_t`): the tests' shorthand for what the runtime does in
+/// two steps, validation finding the type and the launch decoding its bytes.
+#[cfg(test)]
+pub(crate) fn decode_int_arg(type_name: &str, bytes: &[u8]) -> Result<u64, String> {
     match int_type(type_name) {
         Some(t) => t.decode(bytes),
         None => Err(format!("`{type_name}` is not an integer type")),
