@@ -30,3 +30,30 @@ fn refusals_carry_reasons() {
     assert!(word_size("", "Nope").unwrap_err().contains("no definition"));
     assert!(word_size("typedef struct { float a", "X").is_err());
 }
+
+#[test]
+fn the_word_size_reads_what_the_layout_reads() {
+    // Array lengths the source spells with a macro and attributes that only align: the
+    // compiler's sizeof gives S, so the word size needs neither.
+    let src = "#define N 19\ntypedef struct { double f[N]; double2 v __attribute__((aligned(16))); } C;";
+    assert_eq!(word_size(src, "C"), Ok(8));
+    assert_eq!(word_size("struct t { __const float a; __attribute__((aligned(8))) float b; };", "struct t"), Ok(4));
+    // Members narrower than a word are refused, however they are spelled.
+    for m in ["unsigned char c", "signed char c", "unsigned short s", "long long a"] {
+        let src = format!("typedef struct {{ {m}; float x; }} T;");
+        assert!(word_size(&src, "T").unwrap_err().contains("is not a 4- or 8-byte"), "{m}");
+    }
+}
+
+#[test]
+fn definitions_are_found_through_typedefs_and_macros() {
+    let src = "struct body { float x, y; };\ntypedef struct body Body;\ntypedef Body Alias;\n\
+               #define Particle struct body\ntypedef struct { double d; } D, *DPtr;\ntypedef D D2;";
+    for name in ["struct body", "Body", "Alias", "Particle", "D2"] {
+        assert!(word_size(src, name).is_ok(), "{name}");
+    }
+    // A pointer typedef names no structure.
+    assert!(word_size(src, "DPtr").unwrap_err().contains("no definition"));
+    let cycle = "#define A B\n#define B A\n";
+    assert!(word_size(cycle, "A").unwrap_err().contains("too deep"));
+}
