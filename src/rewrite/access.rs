@@ -4,10 +4,9 @@
 //! other use of the buffer's name refuses the kernel, since one access left in AoS terms would
 //! read the wrong words.
 
-use super::source::R;
+use super::source::{Refusal, R};
 use super::target::{Access, Kind, Target};
 use super::walk::{Policy, Rewriter};
-use super::Refusal;
 use crate::clc::lex::TokenKind;
 
 impl<P: Policy> Rewriter<'_, P> {

@@ -4,13 +4,27 @@
 
 use super::emit::Space;
 use super::funcs::{find_function, FnDef};
-use super::source::Source;
+use super::request::{HostKind, RewriteRequest};
+use super::source::{refusal, Refusal, Source};
 use super::target::{Kind, Target};
 use super::walk::Rewriter;
-use super::{refusal, ExtraArg, ExtraKind, HostKind, Refusal, RewriteRequest};
 use crate::clc::lex::{lex, line_col};
 use crate::clc::signature::{kernels, AddrSpace};
 use crate::clc::types::word_scalar;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExtraKind {
+    /// M, the number of structures in the buffer, as a `ulong`.
+    StructCount,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExtraArg {
+    pub param: String,
+    /// Argument index in the rewritten kernel.
+    pub index: usize,
+    pub what: ExtraKind,
+}
 
 /// A request checked against the kernel's signature: its definition and one target per
 /// requested buffer, addressed in ASTA until the caller says otherwise.

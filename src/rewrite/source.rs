@@ -1,11 +1,29 @@
 //! The program as the rewriter reads it: its tokens (comments left out), its macros, and the
 //! map from physical lines to the lines the compiler reports. Every question an access form or
-//! a copy's policy asks about the text, and every refusal, goes through here.
+//! a copy's policy asks about the text goes through here, and every [`Refusal`] is made here.
 
 use super::funcs::{self, Macro};
-use super::Refusal;
 use crate::clc::lex::{lex, matching_bracket, one_line, Token, TokenKind};
 use std::collections::HashMap;
+use std::fmt;
+
+/// Why a kernel is left as written: the construct and its source line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub line: u32,
+    pub construct: String,
+    pub reason: String,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: `{}`: {}", self.line, self.construct, self.reason)
+    }
+}
+
+pub(crate) fn refusal(line: u32, construct: &str, reason: impl Into<String>) -> Refusal {
+    Refusal { line, construct: construct.to_string(), reason: reason.into() }
+}
 
 pub(crate) type R<T> = Result<T, Refusal>;
 

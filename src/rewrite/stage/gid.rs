@@ -6,8 +6,7 @@ use crate::clc::lex::{lex, TokenKind};
 use crate::clc::typedefs::TypeTable;
 use crate::clc::types::is_type_word;
 use crate::rewrite::funcs::{self, FnDef};
-use crate::rewrite::source::{Source, ASSIGN_OPS, R};
-use crate::rewrite::Refusal;
+use crate::rewrite::source::{Refusal, Source, ASSIGN_OPS, R};
 use std::collections::HashMap;
 
 /// The integer types a global-id variable may have: the runtime launches only global sizes

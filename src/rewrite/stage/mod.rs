@@ -15,12 +15,12 @@
 mod body;
 mod gid;
 
-use super::copy::{assemble, prepare, Prepared};
+use super::copy::{assemble, prepare, ExtraArg, Prepared};
 use super::emit::Space;
-use super::source::{Source, R};
+use super::request::RewriteRequest;
+use super::source::{refusal, Refusal, Source, R};
 use super::target::{Kind, Target};
 use super::walk::{Policy, Rewriter};
-use super::{refusal, ExtraArg, Refusal, RewriteRequest};
 use crate::clc::types::word_type;
 use std::collections::HashMap;
 
