@@ -19,7 +19,7 @@ pub mod stats;
 
 pub mod cache;
 
-pub mod structdef;
+pub mod clc;
 
 pub mod layout;
 

@@ -182,8 +182,7 @@ fn cases() -> Vec<(&'static str, Vec<Buf>)> {
 }
 
 fn param_names(kernel: &str) -> Vec<String> {
-    let sig =
-        clayout::annotation::kernels(SOURCE).into_iter().filter_map(Result::ok).find(|k| k.name == kernel).unwrap();
+    let sig = clayout::clc::kernels(SOURCE).into_iter().filter_map(Result::ok).find(|k| k.name == kernel).unwrap();
     sig.params.iter().map(|p| p.name.clone()).collect()
 }
 
@@ -566,11 +565,7 @@ fn staged_program() -> (String, Vec<Staged>) {
     let mut src = source.clone();
     let mut out = Vec::new();
     for (kernel, args) in staged_cases() {
-        let sig = clayout::annotation::kernels(&source)
-            .into_iter()
-            .filter_map(Result::ok)
-            .find(|k| k.name == kernel)
-            .unwrap();
+        let sig = clayout::clc::kernels(&source).into_iter().filter_map(Result::ok).find(|k| k.name == kernel).unwrap();
         let params = args
             .iter()
             .enumerate()

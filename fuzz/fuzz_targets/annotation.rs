@@ -3,7 +3,8 @@
 //! non-empty line; an annotation that parses prints as text that parses to the same annotation.
 #![no_main]
 
-use clayout::annotation::{annotate_program, kernels, parse_annotation, parse_side_file};
+use clayout::annotation::{annotate_program, parse_annotation, parse_side_file};
+use clayout::clc::kernels;
 use libfuzzer_sys::fuzz_target;
 
 fn one_line(reason: &str) {

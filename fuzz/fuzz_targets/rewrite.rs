@@ -7,7 +7,8 @@
 //! invariants, with one flag per staged buffer.
 #![no_main]
 
-use clayout::annotation::{annotations_in_source, kernels};
+use clayout::annotation::annotations_in_source;
+use clayout::clc::kernels;
 use clayout::rewrite::{request, rewrite_kernel, stage_kernel, Refusal, RewriteRequest};
 use libfuzzer_sys::fuzz_target;
 

@@ -1,11 +1,13 @@
 //! Which kernel each `//DL:` comment belongs to, and the side file's precedence over them.
 
+use super::error::{error_in, AnnotationError, Origin};
+use super::grammar::dl_comment_body;
 use super::grammar::parse_annotation;
-use super::lex::{dl_comment_body, lex, line_col, Span, Token, TokenKind};
 use super::side_file::SideEntry;
-use super::signature::{kernels_in, KernelSig, SigError};
-use super::types::TypeTable;
-use super::validate::{error_in, validate, AnnotationError, KernelLayout, Origin, PlacedAnnotation};
+use super::validate::{validate, KernelLayout, PlacedAnnotation};
+use crate::clc::lex::{lex, line_col, Span, Token, TokenKind};
+use crate::clc::signature::{kernels_in, KernelSig, SigError};
+use crate::clc::typedefs::TypeTable;
 
 /// The outcome for one group of annotations: a kernel's checked layout, or why clayout leaves
 /// it (or, for `kernel: None`, a stray annotation) alone.

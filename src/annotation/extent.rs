@@ -1,7 +1,8 @@
 //! Extents: how many structures a buffer holds, as an expression over the launch and the
 //! kernel's scalar arguments, and its checked evaluation.
 
-use super::lex::Span;
+use super::error::SpanError;
+use crate::clc::lex::Span;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -49,18 +50,6 @@ pub enum ExtentKind {
 pub struct Extent {
     pub kind: ExtentKind,
     pub span: Span,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EvalError {
-    pub span: Span,
-    pub reason: String,
-}
-
-impl fmt::Display for EvalError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.reason)
-    }
 }
 
 /// What an extent may read at launch time. `None` means the value is not known; evaluation
@@ -113,13 +102,13 @@ impl ExtentEnv for LaunchValues {
 impl Extent {
     /// The extent's value. Intermediate results may be negative (`(n - 1) * 2 + 2`) but must
     /// stay within 64 bits; division truncates toward zero as in C; the result must be >= 0.
-    pub fn eval(&self, env: &dyn ExtentEnv) -> Result<u64, EvalError> {
+    pub fn eval(&self, env: &dyn ExtentEnv) -> Result<u64, SpanError> {
         let v = self.eval_signed(env)?;
         u64::try_from(v).map_err(|_| self.error(format!("`{self}` is negative ({v})")))
     }
 
-    fn eval_signed(&self, env: &dyn ExtentEnv) -> Result<i128, EvalError> {
-        let known = |v: Option<u64>, what: String| -> Result<i128, EvalError> {
+    fn eval_signed(&self, env: &dyn ExtentEnv) -> Result<i128, SpanError> {
+        let known = |v: Option<u64>, what: String| -> Result<i128, SpanError> {
             v.map(i128::from).ok_or_else(|| self.error(what))
         };
         let v = match &self.kind {
@@ -162,11 +151,11 @@ impl Extent {
         }
     }
 
-    fn error(&self, reason: String) -> EvalError {
-        EvalError { span: self.span, reason }
+    fn error(&self, reason: String) -> SpanError {
+        SpanError { span: self.span, reason }
     }
 
-    fn overflow(&self) -> EvalError {
+    fn overflow(&self) -> SpanError {
         self.error(format!("`{self}` overflows 64 bits"))
     }
 
@@ -179,19 +168,6 @@ impl Extent {
             }
         });
         out
-    }
-
-    /// Whether evaluation needs the local work size, which a NULL local size leaves unknown.
-    pub fn needs_local_size(&self) -> bool {
-        let mut needs = false;
-        self.walk(&mut |e| needs |= matches!(e.kind, ExtentKind::LocalSize(_) | ExtentKind::NumGroups(_)));
-        needs
-    }
-
-    pub fn uses_auto(&self) -> bool {
-        let mut uses = false;
-        self.walk(&mut |e| uses |= e.kind == ExtentKind::Auto);
-        uses
     }
 
     fn walk<'a>(&'a self, f: &mut dyn FnMut(&'a Extent)) {

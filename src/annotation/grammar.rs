@@ -2,9 +2,10 @@
 //! Anything the parser is not sure of is an error with a one-line reason and a span; it never
 //! guesses, because a wrong layout corrupts the application's data.
 
-use super::ctypes::scalar_size;
+use super::error::SpanError;
 use super::extent::{BinOp, Extent, ExtentKind};
-use super::lex::{dl_comment_body, lex, one_line, Span, Token, TokenKind};
+use crate::clc::lex::{lex, one_line, Span, Token, TokenKind};
+use crate::clc::types::scalar_size;
 use std::fmt;
 
 /// How the application's host buffer is laid out. `s` is the number of words per element and
@@ -76,18 +77,6 @@ pub struct Annotation {
     pub device_span: Option<Span>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParseError {
-    pub span: Span,
-    pub reason: String,
-}
-
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.reason)
-    }
-}
-
 /// The largest tile the device layout accepts, as for `CLAYOUT_TILE`.
 const MAX_TILE: u32 = 1024;
 /// Deeper parentheses, or more operators, than any real extent needs: the bounds keep the
@@ -96,8 +85,16 @@ const MAX_NESTING: u32 = 32;
 const MAX_OPERATORS: u32 = 256;
 const THESIS_PREFIX: &str = "AOS2ASTA_";
 
+/// The body of a `//DL:` comment (`// DL:` too) and its byte offset inside the comment text.
+pub fn dl_comment_body(comment: &str) -> Option<(usize, &str)> {
+    let rest = comment.strip_prefix("//")?;
+    let trimmed = rest.trim_start_matches([' ', '\t']);
+    let body = trimmed.strip_prefix("DL:")?;
+    Some((comment.len() - body.len(), body))
+}
+
 /// Parses one annotation: the text of a `//DL:` comment, with or without the `//DL:` prefix.
-pub fn parse_annotation(text: &str) -> Result<Annotation, ParseError> {
+pub fn parse_annotation(text: &str) -> Result<Annotation, SpanError> {
     let body_start = match text.trim_start().strip_prefix("//") {
         Some(_) => {
             let lead = text.len() - text.trim_start().len();
@@ -117,8 +114,8 @@ pub fn parse_annotation(text: &str) -> Result<Annotation, ParseError> {
     Parser { text, toks, pos: 0, depth: 0, ops: 0 }.annotation()
 }
 
-fn err(span: Span, reason: impl Into<String>) -> ParseError {
-    ParseError { span, reason: one_line(&reason.into()) }
+fn err(span: Span, reason: impl Into<String>) -> SpanError {
+    SpanError { span, reason: one_line(&reason.into()) }
 }
 
 /// An integer literal: decimal or `0x` hexadecimal. Octal and suffixes are refused rather than
@@ -186,7 +183,7 @@ impl Parser<'_> {
         at
     }
 
-    fn expect_punct(&mut self, p: &str, what: &str) -> Result<Span, ParseError> {
+    fn expect_punct(&mut self, p: &str, what: &str) -> Result<Span, SpanError> {
         let span = self.here();
         if self.eat_punct(p) {
             Ok(span)
@@ -201,7 +198,7 @@ impl Parser<'_> {
         Some((self.text_of(t).to_string(), t.span))
     }
 
-    fn int(&mut self, what: &str) -> Result<(u64, Span), ParseError> {
+    fn int(&mut self, what: &str) -> Result<(u64, Span), SpanError> {
         match self.peek() {
             Some(t) if t.kind == TokenKind::Number => {
                 self.pos += 1;
@@ -211,7 +208,7 @@ impl Parser<'_> {
         }
     }
 
-    fn annotation(mut self) -> Result<Annotation, ParseError> {
+    fn annotation(mut self) -> Result<Annotation, SpanError> {
         if self.peek().is_none() {
             return Err(err(self.here(), "empty annotation; expected e.g. `AoS: f[n]`"));
         }
@@ -241,7 +238,7 @@ impl Parser<'_> {
         Ok(Annotation { host, host_span, params, device, device_span })
     }
 
-    fn host(&mut self) -> Result<(HostLayout, Span), ParseError> {
+    fn host(&mut self) -> Result<(HostLayout, Span), SpanError> {
         let Some((name, span)) = self.ident() else {
             return Err(err(self.here(), format!("expected the host layout `AoS` or `SoA`, found {}", self.found())));
         };
@@ -270,7 +267,7 @@ impl Parser<'_> {
     }
 
     /// The word of `SoA(S, W)`: a byte count or a scalar type name.
-    fn word(&mut self, layout: &str) -> Result<u32, ParseError> {
+    fn word(&mut self, layout: &str) -> Result<u32, SpanError> {
         let bad = |span, what: &str| {
             err(span, format!("word size must be 1, 2, 4 or 8 bytes or a scalar type such as `float`, not `{what}`"))
         };
@@ -286,7 +283,7 @@ impl Parser<'_> {
         }
     }
 
-    fn param(&mut self) -> Result<AnnotatedParam, ParseError> {
+    fn param(&mut self) -> Result<AnnotatedParam, SpanError> {
         let Some((name, span)) = self.ident() else {
             return Err(err(self.here(), format!("expected a parameter name, found {}", self.found())));
         };
@@ -308,7 +305,7 @@ impl Parser<'_> {
 
     /// What follows the parameters: `-> ASTA`, `-> ASTA(T)`, the thesis's `AOS2ASTA_<struct>`,
     /// or nothing.
-    fn device(&mut self, host: HostLayout) -> Result<Option<(DeviceLayout, Span)>, ParseError> {
+    fn device(&mut self, host: HostLayout) -> Result<Option<(DeviceLayout, Span)>, SpanError> {
         if self.eat_punct("->") {
             let Some((name, span)) = self.ident() else {
                 return Err(err(self.here(), format!("expected `ASTA` after `->`, found {}", self.found())));
@@ -345,7 +342,7 @@ impl Parser<'_> {
         Ok(Some((DeviceLayout::ThesisName(name), t.span)))
     }
 
-    fn expr(&mut self) -> Result<Extent, ParseError> {
+    fn expr(&mut self) -> Result<Extent, SpanError> {
         self.depth += 1;
         if self.depth > MAX_NESTING {
             return Err(err(self.here(), format!("extent nested deeper than {MAX_NESTING} levels")));
@@ -356,7 +353,7 @@ impl Parser<'_> {
     }
 
     /// Left-associative binary operators of at least `min` precedence (1: + -, 2: * /).
-    fn binary(&mut self, min: u8) -> Result<Extent, ParseError> {
+    fn binary(&mut self, min: u8) -> Result<Extent, SpanError> {
         let mut lhs = if min == 1 { self.binary(2)? } else { self.atom()? };
         loop {
             let op = match self.peek().map(|t| self.text_of(t)) {
@@ -377,7 +374,7 @@ impl Parser<'_> {
         }
     }
 
-    fn atom(&mut self) -> Result<Extent, ParseError> {
+    fn atom(&mut self) -> Result<Extent, SpanError> {
         let Some(t) = self.peek() else {
             return Err(err(self.here(), "the extent ends too early"));
         };
@@ -411,7 +408,7 @@ impl Parser<'_> {
     }
 
     /// `global_size(d)` and friends, the OpenCL `get_` spellings too.
-    fn call(&mut self, name: &str, name_span: Span) -> Result<Extent, ParseError> {
+    fn call(&mut self, name: &str, name_span: Span) -> Result<Extent, SpanError> {
         let make: fn(u32) -> ExtentKind = match name.strip_prefix("get_").unwrap_or(name) {
             "global_size" => ExtentKind::GlobalSize,
             "local_size" => ExtentKind::LocalSize,

@@ -2,37 +2,31 @@
 //! the host and which layout the kernel is written for (docs/annotations.md). Pure text
 //! processing, no OpenCL: the runtime feeds it program sources, the side file and launch values.
 //!
-//! - `lex`: a general OpenCL C lexer (tokens with byte spans and lines), shared with rewriters.
-//! - `signature`: the kernels of a source and their parameters.
-//! - `types`: the source's typedefs and type-like `#define`s.
 //! - `grammar`: one annotation line to an `Annotation`.
 //! - `extent`: extent expressions and their checked evaluation.
 //! - `validate`: annotations against a kernel's signature, giving a `KernelLayout`.
 //! - `attach`: which kernel each `//DL:` comment belongs to; side-file precedence.
 //! - `side_file`: the `CLAYOUT_ANNOTATIONS` file.
+//! - `error`: the layer's errors, at a span of an annotation or placed in the source.
+//!
+//! The OpenCL C it reads (tokens, kernel signatures, typedefs) comes from `crate::clc`.
 
 pub mod attach;
-pub mod ctypes;
+pub mod error;
 pub mod extent;
 pub mod grammar;
-pub mod lex;
 pub mod side_file;
-pub mod signature;
-pub mod types;
 pub mod validate;
 
 #[cfg(test)]
 mod tests;
 
 pub use attach::{annotate_program, annotations_in_source, KernelAnnotation};
-pub use ctypes::{decode_int_arg, IntType};
-pub use extent::{BinOp, EvalError, Extent, ExtentEnv, ExtentKind, LaunchValues};
-pub use grammar::{parse_annotation, AnnotatedParam, Annotation, DeviceLayout, HostLayout, ParseError};
-pub use lex::Span;
+pub use error::{AnnotationError, Origin, SpanError};
+pub use extent::{BinOp, Extent, ExtentEnv, ExtentKind, LaunchValues};
+pub use grammar::{parse_annotation, AnnotatedParam, Annotation, DeviceLayout, HostLayout};
 pub use side_file::{parse_side_file, SideEntry};
-pub use signature::{kernels, AddrSpace, KernelSig, Param, SigError};
-pub use types::{TypeClass, TypeTable};
-pub use validate::{validate, AnnotationError, KernelLayout, LayoutParam, Origin, PlacedAnnotation, ScalarArg};
+pub use validate::{validate, KernelLayout, LayoutParam, PlacedAnnotation, ScalarArg};
 
 /// Name of the macro clayout defines when it builds a program, for kernels annotated `-> ASTA`
 /// (or with a thesis `AOS2ASTA_` name) that take the tile from the build.

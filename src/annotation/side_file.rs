@@ -1,9 +1,10 @@
 //! The `CLAYOUT_ANNOTATIONS` side file: annotations for kernels whose source is built into
 //! the application, one per line, each line starting with the kernel's name.
 
-use super::grammar::parse_annotation;
-use super::lex::{dl_comment_body, Span};
-use super::validate::{error_in, AnnotationError, Origin, PlacedAnnotation};
+use super::error::{error_in, AnnotationError, Origin};
+use super::grammar::{dl_comment_body, parse_annotation};
+use super::validate::PlacedAnnotation;
+use crate::clc::lex::Span;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SideEntry {

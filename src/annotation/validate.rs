@@ -2,29 +2,13 @@
 //! result: per buffer argument its layouts, shape and extent, per scalar argument that extents
 //! read its index and integer type.
 
-use super::ctypes::IntType;
+use super::error::{error_in, AnnotationError, Origin};
 use super::extent::Extent;
 use super::grammar::{Annotation, DeviceLayout, HostLayout};
-use super::lex::{line_col, one_line, Span};
-use super::signature::{AddrSpace, KernelSig};
-use super::types::{TypeClass, TypeTable};
-use std::fmt;
-
-/// Where an annotation was written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Origin {
-    Source,
-    SideFile,
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Origin::Source => "kernel source",
-            Origin::SideFile => "CLAYOUT_ANNOTATIONS",
-        })
-    }
-}
+use crate::clc::lex::Span;
+use crate::clc::signature::{AddrSpace, KernelSig};
+use crate::clc::typedefs::{TypeClass, TypeTable};
+use crate::clc::types::IntType;
 
 /// An annotation with the text it was parsed from and where that text starts, so that errors
 /// found after parsing can still point at a line and column.
@@ -41,34 +25,6 @@ pub struct PlacedAnnotation {
 impl PlacedAnnotation {
     pub fn error_at(&self, span: Span, reason: impl Into<String>) -> AnnotationError {
         error_in(&self.text, self.origin, self.line, self.column, span, reason)
-    }
-}
-
-pub(crate) fn error_in(
-    text: &str,
-    origin: Origin,
-    line: u32,
-    column: u32,
-    span: Span,
-    reason: impl Into<String>,
-) -> AnnotationError {
-    let (l, c) = line_col(text, span.start);
-    let column = if l == 1 { column.saturating_add(c - 1) } else { c };
-    AnnotationError { origin, line: line.saturating_add(l - 1), column, reason: one_line(&reason.into()) }
-}
-
-/// Why clayout leaves a kernel alone; the runtime logs it once.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AnnotationError {
-    pub origin: Origin,
-    pub line: u32,
-    pub column: u32,
-    pub reason: String,
-}
-
-impl fmt::Display for AnnotationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} line {}, column {}: {}", self.origin, self.line, self.column, self.reason)
     }
 }
 

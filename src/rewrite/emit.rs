@@ -6,7 +6,7 @@
 //! Every generated definition is guarded by `#ifndef CLAYOUT_HAVE_<name>` so that rewriting
 //! several kernels of one program, one after the other, defines each function once.
 
-use super::layout::{MemberLayout, StructLayout};
+use crate::clc::struct_layout::{MemberLayout, StructLayout};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 

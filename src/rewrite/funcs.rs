@@ -2,11 +2,9 @@
 //! are defined (to rewrite private copies of helpers that receive a rewritten buffer) and what
 //! the `#define`s mention (to refuse where a macro could change an access).
 
-use crate::annotation::lex::{lex, Token, TokenKind};
-use crate::annotation::signature::{kernels, Param};
+use crate::clc::lex::{lex, matching_bracket, Token, TokenKind};
+use crate::clc::signature::{kernels, Param};
 use std::collections::HashMap;
-
-pub(crate) use crate::annotation::lex::matching_bracket as matching;
 
 /// A function definition: token indices of its first token, its name, its body's braces.
 pub(crate) struct FnDef {
@@ -38,13 +36,13 @@ pub(crate) fn find_function(src: &str, toks: &[Token], name: &str) -> Option<Res
         } else if depth == 0 && t.is_punct(src, ";") {
             start = j + 1;
         } else if depth == 0 && t.is_ident(src, name) && toks.get(j + 1).is_some_and(|n| n.is_punct(src, "(")) {
-            let close = matching(src, toks, j + 1)?;
+            let close = matching_bracket(src, toks, j + 1)?;
             let mut k = close;
             while toks.get(k).is_some_and(|t| t.text(src).starts_with("__attribute")) {
-                k = matching(src, toks, k + 1)?;
+                k = matching_bracket(src, toks, k + 1)?;
             }
             if toks.get(k).is_some_and(|t| t.is_punct(src, "{")) {
-                let end = matching(src, toks, k)?;
+                let end = matching_bracket(src, toks, k)?;
                 if found.is_some() {
                     // Two definitions can only be alternatives of conditional compilation:
                     // which one the compiler sees is not known here.
@@ -102,7 +100,7 @@ pub(crate) fn macros(src: &str, toks: &[Token]) -> HashMap<String, Macro> {
         let mut k = 1;
         // Function-like only when `(` touches the name.
         let params = if inner.get(1).is_some_and(|p| p.is_punct(rest, "(") && p.span.start == name.span.end) {
-            let close = matching(rest, &inner, 1).unwrap_or(inner.len());
+            let close = matching_bracket(rest, &inner, 1).unwrap_or(inner.len());
             let ps = inner[2..close.saturating_sub(1)]
                 .iter()
                 .filter(|p| p.kind == TokenKind::Ident)

@@ -1,10 +1,43 @@
-//! From a validated annotation to the rewriter's request: the layout of each annotated buffer
-//! (from the structure's definition in the source, or flat words for a scalar pointer) and how
-//! the host lays it out.
+//! What the rewriter is asked to do ([`RewriteRequest`]), and the request made from a validated
+//! annotation: the layout of each annotated buffer (from the structure's definition in the
+//! source, or flat words for a scalar pointer) and how the host lays it out.
 
-use super::{struct_layout, HostKind, ParamRewrite, RewriteRequest, StructLayout};
-use crate::annotation::{ExtentKind, HostLayout, KernelLayout, TypeClass};
+use crate::annotation::{ExtentKind, HostLayout, KernelLayout};
+use crate::clc::struct_layout::{struct_layout, StructLayout};
+use crate::clc::typedefs::TypeClass;
 use std::collections::HashMap;
+
+/// How the application lays out a buffer on the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostKind {
+    Aos,
+    /// Discrete arrays in one buffer, word `s` of element `i` at `s*n + i`. `extent` is the
+    /// extent as the kernel itself spells it (`n`, `get_global_size(0)`), so that subscripts
+    /// written `p[c*n + i]` take the direct path; empty when the kernel has no such name (every
+    /// subscript then takes the general, still exact, path).
+    Soa {
+        extent: String,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct ParamRewrite {
+    /// The parameter's index in the kernel's signature.
+    pub index: usize,
+    pub name: String,
+    /// The structure the buffer holds; for a flat scalar pointer (`__global float *p` with
+    /// `AoS(S)` or `SoA(S)`), [`StructLayout::flat`].
+    pub layout: StructLayout,
+    pub host: HostKind,
+}
+
+#[derive(Clone, Debug)]
+pub struct RewriteRequest {
+    pub kernel: String,
+    /// Name of the rewritten copy, e.g. `advance__clayout_asta`.
+    pub private_name: String,
+    pub params: Vec<ParamRewrite>,
+}
 
 /// The rewriter's request for one kernel, and the layout of each buffer.
 pub fn request(source: &str, layout: &KernelLayout) -> Result<(RewriteRequest, HashMap<String, StructLayout>), String> {

@@ -337,7 +337,7 @@ fn plan_layout(program: &ProgramInfo, dl: &ProgramDl, layout: &KernelLayout) -> 
             _ => {
                 let w = match p.word {
                     Some(w) => w,
-                    None => crate::structdef::word_size(&program.source(), &p.elem_type)
+                    None => crate::clc::structs::word_size(&program.source(), &p.elem_type)
                         .map_err(|e| format!("{}: {e}", p.name))?,
                 };
                 let size = struct_size(program, dl, &p.elem_type)?;

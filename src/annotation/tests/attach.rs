@@ -1,5 +1,7 @@
 use crate::annotation::extent::ExtentKind;
 use crate::annotation::*;
+use crate::clc::typedefs::TypeClass;
+use crate::clc::types::IntType;
 
 fn layouts(src: &str) -> Vec<KernelLayout> {
     annotations_in_source(src).into_iter().map(|a| a.layout.unwrap_or_else(|e| panic!("{e}"))).collect()

@@ -1,8 +1,10 @@
 //! Garbage in, errors out: random and mutated inputs to every parser, which must return (an
 //! error or not) rather than panic. Deterministic, so a failure reproduces.
 
-use crate::annotation::lex::lex;
 use crate::annotation::*;
+use crate::clc::kernels;
+use crate::clc::lex::lex;
+use crate::clc::types::decode_int_arg;
 
 struct Rng(u64);
 

@@ -161,3 +161,11 @@ fn nesting_is_bounded() {
     let fine = format!("AoS: f[{}1]", "1 + ".repeat(200));
     assert!(parse_annotation(&fine).is_ok());
 }
+
+#[test]
+fn dl_comment_bodies() {
+    use crate::annotation::grammar::dl_comment_body;
+    assert_eq!(dl_comment_body("//DL: AoS: f[n]"), Some((5, " AoS: f[n]")));
+    assert_eq!(dl_comment_body("// DL:x"), Some((6, "x")));
+    assert_eq!(dl_comment_body("// dl: x"), None);
+}

@@ -5,4 +5,3 @@ mod eval;
 mod garbage;
 mod grammar;
 mod side_file;
-mod signature;

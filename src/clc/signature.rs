@@ -2,7 +2,7 @@
 //! as written. Declarations are read token by token, so comments, newlines and attributes may
 //! sit anywhere; macros are not expanded (a parameter type that is a macro keeps its name).
 
-use super::lex::{lex, one_line, Span, Token, TokenKind};
+use super::lex::{is_attribute, lex, matching_bracket, one_line, Span, Token, TokenKind};
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,10 +118,6 @@ struct Header<'a> {
     pos: usize,
 }
 
-fn is_attribute(s: &str) -> bool {
-    s == "__attribute__" || s == "__attribute"
-}
-
 impl Header<'_> {
     fn peek(&self) -> Option<Token> {
         self.toks.get(self.pos).copied()
@@ -133,7 +129,7 @@ impl Header<'_> {
 
     /// Index just past the bracket that closes the one at `open`.
     fn matching(&self, open: usize) -> Result<usize, String> {
-        super::lex::matching_bracket(self.src, &self.toks, open).ok_or_else(|| "unbalanced brackets".to_string())
+        matching_bracket(self.src, self.toks, open).ok_or_else(|| "unbalanced brackets".to_string())
     }
 
     /// Skips `__attribute__((...))` at the current position, if there is one.

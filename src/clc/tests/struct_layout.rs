@@ -1,6 +1,6 @@
 //! Structure layouts from source text.
 
-use super::layout::*;
+use crate::clc::struct_layout::*;
 
 fn m(l: &StructLayout, name: &str) -> (String, u32, u32, u32) {
     let x = l.member(name).unwrap();

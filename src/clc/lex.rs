@@ -1,6 +1,7 @@
-//! A lexer for OpenCL C, total over any input: every byte of the source lands in exactly one
+//! The lexer for OpenCL C, total over any input: every byte of the source lands in exactly one
 //! token or in the whitespace between two, so a rewriter can splice text by span and keep the
-//! rest of the program byte for byte.
+//! rest of the program byte for byte. Every reader of OpenCL C in clayout (annotations,
+//! signatures, typedefs and structures, the rewriter) works on these tokens.
 
 /// What a token is; whitespace is not a token, its extent is the gap between two spans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,14 +87,6 @@ pub fn line_col(text: &str, offset: usize) -> (u32, u32) {
 
 fn clamp_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
-}
-
-/// The body of a `//DL:` comment (`// DL:` too) and its byte offset inside the comment text.
-pub fn dl_comment_body(comment: &str) -> Option<(usize, &str)> {
-    let rest = comment.strip_prefix("//")?;
-    let trimmed = rest.trim_start_matches([' ', '\t']);
-    let body = trimmed.strip_prefix("DL:")?;
-    Some((comment.len() - body.len(), body))
 }
 
 /// `s` on one line: a reason may quote source text that spans lines, but a log line must not.
@@ -315,6 +308,38 @@ impl Lexer<'_> {
     }
 }
 
+/// `__attribute__` (or `__attribute`), whose parenthesized arguments every reader skips.
+pub fn is_attribute(word: &str) -> bool {
+    word == "__attribute__" || word == "__attribute"
+}
+
+/// Index just past the bracket that closes the one at token `open`; `None` when the end comes
+/// first or a bracket is closed by one of another kind (`{ ( }`). Such text does not compile,
+/// and guessing where a body ends would let a rewrite land inside it.
+pub fn matching_bracket(src: &str, toks: &[Token], open: usize) -> Option<usize> {
+    let mut stack: Vec<&str> = Vec::new();
+    for (j, t) in toks.iter().enumerate().skip(open) {
+        if t.kind != TokenKind::Punct {
+            continue;
+        }
+        match t.text(src) {
+            "(" => stack.push(")"),
+            "[" => stack.push("]"),
+            "{" => stack.push("}"),
+            close @ (")" | "]" | "}") => {
+                if stack.pop() != Some(close) {
+                    return None;
+                }
+                if stack.is_empty() {
+                    return Some(j + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,39 +398,9 @@ mod tests {
     }
 
     #[test]
-    fn dl_bodies_and_positions() {
-        assert_eq!(dl_comment_body("//DL: AoS: f[n]"), Some((5, " AoS: f[n]")));
-        assert_eq!(dl_comment_body("// DL:x"), Some((6, "x")));
-        assert_eq!(dl_comment_body("// dl: x"), None);
+    fn positions() {
         assert_eq!(line_col("ab\ncdé f", 7), (2, 4));
         assert_eq!(line_col("ab", 99), (1, 3));
         assert_eq!(line_col("é", 1), (1, 1));
     }
-}
-
-/// Index just past the bracket that closes the one at token `open`; `None` when the end comes
-/// first or a bracket is closed by one of another kind (`{ ( }`). Such text does not compile,
-/// and guessing where a body ends would let a rewrite land inside it.
-pub fn matching_bracket(src: &str, toks: &[Token], open: usize) -> Option<usize> {
-    let mut stack: Vec<&str> = Vec::new();
-    for (j, t) in toks.iter().enumerate().skip(open) {
-        if t.kind != TokenKind::Punct {
-            continue;
-        }
-        match t.text(src) {
-            "(" => stack.push(")"),
-            "[" => stack.push("]"),
-            "{" => stack.push("}"),
-            close @ (")" | "]" | "}") => {
-                if stack.pop() != Some(close) {
-                    return None;
-                }
-                if stack.is_empty() {
-                    return Some(j + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }

@@ -1,4 +1,4 @@
-use crate::annotation::*;
+use crate::clc::*;
 
 fn only_kernels(src: &str) -> Vec<KernelSig> {
     kernels(src).into_iter().map(|k| k.unwrap_or_else(|e| panic!("{}", e.reason))).collect()

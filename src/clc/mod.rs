@@ -1,0 +1,22 @@
+//! The OpenCL C source layer: reading the program text as the device compiler would, for the
+//! annotation layer, the rewriter and the runtime. Pure text processing, no OpenCL.
+//!
+//! - `lex`: the lexer (tokens with byte spans and lines), shared by every reader below.
+//! - `signature`: the kernels of a source and their parameters.
+//! - `types`: the builtin scalar and vector types and the spellings that name them.
+//! - `typedefs`: the type names a program defines (typedefs, type-like macros).
+//! - `structs`: structure definitions and their member declarations; the word size.
+//! - `struct_layout`: where each member of a structure lies, in words.
+
+pub mod lex;
+pub mod signature;
+pub mod struct_layout;
+pub mod structs;
+pub mod typedefs;
+pub mod types;
+
+#[cfg(test)]
+mod tests;
+
+pub use lex::Span;
+pub use signature::{kernels, AddrSpace, KernelSig, Param, SigError};

@@ -1,0 +1,134 @@
+//! What every copy of a kernel shares: the request checked against the kernel's signature,
+//! with one [`Target`] per buffer ([`prepare`]), and the program with the copy inserted after
+//! the original kernel ([`assemble`]).
+
+use super::emit::Space;
+use super::funcs::{find_function, FnDef};
+use super::request::{HostKind, RewriteRequest};
+use super::source::{refusal, Refusal, Source};
+use super::target::{Kind, Target};
+use super::walk::Rewriter;
+use crate::clc::lex::{lex, line_col};
+use crate::clc::signature::{kernels, AddrSpace};
+use crate::clc::types::word_scalar;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExtraKind {
+    /// M, the number of structures in the buffer, as a `ulong`.
+    StructCount,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExtraArg {
+    pub param: String,
+    /// Argument index in the rewritten kernel.
+    pub index: usize,
+    pub what: ExtraKind,
+}
+
+/// A request checked against the kernel's signature: its definition and one target per
+/// requested buffer, addressed in ASTA until the caller says otherwise.
+pub(super) struct Prepared<'s> {
+    pub code: Source<'s>,
+    pub def: FnDef,
+    /// The kernel's line, for refusals about the kernel as a whole.
+    pub line: u32,
+    pub targets: Vec<(usize, Target)>,
+    pub extra_args: Vec<ExtraArg>,
+}
+
+pub(super) fn prepare<'s>(src: &'s str, req: &RewriteRequest) -> Result<Prepared<'s>, Refusal> {
+    let code = Source::new(src);
+    let mut sigs = kernels(src).into_iter().filter_map(Result::ok).filter(|k| k.name == req.kernel).peekable();
+    // A prototype names the line; a kernel missing altogether has none (0).
+    let first_line = sigs.peek().map_or(0, |k| code.logical(k.line));
+    let sig = sigs
+        .find(|k| k.body.is_some())
+        .ok_or_else(|| refusal(first_line, &req.kernel, "no readable definition of this kernel in the source"))?;
+    let def = match find_function(src, &code.toks, &req.kernel) {
+        Some(Ok(d)) => d,
+        Some(Err(e)) => return Err(refusal(code.logical(sig.line), &req.kernel, e)),
+        _ => return Err(refusal(code.logical(sig.line), &req.kernel, "the kernel's definition is not understood")),
+    };
+    let line = code.logical(sig.line);
+    let mut targets = Vec::new();
+    let mut extra_args = Vec::new();
+    for (k, pr) in req.params.iter().enumerate() {
+        let Some(p) = sig.params.get(pr.index).filter(|p| p.name == pr.name) else {
+            return Err(refusal(line, &pr.name, format!("not parameter {} of kernel `{}`", pr.index, req.kernel)));
+        };
+        if targets.iter().any(|(n, _)| *n == pr.index) {
+            return Err(refusal(line, &pr.name, "requested twice"));
+        }
+        let construct = p.span.of(src);
+        if !p.pointer || p.space != AddrSpace::Global {
+            return Err(refusal(line, construct, "only `__global` pointer parameters are rewritten"));
+        }
+        let l = &pr.layout;
+        if l.words == 0 || l.members.is_empty() || !matches!(l.word_bytes, 4 | 8) {
+            return Err(refusal(line, construct, "the layout has no words"));
+        }
+        let kind = match (word_scalar(&p.type_name), &pr.host) {
+            (Some((_, size)), _) if size != l.word_bytes => {
+                return Err(refusal(
+                    line,
+                    construct,
+                    format!("`{}` words are not {}-byte words", p.type_name, l.word_bytes),
+                ))
+            }
+            (Some(_), HostKind::Aos) => Kind::FlatAos,
+            (Some(_), HostKind::Soa { extent }) => {
+                Kind::FlatSoa { extent: lex(extent).iter().map(|t| t.text(extent).to_string()).collect() }
+            }
+            (None, _) if p.type_name != l.type_name => {
+                return Err(refusal(
+                    line,
+                    construct,
+                    format!("the parameter points to `{}`, the layout describes `{}`", p.type_name, l.type_name),
+                ))
+            }
+            (None, HostKind::Aos) => Kind::Struct,
+            (None, HostKind::Soa { .. }) => {
+                return Err(refusal(line, construct, "an SoA host layout on a pointer to a structure"))
+            }
+        };
+        let base = match kind {
+            Kind::Struct => l.members[0].scalar.clone(),
+            _ => word_scalar(&p.type_name).unwrap().0.name().to_string(),
+        };
+        targets.push((
+            pr.index,
+            Target {
+                name: p.name.clone(),
+                m: format!("clayout_M_{}", p.name),
+                layout: l.clone(),
+                base,
+                is_const: p.is_const,
+                kind,
+                space: Space::Asta,
+            },
+        ));
+        extra_args.push(ExtraArg { param: pr.name.clone(), index: sig.params.len() + k, what: ExtraKind::StructCount });
+    }
+    Ok(Prepared { code, def, line, targets, extra_args })
+}
+
+/// The whole program with copy `kernel` (a `what` copy of `name`), the helper copies and the
+/// generated functions inserted after the original kernel, and the original's numbering
+/// resumed after them.
+pub(super) fn assemble<P>(rw: &Rewriter<P>, def: &FnDef, what: &str, name: &str, kernel: &str) -> String {
+    let src = rw.src;
+    let insert_at = rw.insert_at.max(rw.toks[def.close].span.end);
+    let end_line = rw.logical(line_col(src, insert_at).0);
+    let mut out = String::with_capacity(src.len() * 2);
+    out.push_str(&src[..insert_at]);
+    out.push_str(&format!("\n/* clayout: {what} copy of kernel `{name}` */\n"));
+    out.push_str(&rw.needs.text());
+    for c in &rw.copies {
+        out.push_str(c);
+    }
+    out.push_str(kernel);
+    out.push_str(&format!("#line {end_line}\n"));
+    out.push_str(&src[insert_at..]);
+    out
+}

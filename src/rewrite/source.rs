@@ -1,0 +1,160 @@
+//! The program as the rewriter reads it: its tokens (comments left out), its macros, and the
+//! map from physical lines to the lines the compiler reports. Every question an access form or
+//! a copy's policy asks about the text goes through here, and every [`Refusal`] is made here.
+
+use super::funcs::{self, Macro};
+use crate::clc::lex::{lex, matching_bracket, one_line, Token, TokenKind};
+use std::collections::HashMap;
+use std::fmt;
+
+/// Why a kernel is left as written: the construct and its source line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub line: u32,
+    pub construct: String,
+    pub reason: String,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: `{}`: {}", self.line, self.construct, self.reason)
+    }
+}
+
+pub(crate) fn refusal(line: u32, construct: &str, reason: impl Into<String>) -> Refusal {
+    Refusal { line, construct: construct.to_string(), reason: reason.into() }
+}
+
+pub(crate) type R<T> = Result<T, Refusal>;
+
+pub(crate) const ASSIGN_OPS: [&str; 11] = ["=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="];
+/// Identifiers followed by `(` that are not calls.
+pub(crate) const NOT_CALLS: [&str; 8] = ["if", "while", "for", "switch", "return", "sizeof", "__attribute__", "case"];
+/// Builtins that neither write memory nor have side effects: an index using only these may be
+/// evaluated twice.
+const PURE_CALLS: [&str; 16] = [
+    "get_global_id",
+    "get_local_id",
+    "get_group_id",
+    "get_global_size",
+    "get_local_size",
+    "get_num_groups",
+    "get_global_offset",
+    "get_work_dim",
+    "min",
+    "max",
+    "abs",
+    "clamp",
+    "mad24",
+    "mul24",
+    "select",
+    "mad",
+];
+
+pub(crate) struct Source<'s> {
+    pub src: &'s str,
+    pub toks: Vec<Token>,
+    pub macros: HashMap<String, Macro>,
+    /// `#line` directives of the source, (physical line of the directive, line it sets), so
+    /// that a source rewritten before (with `#line`s of its own) maps back to the original.
+    line_marks: Vec<(u32, u32)>,
+}
+
+impl<'s> Source<'s> {
+    pub fn new(src: &'s str) -> Self {
+        let toks: Vec<Token> = lex(src).into_iter().filter(|t| !t.is_comment()).collect();
+        let macros = funcs::macros(src, &toks);
+        let line_marks = toks
+            .iter()
+            .filter(|t| t.kind == TokenKind::Directive)
+            .filter_map(|t| {
+                let rest = t.text(src)[1..].trim_start();
+                let rest = rest.strip_prefix("line").unwrap_or(rest).trim_start();
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse().ok().map(|n| (t.line, n))
+            })
+            .collect();
+        Source { src, toks, macros, line_marks }
+    }
+
+    /// The line the compiler reports for physical line `phys` of the source.
+    pub fn logical(&self, phys: u32) -> u32 {
+        match self.line_marks.iter().rev().find(|(at, _)| *at < phys) {
+            Some(&(at, n)) => n.saturating_add(phys - at - 1),
+            None => phys,
+        }
+    }
+
+    pub fn text(&self, j: usize) -> &'s str {
+        self.toks.get(j).map_or("", |t| t.text(self.src))
+    }
+
+    /// Whether token `j` is punctuator `p`.
+    pub fn is(&self, j: usize, p: &str) -> bool {
+        self.toks.get(j).is_some_and(|t| t.kind == TokenKind::Punct && t.text(self.src) == p)
+    }
+
+    /// Whether token `j` is identifier `w`.
+    pub fn is_word(&self, j: usize, w: &str) -> bool {
+        self.toks.get(j).is_some_and(|t| t.kind == TokenKind::Ident && t.text(self.src) == w)
+    }
+
+    /// Whether token `j` is an identifier the program `#define`s.
+    pub fn is_macro(&self, j: usize) -> bool {
+        self.toks.get(j).is_some_and(|t| t.kind == TokenKind::Ident) && self.macros.contains_key(self.text(j))
+    }
+
+    /// The bracket that closes the one at `open`.
+    pub fn close_of(&self, open: usize) -> R<usize> {
+        matching_bracket(self.src, &self.toks, open)
+            .map(|e| e - 1)
+            .ok_or_else(|| self.refuse(open, open + 1, "unbalanced brackets"))
+    }
+
+    /// A refusal quoting tokens `a..b`.
+    pub fn refuse(&self, a: usize, b: usize, reason: impl Into<String>) -> Refusal {
+        let a = a.min(self.toks.len().saturating_sub(1));
+        let b = b.clamp(a + 1, self.toks.len());
+        let mut construct = one_line(&self.src[self.toks[a].span.start..self.toks[b - 1].span.end]);
+        if construct.chars().count() > 80 {
+            construct = construct.chars().take(77).collect::<String>() + "...";
+        }
+        Refusal { line: self.logical(self.toks[a].line), construct, reason: reason.into() }
+    }
+
+    /// Whether the `&`, `*`, `+` or `-` at `j` is a unary operator.
+    pub fn unary(&self, j: usize) -> bool {
+        if j == 0 {
+            return true;
+        }
+        let p = self.toks[j - 1];
+        match p.kind {
+            TokenKind::Ident => matches!(p.text(self.src), "return" | "case" | "sizeof"),
+            TokenKind::Number | TokenKind::Str | TokenKind::Char => false,
+            TokenKind::Punct => !matches!(p.text(self.src), ")" | "]" | "++" | "--"),
+            _ => true,
+        }
+    }
+
+    /// Whether evaluating tokens `a..b` twice is the same as once.
+    pub fn pure(&self, a: usize, b: usize) -> bool {
+        (a..b).all(|k| {
+            let t = self.toks[k];
+            let s = t.text(self.src);
+            match t.kind {
+                TokenKind::Punct => !(ASSIGN_OPS.contains(&s) || s == "++" || s == "--"),
+                TokenKind::Ident if self.is(k + 1, "(") => {
+                    PURE_CALLS.contains(&s) || s.starts_with("convert_") || s.starts_with("as_")
+                }
+                TokenKind::Ident => !self.macros.contains_key(s),
+                TokenKind::Directive | TokenKind::Invalid => false,
+                _ => true,
+            }
+        })
+    }
+
+    /// Whether token `k` is an assignment operator.
+    pub fn is_assign(&self, k: usize) -> bool {
+        self.toks.get(k).is_some_and(|t| t.kind == TokenKind::Punct && ASSIGN_OPS.contains(&t.text(self.src)))
+    }
+}

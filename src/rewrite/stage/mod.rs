@@ -1,0 +1,201 @@
+//! The staged copy of a kernel: cooperative AoS access through local memory (Catanzaro, Keller
+//! and Garland, PPoPP 2014). The buffer keeps its AoS layout; each work-group copies its
+//! contiguous slice of structures into a `__local` array with coalesced word accesses (work-item
+//! `lid` moves words `lid`, `lid + wg`, ...), the kernel's body reads and writes its own
+//! structure there, and the slice goes back the same way after a barrier. Only a kernel whose
+//! every access is to the work-item's own structure `p[get_global_id(0)]` can be staged: any
+//! other structure may belong to another work-group's slice.
+//!
+//! The accesses themselves are the ASTA rewriter's, pointed at the local array
+//! ([`Space::Local`]); the staged copy plugs into the rewriter's walk as a [`Policy`] that
+//! proves each subscript is the global id (gid.rs), keeps the buffers to the kernel itself and
+//! turns `return` into a jump to the write-back. This module adds the prologue and epilogue;
+//! body.rs refuses what could break the copy's barriers.
+
+mod body;
+mod gid;
+
+use super::copy::{assemble, prepare, ExtraArg, Prepared};
+use super::emit::Space;
+use super::request::RewriteRequest;
+use super::source::{refusal, Refusal, Source, R};
+use super::target::{Kind, Target};
+use super::walk::{Policy, Rewriter};
+use crate::clc::types::word_type;
+use std::collections::HashMap;
+
+/// A staged buffer parameter of the copy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StagedParam {
+    /// The parameter's index in the kernel's signature.
+    pub index: usize,
+    pub name: String,
+    /// Whether the copy writes the work-group's slice back: false when the parameter is
+    /// `const` or the kernel never stores to it, so that the buffer is only read.
+    pub writes_back: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Staged {
+    /// The whole program: the original text unchanged, with the staged kernel and the generated
+    /// functions inserted after the original kernel.
+    pub source: String,
+    /// One trailing `ulong` per staged buffer: M, its number of structures.
+    pub extra_args: Vec<ExtraArg>,
+    /// In the order of the request.
+    pub params: Vec<StagedParam>,
+}
+
+const END_LABEL: &str = "clayout_stage_end";
+
+/// Rewrites kernel `req.kernel` of program `src` into `req.private_name`, which stages the
+/// requested AoS buffers of structures through local memory (see the module's documentation)
+/// for work-groups of at most `CLAYOUT_STAGE_WG` work-items, and takes one extra trailing
+/// `ulong` argument per buffer (see [`Staged::extra_args`]). The program must be built with
+/// `-D CLAYOUT_TILE` like an ASTA copy, since both share the index type.
+pub fn stage_kernel(src: &str, req: &RewriteRequest) -> Result<Staged, Refusal> {
+    let Prepared { code, def, line, mut targets, extra_args } = prepare(src, req)?;
+    for (_, g) in &mut targets {
+        let why = match g.kind {
+            Kind::Struct => None,
+            Kind::FlatAos => Some("a flat scalar pointer with an AoS(S) layout"),
+            Kind::FlatSoa { .. } => Some("an SoA host layout"),
+        };
+        if let Some(why) = why {
+            return Err(refusal(
+                line,
+                &g.name,
+                format!("{why}: only an AoS buffer of structures (a pointer to the structure) is staged"),
+            ));
+        }
+        g.space = Space::Local;
+        g.base = word_type(g.layout.word_bytes).to_string();
+    }
+    body::check(&code, &def)?;
+    let policy = Stage { gid_vars: gid::gid_vars(&code, &def), returns: 0 };
+    let mut rw = Rewriter::new(code, policy);
+    let ctx: Vec<Target> = targets.iter().map(|(_, g)| g.clone()).collect();
+    let body = rw.expr(def.open, def.close + 1, &ctx)?;
+    let returns = rw.policy.returns;
+    let params: Vec<StagedParam> = targets
+        .iter()
+        .map(|(index, g)| StagedParam {
+            index: *index,
+            name: g.name.clone(),
+            writes_back: !g.is_const && rw.stored.contains(&g.name),
+        })
+        .collect();
+    let mut kernel = rw.header(&def, &req.private_name, &targets);
+    kernel.push_str("{\n");
+    kernel.push_str(&prologue(&ctx));
+    kernel.push_str(&format!("#line {}\n", rw.logical(rw.toks[def.open].line)));
+    // The body without its braces: its top-level declarations (`__local` ones among them)
+    // must stay at the kernel's outermost scope.
+    let inner = &body[1..body.len() - 1];
+    kernel.push_str(inner);
+    if !inner.ends_with('\n') {
+        kernel.push('\n');
+    }
+    kernel.push_str(&epilogue(&ctx, &params, returns > 0));
+    kernel.push_str("}\n");
+    let text = format!("#ifndef CLAYOUT_STAGE_WG\n#define CLAYOUT_STAGE_WG 64\n#endif\n{kernel}");
+    Ok(Staged { source: assemble(&rw, &def, "staged", &req.kernel, &text), extra_args, params })
+}
+
+/// The local arrays, the work-group's slice of each buffer (`clayout_n_p` words from word
+/// `clayout_at_p`) and its coalesced load. The slice starts at the group's first global id and
+/// holds at most one structure per work-item, fewer in the group that reaches M, none in a
+/// group past it; the comparison with M is made in `ulong` so that a large launch cannot wrap
+/// a 32-bit index into a slice of the buffer.
+fn prologue(targets: &[Target]) -> String {
+    let mut out = String::from(
+        "  const clayout_idx clayout_lid = get_local_id(0), clayout_wg = get_local_size(0);\n  const ulong clayout_first = get_global_id(0) - get_local_id(0);\n",
+    );
+    for g in targets {
+        let (p, s, w) = (&g.name, g.layout.words, &g.base);
+        let (n, at, m) = (format!("clayout_n_{p}"), format!("clayout_at_{p}"), &g.m);
+        out.push_str(&format!(
+            "  __local {w} {}[CLAYOUT_STAGE_WG * {s}];\n  const clayout_idx {n} = clayout_first < {m} ? (clayout_idx)min((ulong)clayout_wg, {m} - clayout_first) * {s} : 0;\n  const clayout_idx {at} = (clayout_idx)clayout_first * {s};\n",
+            g.array()
+        ));
+        let from = format!("((const __global {w} *){p})[{at} + clayout_k]");
+        out.push_str(&copy_loop(&n, &format!("{}[clayout_k]", g.array()), &from));
+    }
+    out.push_str("  barrier(CLK_LOCAL_MEM_FENCE);\n");
+    out
+}
+
+/// Where every work-item ends, whether it fell off the body or returned: the write-back of
+/// each buffer the kernel can store to, after every work-item is done with the local copies.
+fn epilogue(targets: &[Target], params: &[StagedParam], label: bool) -> String {
+    let mut out = String::new();
+    if label {
+        out.push_str(&format!("{END_LABEL}: ;\n"));
+    }
+    if params.iter().any(|p| p.writes_back) {
+        out.push_str("  barrier(CLK_LOCAL_MEM_FENCE);\n");
+    }
+    for (g, _) in targets.iter().zip(params).filter(|(_, p)| p.writes_back) {
+        let (p, w) = (&g.name, &g.base);
+        let to = format!("((__global {w} *){p})[clayout_at_{p} + clayout_k]");
+        let from = format!("{}[clayout_k]", g.array());
+        out.push_str(&copy_loop(&format!("clayout_n_{p}"), &to, &from));
+    }
+    out
+}
+
+/// `to = from` for word `clayout_k` of `n`, consecutive work-items on consecutive words.
+fn copy_loop(n: &str, to: &str, from: &str) -> String {
+    format!(
+        "  for (clayout_idx clayout_k = clayout_lid; clayout_k < {n}; clayout_k += clayout_wg)\n    {to} = {from};\n"
+    )
+}
+
+/// The staged copy's hooks in the rewriter's walk.
+struct Stage {
+    /// Variables declared at the body's top level as `T i = get_global_id(0);`: the token of
+    /// the name, or why the variable cannot be trusted to hold the global id.
+    gid_vars: HashMap<String, Result<usize, Refusal>>,
+    /// How many `return`s became jumps to the epilogue.
+    returns: usize,
+}
+
+impl Policy for Stage {
+    /// `return;` in the staged kernel: a jump to the epilogue, so that every work-item reaches
+    /// the barrier before the write-back.
+    fn statement(&mut self, code: &Source, j: usize) -> R<Option<(usize, String)>> {
+        if !code.is_word(j, "return") {
+            return Ok(None);
+        }
+        if !code.is(j + 1, ";") {
+            return Err(code.refuse(j, j + 2, "`return` with a value in a kernel"));
+        }
+        self.returns += 1;
+        Ok(Some((j + 1, format!("goto {END_LABEL}"))))
+    }
+
+    /// The work-item's own structure, which sits at its local id, once the subscript is proven
+    /// to be the global id.
+    fn structure_index(
+        &mut self,
+        code: &Source,
+        (first, end): (usize, usize),
+        addr: bool,
+        index: Option<(usize, usize)>,
+        g: &Target,
+    ) -> R<Option<String>> {
+        if addr {
+            return Err(code.refuse(
+                first,
+                end,
+                format!("address of a word of staged `{}`: it would point to the local copy", g.name),
+            ));
+        }
+        gid::subscript_is_gid(code, &self.gid_vars, (first, end), index, &g.name)?;
+        Ok(Some("clayout_lid".to_string()))
+    }
+
+    fn pass(&mut self, code: &Source, (j, end): (usize, usize), g: &Target, callee: &str) -> R<()> {
+        Err(code.refuse(j, end, format!("`{}` is passed to `{callee}`: a staged buffer is only read through its work-item's own structure, in the kernel itself", g.name)))
+    }
+}
