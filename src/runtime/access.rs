@@ -90,19 +90,6 @@ impl WaitList {
     }
 }
 
-/// The application's wait list as a slice, or None when it is malformed (then the real library
-/// must see it untouched, to give its own error).
-///
-/// # Safety
-/// `list` must point to `n` events when it is not null, as the OpenCL API requires.
-pub unsafe fn user_wait<'a>(n: cl_uint, list: *const cl_event) -> Option<&'a [cl_event]> {
-    match (n, list.is_null()) {
-        (0, true) => Some(&[]),
-        (0, false) | (_, true) => None,
-        (n, false) => Some(std::slice::from_raw_parts(list, n as usize)),
-    }
-}
-
 /// One buffer a command touches, and what it needs.
 #[derive(Clone, Debug)]
 pub struct BufferNeed {
@@ -280,7 +267,7 @@ pub unsafe fn blocking_host_access<
         }
         return finish_blocking(queue, r, *event, Event::from_raw(own), b.failed);
     }
-    let Some(user) = user_wait(n, list) else { return (b.call)(n, list, b.blocking, b.event) };
+    let Some(user) = order::user_wait(n, list) else { return (b.call)(n, list, b.blocking, b.event) };
     let needs: Vec<BufferNeed> = needs
         .iter()
         .filter_map(|&(mem, usage)| {

@@ -6,7 +6,8 @@
 //! One launch looks its kernel up once and each buffer argument once; the records travel with
 //! the launch from then on.
 
-use super::access::{conflicting, prepare, user_wait, BufferNeed};
+use super::access::{conflicting, prepare, BufferNeed};
+use super::order::user_wait;
 use super::dims::{Dims, Enqueue};
 use super::plan::KernelPlan;
 use super::state::{DeviceLayout, Need};

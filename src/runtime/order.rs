@@ -272,7 +272,7 @@ pub unsafe fn forwarded(
     if let Some(_fast) = fast(n) {
         return call(event);
     }
-    let wait = super::access::user_wait(n, list);
+    let wait = user_wait(n, list);
     let free = wait.is_some_and(|w| free(queue, w));
     let mut own: cl_event = std::ptr::null_mut();
     let ev = if event.is_null() { &mut own as *mut cl_event } else { event };
@@ -283,4 +283,17 @@ pub unsafe fn forwarded(
     }
     drop(Event::from_raw(own));
     r
+}
+
+/// The application's wait list as a slice, or None when it is malformed (then the real library
+/// must see it untouched, to give its own error).
+///
+/// # Safety
+/// `list` must point to `n` events when it is not null, as the OpenCL API requires.
+pub unsafe fn user_wait<'a>(n: cl_uint, list: *const cl_event) -> Option<&'a [cl_event]> {
+    match (n, list.is_null()) {
+        (0, true) => Some(&[]),
+        (0, false) | (_, true) => None,
+        (n, false) => Some(std::slice::from_raw_parts(list, n as usize)),
+    }
 }
