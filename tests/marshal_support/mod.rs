@@ -3,9 +3,9 @@
 //! resolution of the real library (never through linked OpenCL symbols).
 #![allow(dead_code)]
 
+use clayout::cl::api;
 use clayout::layout::{permute_host, Layout, Shape};
 use clayout::marshal::{enqueue_conversion, Converted};
-use clayout::real::api;
 use once_cell::sync::OnceCell;
 use opencl_sys::*;
 use std::ffi::c_void;
