@@ -336,8 +336,7 @@ unsafe fn bench_shape(
     for (d, &(name, from, to)) in cycle.iter().enumerate() {
         match enqueue_conversion(c.q, bufs.a, 0, shape, from, to, &[]) {
             Ok(cv) => {
-                check(api().clWaitForEvents(1, &cv.event), name);
-                api().clReleaseEvent(cv.event);
+                check(api().clWaitForEvents(1, &cv.event.raw()), name);
             }
             Err(e) => {
                 println!("FAIL {name} S={s} T={t} w={w}: {e}");
@@ -355,7 +354,7 @@ unsafe fn bench_shape(
     for _ in 0..reps {
         for (d, &(_, from, to)) in cycle.iter().enumerate() {
             let r = timed(c, nop, &mut |wait| match enqueue_conversion(c.q, bufs.a, 0, shape, from, to, wait) {
-                Ok(cv) => Some(cv.event),
+                Ok(cv) => Some(cv.event.into_raw()),
                 Err(e) => {
                     eprintln!("FAIL enqueue: {e}");
                     None
