@@ -100,14 +100,9 @@ impl Chain {
                     r.map_err(|e| MarshalError::Enqueue(e.code, format!("clSetKernelArg({name}, {i})")))?;
                 }
                 let g = global.div_ceil(local as u64) * local as u64;
-                cmd::nd_range(self.queue, kernel, &[g as usize], Some(&[local as usize]), &self.waits()).map_err(
-                    |e| {
-                        MarshalError::Enqueue(
-                            e.code,
-                            format!("clEnqueueNDRangeKernel({name}, global {g}, local {local})"),
-                        )
-                    },
-                )?
+                let launched = cmd::nd_range(self.queue, kernel, &[g as usize], Some(&[local as usize]), &self.waits());
+                let what = || format!("clEnqueueNDRangeKernel({name}, global {g}, local {local})");
+                launched.map_err(|e| MarshalError::Enqueue(e.code, what()))?
             }
         };
         self.last = Some(ev);
