@@ -1,6 +1,6 @@
 //! Which kernels a conversion takes, compiled how, and launched with which arguments and sizes:
 //! a pure function of the device's facts, the shape, the two layouts, the offset and the
-//! tuning. The chain (`chain.rs`) only carries the commands out; the tests below pin the plans.
+//! tuning. The chain (`chain.rs`) only carries the commands out; `tests.rs` pins the plans.
 
 use super::device::Facts;
 use super::MarshalError;
