@@ -1,20 +1,23 @@
 /* clayout in-place layout conversion kernels (OpenCL C 1.2).
  *
  * Prepended by the host: the macro text of clayout::layout::asta_macros (CLAYOUT_TILE,
- * CLAYOUT_ASTA_INDEX, ...). Specialized with -D options (all required):
- *   WORD       uint or ulong (the word, w = 4 or 8 bytes)
- *   S_         words per structure
- *   VEC        words per vector access of the BS kernels (1, 2 or 4; 16 bytes when > 1)
- *   BS_ENABLED 1 to compile the BS kernels (0 when a tile does not fit local memory)
- *   BS_K       tiles per work-group of the BS kernels
- *   BS_L       work-group size of the BS kernels
- *   PADW       local-memory padding period of the BS kernels, in words (one pad word each)
- *   P010_L     work-group size of the PTTWAC 010 kernels
- *   P010_BPW   flag bits per local 32-bit word (32 / spreading factor) of PTTWAC 010
- *   P010_FW    local flag words of PTTWAC 010 (padding included)
- *   P100_PV    words per vector access of the work-item PTTWAC 100 kernel (1, 2 or 4)
- *   P100_L     work-group size of the warp-centric PTTWAC 100 kernel
- *   P100_SPEC  1: p100_wi reads the next super-element while claiming it; 0: after
+ * CLAYOUT_ASTA_INDEX, ...). Specialized with the -D options of the table DEFINES
+ * (src/marshal/defines.rs; a unit test keeps the two equal):
+ *   WORD          uint or ulong (the word, w = 4 or 8 bytes)
+ *   WORD_IS_ULONG defined (bare) when WORD is ulong
+ *   S_            words per structure
+ *   VEC           words per vector access of the BS kernels (1, 2 or 4; 16 bytes when > 1)
+ *   BS_ENABLED    1 to compile the BS kernels (0 when a tile does not fit local memory)
+ *   BS_K          tiles per work-group of the BS kernels
+ *   BS_L          work-group size of the BS kernels
+ *   PADW          local-memory padding period of the BS kernels, in words (one pad word each)
+ *   P010_L        work-group size of the PTTWAC 010 kernels
+ *   P010_BPW      flag bits per local 32-bit word (32 / spreading factor) of PTTWAC 010
+ *   P010_FW       local flag words of PTTWAC 010 (padding included)
+ *   P100_PV       words per vector access of the work-item PTTWAC 100 kernels (1, 2 or 4)
+ *   P100_L        work-group size of the warp-centric PTTWAC 100 kernel
+ *   P100_SPEC     1: p100_wi reads the next super-element while claiming it; 0: after
+ *
  * The tile T is CLAYOUT_TILE. A tile of the AoS layout is T x S words ([i][s]); the same
  * tile in ASTA is S x T ([s][i]); both occupy the same T*S contiguous words.
  */
@@ -385,14 +388,4 @@ __kernel void reverse_range(__global WORD* data, ulong start, ulong len)
     const WORD b = data[y];
     data[x] = b;
     data[y] = a;
-}
-
-/* Checks the generated macros against the host formulas (tests): out[i*S+s] =
- * CLAYOUT_ASTA_INDEX(i, s, S_, T_, m). */
-__kernel void asta_index_probe(__global ulong* out, ulong m)
-{
-    const ulong e = get_global_id(0);
-    if (e >= m * S_) return;
-    const ulong i = e / S_, s = e % S_;
-    out[e] = CLAYOUT_ASTA_INDEX(i, s, S_, T_, m);
 }

@@ -7,3 +7,6 @@ bash scripts/setup.sh
 export CLAYOUT_REQUIRE_PYOPENCL=1
 cargo build --all-targets
 cargo test --no-fail-fast -- --test-threads=2
+# The benchmark's build (feature `bench`: the tuning knobs): its variant test, and the benchmark.
+cargo test --features bench --test marshal_variants -- --test-threads=2
+cargo build --features bench --bin clayout-bench

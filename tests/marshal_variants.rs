@@ -1,6 +1,8 @@
 //! The tuning variants of the SoA <-> ASTA kernels that are not clayout's default on this
 //! device, checked against the host reference. Their own test binary: the tuning is
-//! process-wide, and the grid's binary must run the defaults.
+//! process-wide, and the grid's binary must run the defaults. The tuning exists only in the
+//! benchmark's build: `cargo test --features bench --test marshal_variants` (Cargo.toml's
+//! required-features skips this test without it).
 
 mod marshal_support;
 

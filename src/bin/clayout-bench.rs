@@ -18,13 +18,11 @@
 //! warm-up cycle AoS -> ASTA -> SoA -> ASTA -> AoS is read back after each step and sampled
 //! words compared with the layout formulas; a mismatch prints FAIL.
 
-use clayout::cl::api;
+use clayout::cl::{self, build, cmd, info, Context, Event, Kernel, Mem, Queue};
 use clayout::layout::{Layout, Shape};
 use clayout::marshal::{describe, enqueue_conversion, set_tuning, P100Kernel, Tuning};
 use opencl_sys::*;
 use serde::Serialize;
-use std::ffi::{c_void, CString};
-use std::ptr;
 use std::time::Instant;
 
 #[derive(Serialize, Clone)]
@@ -73,42 +71,26 @@ __kernel void nop(__global WORD* p) { }
 "#;
 
 struct Ctx {
-    ctx: cl_context,
-    q: cl_command_queue,
+    ctx: Context,
+    q: Queue,
     dev: cl_device_id,
     name: String,
 }
 
-fn check(e: cl_int, what: &str) {
-    if e != CL_SUCCESS {
-        eprintln!("error {e} in {what}");
-        std::process::exit(2);
-    }
+/// The value of a call that must succeed; else the benchmark stops.
+fn check<T>(r: cl::Result<T>, what: &str) -> T {
+    r.unwrap_or_else(|e| {
+        eprintln!("error in {what}: {e}");
+        std::process::exit(2)
+    })
 }
 
-unsafe fn platform_name(p: cl_platform_id) -> String {
-    let mut b = vec![0u8; 512];
-    api().clGetPlatformInfo(p, CL_PLATFORM_NAME, b.len(), b.as_mut_ptr() as *mut c_void, ptr::null_mut());
-    String::from_utf8_lossy(&b).trim_end_matches('\0').to_string()
+fn platform_name(p: cl_platform_id) -> String {
+    info::platform_string(p, CL_PLATFORM_NAME)
 }
 
-unsafe fn dev_str(d: cl_device_id, what: cl_device_info) -> String {
-    let mut b = vec![0u8; 512];
-    api().clGetDeviceInfo(d, what, b.len(), b.as_mut_ptr() as *mut c_void, ptr::null_mut());
-    String::from_utf8_lossy(&b).trim_end_matches('\0').trim().to_string()
-}
-
-unsafe fn dev_u64(d: cl_device_id, what: cl_device_info) -> u64 {
-    let mut v: u64 = 0;
-    api().clGetDeviceInfo(d, what, 8, &mut v as *mut u64 as *mut c_void, ptr::null_mut());
-    v
-}
-
-unsafe fn setup(platform: Option<&str>) -> Ctx {
-    let mut n: cl_uint = 0;
-    check(api().clGetPlatformIDs(0, ptr::null_mut(), &mut n), "clGetPlatformIDs");
-    let mut ps = vec![ptr::null_mut(); n as usize];
-    api().clGetPlatformIDs(n, ps.as_mut_ptr(), ptr::null_mut());
+fn setup(platform: Option<&str>) -> Ctx {
+    let ps = info::platforms();
     let p = match platform {
         Some(name) => *ps.iter().find(|&&p| platform_name(p).contains(name)).unwrap_or_else(|| {
             eprintln!(
@@ -117,23 +99,25 @@ unsafe fn setup(platform: Option<&str>) -> Ctx {
             );
             std::process::exit(2)
         }),
-        None => ps[0],
+        None => *ps.first().unwrap_or_else(|| {
+            eprintln!("no OpenCL platform");
+            std::process::exit(2)
+        }),
     };
-    let mut dev: cl_device_id = ptr::null_mut();
-    check(api().clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &mut dev, ptr::null_mut()), "clGetDeviceIDs");
-    let mut err = 0;
-    let ctx = api().clCreateContext(ptr::null(), 1, &dev, None, ptr::null_mut(), &mut err);
-    check(err, "clCreateContext");
-    let q = api().clCreateCommandQueue(ctx, dev, CL_QUEUE_PROFILING_ENABLE, &mut err);
-    check(err, "clCreateCommandQueue");
-    let name = format!("{} ({})", dev_str(dev, CL_DEVICE_NAME), platform_name(p));
+    let Some(&dev) = info::devices(p, CL_DEVICE_TYPE_ALL).first() else {
+        eprintln!("no device on platform `{}`", platform_name(p));
+        std::process::exit(2)
+    };
+    let ctx = check(cmd::create_context(&[dev]), "clCreateContext");
+    let q = check(cmd::create_queue(ctx.raw(), dev, CL_QUEUE_PROFILING_ENABLE), "clCreateCommandQueue");
+    let name = format!("{} ({})", info::device_string(dev, CL_DEVICE_NAME), platform_name(p));
     Ctx { ctx, q, dev, name }
 }
 
-unsafe fn prof(ev: cl_event, what: cl_profiling_info) -> Option<u64> {
-    let mut v: u64 = 0;
-    let e = api().clGetEventProfilingInfo(ev, what, 8, &mut v as *mut u64 as *mut c_void, ptr::null_mut());
-    (e == CL_SUCCESS && v != 0).then_some(v)
+/// A command's device start or end time, when the profiling gives one.
+fn prof(ev: &Event, end: bool) -> Option<u64> {
+    let (start, stop) = info::event_times(ev.raw())?;
+    Some(if end { stop } else { start }).filter(|&t| t != 0)
 }
 
 /// Times `f` (which enqueues after the given wait list and returns its last event): a user
@@ -141,43 +125,33 @@ unsafe fn prof(ev: cl_event, what: cl_profiling_info) -> Option<u64> {
 /// back to back; time = end of the last event - end of the empty kernel (falls back to
 /// wall time). Kernel timestamps are used because marker timestamps are not reliable on
 /// every implementation.
-unsafe fn timed(c: &Ctx, nop: cl_kernel, f: &mut dyn FnMut(&[cl_event]) -> Option<cl_event>) -> Option<f64> {
-    api().clFinish(c.q);
-    let mut err = 0;
-    let gate = api().clCreateUserEvent(c.ctx, &mut err);
-    check(err, "clCreateUserEvent");
-    let mut mk: cl_event = ptr::null_mut();
-    let one = [1usize];
-    check(api().clEnqueueNDRangeKernel(c.q, nop, 1, ptr::null(), one.as_ptr(), one.as_ptr(), 1, &gate, &mut mk), "nop");
-    let ev = f(&[mk]);
+fn timed(c: &Ctx, nop: &Kernel, f: &mut dyn FnMut(&[cl_event]) -> Option<Event>) -> Option<f64> {
+    let _ = cmd::finish(c.q.raw());
+    let gate = check(cmd::user_event(c.ctx.raw()), "clCreateUserEvent");
+    let mk = check(cmd::nd_range(c.q.raw(), nop.raw(), &[1], Some(&[1]), &[gate.raw()]), "nop");
+    let ev = f(&[mk.raw()]);
     let t0 = Instant::now();
-    api().clSetUserEventStatus(gate, CL_COMPLETE as cl_int);
+    check(cmd::set_user_event_status(gate.raw(), CL_COMPLETE as cl_int), "clSetUserEventStatus");
     let ev = ev?;
-    check(api().clWaitForEvents(1, &ev), "clWaitForEvents");
+    check(cmd::wait(&[ev.raw()]), "clWaitForEvents");
     let wall = t0.elapsed().as_secs_f64();
-    let r = match (prof(mk, CL_PROFILING_COMMAND_END), prof(ev, CL_PROFILING_COMMAND_END)) {
+    Some(match (prof(&mk, true), prof(&ev, true)) {
         (Some(a), Some(b)) if b > a => (b - a) as f64 * 1e-9,
         _ => wall,
-    };
-    api().clReleaseEvent(ev);
-    api().clReleaseEvent(mk);
-    api().clReleaseEvent(gate);
-    Some(r)
+    })
 }
 
 /// Single command: its own START..END.
-unsafe fn timed_single(c: &Ctx, f: &mut dyn FnMut() -> cl_event) -> f64 {
-    api().clFinish(c.q);
+fn timed_single(c: &Ctx, f: &mut dyn FnMut() -> Event) -> f64 {
+    let _ = cmd::finish(c.q.raw());
     let t0 = Instant::now();
     let ev = f();
-    check(api().clWaitForEvents(1, &ev), "clWaitForEvents");
+    check(cmd::wait(&[ev.raw()]), "clWaitForEvents");
     let wall = t0.elapsed().as_secs_f64();
-    let r = match (prof(ev, CL_PROFILING_COMMAND_START), prof(ev, CL_PROFILING_COMMAND_END)) {
+    match (prof(&ev, false), prof(&ev, true)) {
         (Some(a), Some(b)) if b > a => (b - a) as f64 * 1e-9,
         _ => wall,
-    };
-    api().clReleaseEvent(ev);
-    r
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -188,22 +162,15 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-unsafe fn build_oop(c: &Ctx, w: u32) -> (cl_kernel, cl_kernel) {
-    let src = CString::new(OOP_SRC).unwrap();
-    let mut strs = [src.as_ptr()];
-    let lens = [OOP_SRC.len()];
-    let mut err = 0;
-    let prog = api().clCreateProgramWithSource(c.ctx, 1, strs.as_mut_ptr(), lens.as_ptr(), &mut err);
-    check(err, "oop program");
-    let opts = CString::new(if w == 8 { "-DWORD=ulong" } else { "-DWORD=uint" }).unwrap();
-    check(api().clBuildProgram(prog, 1, &c.dev, opts.as_ptr(), None, ptr::null_mut()), "oop build");
-    let name = CString::new("oop_transpose").unwrap();
-    let k = api().clCreateKernel(prog, name.as_ptr(), &mut err);
-    check(err, "oop kernel");
-    let name = CString::new("nop").unwrap();
-    let nop = api().clCreateKernel(prog, name.as_ptr(), &mut err);
-    check(err, "nop kernel");
-    api().clReleaseProgram(prog);
+/// The out-of-place transpose and the empty kernel, for words of `w` bytes.
+fn build_oop(c: &Ctx, w: u32) -> (Kernel, Kernel) {
+    let opts = if w == 8 { "-DWORD=ulong" } else { "-DWORD=uint" };
+    let prog = build::from_source(c.ctx.raw(), &[c.dev], OOP_SRC.as_bytes(), opts).unwrap_or_else(|e| {
+        eprintln!("error in oop build: {e}");
+        std::process::exit(2)
+    });
+    let k = check(cmd::create_kernel(prog.raw(), "oop_transpose"), "oop kernel");
+    let nop = check(cmd::create_kernel(prog.raw(), "nop"), "nop kernel");
     (k, nop)
 }
 
@@ -250,51 +217,17 @@ fn verify(buf: &[u8], shape: Shape, l: Layout) -> bool {
     true
 }
 
-unsafe fn write_all(c: &Ctx, mem: cl_mem, data: &[u8]) {
-    check(
-        api().clEnqueueWriteBuffer(
-            c.q,
-            mem,
-            CL_TRUE,
-            0,
-            data.len(),
-            data.as_ptr() as *const c_void,
-            0,
-            ptr::null(),
-            ptr::null_mut(),
-        ),
-        "write",
-    );
-}
-
-unsafe fn read_all(c: &Ctx, mem: cl_mem, data: &mut [u8]) {
-    check(
-        api().clEnqueueReadBuffer(
-            c.q,
-            mem,
-            CL_TRUE,
-            0,
-            data.len(),
-            data.as_mut_ptr() as *mut c_void,
-            0,
-            ptr::null(),
-            ptr::null_mut(),
-        ),
-        "read",
-    );
-}
-
 struct Bufs {
-    a: cl_mem,
-    b: cl_mem,
+    a: Mem,
+    b: Mem,
     size: usize,
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn bench_shape(
+fn bench_shape(
     c: &Ctx,
     bufs: &Bufs,
-    (oop, nop): (cl_kernel, cl_kernel),
+    (oop, nop): &(Kernel, Kernel),
     bytes_target: u64,
     s: u32,
     t: u32,
@@ -322,7 +255,7 @@ unsafe fn bench_shape(
             ch.copy_from_slice(&(k as u64).to_le_bytes());
         }
     }
-    write_all(c, bufs.a, &host);
+    check(cmd::write(c.q.raw(), bufs.a.raw(), 0, &host, &[]), "write");
     let asta = Layout::Asta { t };
     let cycle = [
         ("aos_to_asta", Layout::Aos, asta),
@@ -334,17 +267,14 @@ unsafe fn bench_shape(
     let mut ok = [true; 4];
     let verbose = std::env::var("BENCH_VERBOSE").is_ok();
     for (d, &(name, from, to)) in cycle.iter().enumerate() {
-        match enqueue_conversion(c.q, bufs.a, 0, shape, from, to, &[]) {
-            Ok(cv) => {
-                check(api().clWaitForEvents(1, &cv.event), name);
-                api().clReleaseEvent(cv.event);
-            }
+        match enqueue_conversion(c.q.raw(), bufs.a.raw(), 0, shape, from, to, &[]) {
+            Ok(cv) => check(cmd::wait(&[cv.event.raw()]), name),
             Err(e) => {
                 println!("FAIL {name} S={s} T={t} w={w}: {e}");
                 return;
             }
         }
-        read_all(c, bufs.a, &mut host);
+        check(cmd::read(c.q.raw(), bufs.a.raw(), 0, &mut host, &[]), "read");
         ok[d] = verify(&host, shape, to);
         if verbose {
             eprintln!("warm-up {name}: {}", if ok[d] { "ok" } else { "WRONG" });
@@ -354,20 +284,25 @@ unsafe fn bench_shape(
     let mut times: Vec<Vec<f64>> = vec![vec![]; 4];
     for _ in 0..reps {
         for (d, &(_, from, to)) in cycle.iter().enumerate() {
-            let r = timed(c, nop, &mut |wait| match enqueue_conversion(c.q, bufs.a, 0, shape, from, to, wait) {
-                Ok(cv) => Some(cv.event),
-                Err(e) => {
-                    eprintln!("FAIL enqueue: {e}");
-                    None
-                }
-            });
+            let r =
+                timed(
+                    c,
+                    nop,
+                    &mut |wait| match enqueue_conversion(c.q.raw(), bufs.a.raw(), 0, shape, from, to, wait) {
+                        Ok(cv) => Some(cv.event),
+                        Err(e) => {
+                            eprintln!("FAIL enqueue: {e}");
+                            None
+                        }
+                    },
+                );
             if let Some(r) = r {
                 times[d].push(r);
             }
         }
     }
     // After the timed cycles the data must be AoS again.
-    read_all(c, bufs.a, &mut host);
+    check(cmd::read(c.q.raw(), bufs.a.raw(), 0, &mut host, &[]), "read");
     let final_ok = verify(&host, shape, Layout::Aos);
     if verbose {
         eprintln!("after the timed cycles: {}", if final_ok { "ok" } else { "WRONG" });
@@ -377,43 +312,17 @@ unsafe fn bench_shape(
     let mut ot = vec![];
     for r in 0..reps + 1 {
         let tc = timed_single(c, &mut || {
-            let mut ev = ptr::null_mut();
-            check(
-                api().clEnqueueCopyBuffer(c.q, bufs.a, bufs.b, 0, 0, bytes as usize, 0, ptr::null(), &mut ev),
-                "copy",
-            );
-            ev
+            check(cmd::copy(c.q.raw(), bufs.a.raw(), bufs.b.raw(), 0, 0, bytes as usize, &[]), "copy")
         });
         let to = timed_single(c, &mut || {
-            let rr = t;
-            let cc = s;
-            let args: [(usize, *const c_void); 4] = [
-                (8, &bufs.a as *const cl_mem as *const c_void),
-                (8, &bufs.b as *const cl_mem as *const c_void),
-                (4, &rr as *const u32 as *const c_void),
-                (4, &cc as *const u32 as *const c_void),
-            ];
-            for (i, (sz, p)) in args.iter().enumerate() {
-                check(api().clSetKernelArg(oop, i as u32, *sz, *p), "oop arg");
+            let (rr, cc) = (t, s);
+            let args =
+                [cmd::Arg::Mem(bufs.a.raw()), cmd::Arg::Mem(bufs.b.raw()), cmd::Arg::u32(&rr), cmd::Arg::u32(&cc)];
+            for (i, a) in args.into_iter().enumerate() {
+                check(cmd::set_arg(oop.raw(), i as u32, a), "oop arg");
             }
             let gs = [(cc as usize).div_ceil(32) * 32, (rr as usize).div_ceil(32) * 8, (m / t as u64) as usize];
-            let ls = [32usize, 8, 1];
-            let mut ev = ptr::null_mut();
-            check(
-                api().clEnqueueNDRangeKernel(
-                    c.q,
-                    oop,
-                    3,
-                    ptr::null(),
-                    gs.as_ptr(),
-                    ls.as_ptr(),
-                    0,
-                    ptr::null(),
-                    &mut ev,
-                ),
-                "oop",
-            );
-            ev
+            check(cmd::nd_range(c.q.raw(), oop.raw(), &gs, Some(&[32, 8, 1]), &[]), "oop")
         });
         if r > 0 {
             ct.push(tc);
@@ -495,110 +404,104 @@ fn main() {
             }
         }
     }
-    unsafe {
-        let c = setup(platform.as_deref());
-        let max_alloc = dev_u64(c.dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
-        let global = dev_u64(c.dev, CL_DEVICE_GLOBAL_MEM_SIZE);
-        let mib = 1u64 << 20;
-        let mut sizes: Vec<u64> = if quick { vec![16 * mib] } else { vec![64 * mib, 256 * mib, 1024 * mib] };
-        if let Some(x) = only_mib {
-            sizes = vec![x * mib];
-        }
-        sizes.retain(|&b| b <= max_alloc && 3 * b <= global);
-        if sizes.is_empty() {
-            sizes.push((max_alloc.min(global / 3) / mib).max(1) * mib);
-        }
-        let mut ss: Vec<u32> = if quick { vec![2, 5, 8, 32] } else { vec![2, 4, 5, 8, 19, 32] };
-        let mut ts: Vec<u32> = if quick { vec![32] } else { vec![16, 32, 64] };
-        if let Some(x) = only_s {
-            ss = vec![x];
-        }
-        if let Some(x) = only_t {
-            ts = vec![x];
-        }
-        let reps = if quick { 3 } else { 5 };
-        let maxb = *sizes.iter().max().unwrap() as usize;
-        let mut err = 0;
-        let a = api().clCreateBuffer(c.ctx, CL_MEM_READ_WRITE, maxb, ptr::null_mut(), &mut err);
-        check(err, "buffer a");
-        let b = api().clCreateBuffer(c.ctx, CL_MEM_READ_WRITE, maxb, ptr::null_mut(), &mut err);
-        check(err, "buffer b");
-        let bufs = Bufs { a, b, size: maxb };
-        let oop4 = build_oop(&c, 4);
-        let oop8 = build_oop(&c, 8);
-        for k in [oop4.1, oop8.1] {
-            check(api().clSetKernelArg(k, 0, 8, &bufs.a as *const cl_mem as *const c_void), "nop arg");
-        }
-        println!("# device: {}", c.name);
-        println!("# GB/s = (bytes read + bytes written) / device time = 2 x buffer bytes / time; median of {reps} after a warm-up");
-        println!("# M rounded down to a multiple of T for the timed runs; copy = clEnqueueCopyBuffer, oop = out-of-place tiled transpose (32x32, local memory) of the same permutation as aos_to_asta");
-        println!(
-            "{:<12} {:>5} {:>3} {:>3} {:>2} {:>11} {:>9} {:>9} {:>7} {:>9} {:>8} {:<4} {:<12} kernels",
-            "direction", "MiB", "S", "T", "w", "M", "GB/s", "copyGB/s", "ratio", "oopGB/s", "ms", "chk", "variant"
-        );
-        let t0 = Instant::now();
-        let mut recs = vec![];
-        if sweep {
-            // Tuning variants at T = 32, one size, w = 4.
-            let size = *sizes.iter().filter(|&&b| b <= 256 * mib).max().unwrap_or(&sizes[0]);
-            let base = Tuning::default();
-            let bs = |bytes: u64, l: u32| Tuning { bs_bytes: bytes, bs_l: l, ..base };
-            let p100 = |k: P100Kernel, l: u32| Tuning { p100: k, p100_l: l, ..base };
-            let wp =
-                |per_cu: u32, l: u32| Tuning { p100: P100Kernel::Persistent, p100_per_cu: per_cu, p100_l: l, ..base };
-            let variants: &[(&str, Tuning)] = &[
-                ("bs8k_l256", bs(8192, 256)),
-                ("bs16k_l256", bs(16384, 256)),
-                ("bs32k_l256", bs(32768, 256)),
-                ("bs16k_l128", bs(16384, 128)),
-                ("bs8k_l128", bs(8192, 128)),
-                ("bs4k_l128", bs(4096, 128)),
-                ("wi64", p100(P100Kernel::WorkItem, 64)),
-                ("wi256", p100(P100Kernel::WorkItem, 256)),
-                ("wg", p100(P100Kernel::WorkGroup, base.p100_l)),
-                ("wiv", p100(P100Kernel::WorkItemVolatile, base.p100_l)),
-                ("wp512", wp(512, 128)),
-                ("wp1k", wp(1024, 128)),
-                ("wp2k", wp(2048, 128)),
-                ("wp4k", wp(4096, 128)),
-                ("wp2k_l256", wp(2048, 256)),
-            ];
-            let sweep_s: Vec<u32> = match only_s {
-                Some(x) => vec![x],
-                None => vec![2, 4, 5, 8, 19, 32],
-            };
-            for (vname, tuning) in variants {
-                if only_variants.as_ref().is_some_and(|v| !v.iter().any(|n| n == vname)) {
-                    continue;
-                }
-                set_tuning(*tuning);
-                for (w, oop) in [(4u32, oop4), (8, oop8)] {
-                    for &s in &sweep_s {
-                        bench_shape(&c, &bufs, oop, size, s, 32, w, 3, &format!("sweep:{vname}"), &mut recs);
-                    }
-                }
+    let c = setup(platform.as_deref());
+    let max_alloc: u64 = info::device_scalar(c.dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+    let global: u64 = info::device_scalar(c.dev, CL_DEVICE_GLOBAL_MEM_SIZE);
+    let mib = 1u64 << 20;
+    let mut sizes: Vec<u64> = if quick { vec![16 * mib] } else { vec![64 * mib, 256 * mib, 1024 * mib] };
+    if let Some(x) = only_mib {
+        sizes = vec![x * mib];
+    }
+    sizes.retain(|&b| b <= max_alloc && 3 * b <= global);
+    if sizes.is_empty() {
+        sizes.push((max_alloc.min(global / 3) / mib).max(1) * mib);
+    }
+    let mut ss: Vec<u32> = if quick { vec![2, 5, 8, 32] } else { vec![2, 4, 5, 8, 19, 32] };
+    let mut ts: Vec<u32> = if quick { vec![32] } else { vec![16, 32, 64] };
+    if let Some(x) = only_s {
+        ss = vec![x];
+    }
+    if let Some(x) = only_t {
+        ts = vec![x];
+    }
+    let reps = if quick { 3 } else { 5 };
+    let maxb = *sizes.iter().max().unwrap() as usize;
+    let a = check(cmd::create_buffer(c.ctx.raw(), CL_MEM_READ_WRITE, maxb), "buffer a");
+    let b = check(cmd::create_buffer(c.ctx.raw(), CL_MEM_READ_WRITE, maxb), "buffer b");
+    let bufs = Bufs { a, b, size: maxb };
+    let oop4 = build_oop(&c, 4);
+    let oop8 = build_oop(&c, 8);
+    for (_, nop) in [&oop4, &oop8] {
+        check(cmd::set_arg(nop.raw(), 0, cmd::Arg::Mem(bufs.a.raw())), "nop arg");
+    }
+    println!("# device: {}", c.name);
+    println!("# GB/s = (bytes read + bytes written) / device time = 2 x buffer bytes / time; median of {reps} after a warm-up");
+    println!("# M rounded down to a multiple of T for the timed runs; copy = clEnqueueCopyBuffer, oop = out-of-place tiled transpose (32x32, local memory) of the same permutation as aos_to_asta");
+    println!(
+        "{:<12} {:>5} {:>3} {:>3} {:>2} {:>11} {:>9} {:>9} {:>7} {:>9} {:>8} {:<4} {:<12} kernels",
+        "direction", "MiB", "S", "T", "w", "M", "GB/s", "copyGB/s", "ratio", "oopGB/s", "ms", "chk", "variant"
+    );
+    let t0 = Instant::now();
+    let mut recs = vec![];
+    if sweep {
+        // Tuning variants at T = 32, one size, w = 4.
+        let size = *sizes.iter().filter(|&&b| b <= 256 * mib).max().unwrap_or(&sizes[0]);
+        let base = Tuning::default();
+        let bs = |bytes: u64, l: u32| Tuning { bs_bytes: bytes, bs_l: l, ..base };
+        let p100 = |k: P100Kernel, l: u32| Tuning { p100: k, p100_l: l, ..base };
+        let wp = |per_cu: u32, l: u32| Tuning { p100: P100Kernel::Persistent, p100_per_cu: per_cu, p100_l: l, ..base };
+        let variants: &[(&str, Tuning)] = &[
+            ("bs8k_l256", bs(8192, 256)),
+            ("bs16k_l256", bs(16384, 256)),
+            ("bs32k_l256", bs(32768, 256)),
+            ("bs16k_l128", bs(16384, 128)),
+            ("bs8k_l128", bs(8192, 128)),
+            ("bs4k_l128", bs(4096, 128)),
+            ("wi64", p100(P100Kernel::WorkItem, 64)),
+            ("wi256", p100(P100Kernel::WorkItem, 256)),
+            ("wg", p100(P100Kernel::WorkGroup, base.p100_l)),
+            ("wiv", p100(P100Kernel::WorkItemVolatile, base.p100_l)),
+            ("wp512", wp(512, 128)),
+            ("wp1k", wp(1024, 128)),
+            ("wp2k", wp(2048, 128)),
+            ("wp4k", wp(4096, 128)),
+            ("wp2k_l256", wp(2048, 256)),
+        ];
+        let sweep_s: Vec<u32> = match only_s {
+            Some(x) => vec![x],
+            None => vec![2, 4, 5, 8, 19, 32],
+        };
+        for (vname, tuning) in variants {
+            if only_variants.as_ref().is_some_and(|v| !v.iter().any(|n| n == vname)) {
+                continue;
             }
-            set_tuning(base);
-        }
-        for &size in &sizes {
-            for &t in &ts {
-                for &s in &ss {
-                    bench_shape(&c, &bufs, oop4, size, s, t, 4, reps, "default", &mut recs);
+            set_tuning(*tuning);
+            for (w, oop) in [(4u32, &oop4), (8, &oop8)] {
+                for &s in &sweep_s {
+                    bench_shape(&c, &bufs, oop, size, s, 32, w, 3, &format!("sweep:{vname}"), &mut recs);
                 }
             }
         }
-        // 8-byte words at T = 32 on the largest buffer.
-        let size = *sizes.iter().max().unwrap();
-        for &s in &ss {
-            bench_shape(&c, &bufs, oop8, size, s, 32, 8, reps, "default", &mut recs);
+        set_tuning(base);
+    }
+    for &size in &sizes {
+        for &t in &ts {
+            for &s in &ss {
+                bench_shape(&c, &bufs, &oop4, size, s, t, 4, reps, "default", &mut recs);
+            }
         }
-        let fails = recs.iter().filter(|r| !r.ok).count();
-        println!("# {} records, {} FAIL, {:.1} s", recs.len(), fails, t0.elapsed().as_secs_f64());
-        if let Some(path) = json {
-            std::fs::write(&path, serde_json::to_string_pretty(&recs).unwrap()).expect("writing the JSON file");
-        }
-        if fails > 0 {
-            std::process::exit(1);
-        }
+    }
+    // 8-byte words at T = 32 on the largest buffer.
+    let size = *sizes.iter().max().unwrap();
+    for &s in &ss {
+        bench_shape(&c, &bufs, &oop8, size, s, 32, 8, reps, "default", &mut recs);
+    }
+    let fails = recs.iter().filter(|r| !r.ok).count();
+    println!("# {} records, {} FAIL, {:.1} s", recs.len(), fails, t0.elapsed().as_secs_f64());
+    if let Some(path) = json {
+        std::fs::write(&path, serde_json::to_string_pretty(&recs).unwrap()).expect("writing the JSON file");
+    }
+    if fails > 0 {
+        std::process::exit(1);
     }
 }

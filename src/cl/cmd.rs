@@ -4,7 +4,7 @@
 //! to the call in progress. Every enqueue hands back the command's event as an owned `Event`.
 
 use super::error::{check, Error, Result};
-use super::handle::{Event, Kernel, Mem, Queue};
+use super::handle::{Context, Event, Kernel, Mem, Queue};
 use super::real::api;
 use libc::c_void;
 use opencl_sys::*;
@@ -37,6 +37,18 @@ pub fn create_queue(
     let q = unsafe { api().clCreateCommandQueue(context, device, properties, &mut err) };
     check("clCreateCommandQueue", err)?;
     Queue::from_raw(q).ok_or(Error::new("clCreateCommandQueue", CL_OUT_OF_RESOURCES))
+}
+
+/// A context of `devices` (all of one platform), with no properties and no error callback.
+pub fn create_context(devices: &[cl_device_id]) -> Result<Context> {
+    let mut err = CL_SUCCESS;
+    // SAFETY: `devices` holds as many device handles as its length says and outlives the call;
+    // no callback, so no user data is kept.
+    let c = unsafe {
+        api().clCreateContext(ptr::null(), devices.len() as cl_uint, devices.as_ptr(), None, ptr::null_mut(), &mut err)
+    };
+    check("clCreateContext", err)?;
+    Context::from_raw(c).ok_or(Error::new("clCreateContext", CL_OUT_OF_RESOURCES))
 }
 
 pub fn create_buffer(context: cl_context, flags: cl_mem_flags, size: usize) -> Result<Mem> {
@@ -159,6 +171,69 @@ pub fn wait(events: &[cl_event]) -> Result<()> {
     }
     // SAFETY: live events, as many as the slice holds.
     check("clWaitForEvents", unsafe { api().clWaitForEvents(events.len() as cl_uint, events.as_ptr()) })
+}
+
+/// Fills `size` bytes of `mem` from `offset` with copies of `pattern` (1 to 128 bytes, a power
+/// of two; `offset` and `size` multiples of its length).
+pub fn fill(
+    queue: cl_command_queue,
+    mem: cl_mem,
+    pattern: &[u8],
+    offset: usize,
+    size: usize,
+    wait: &[cl_event],
+) -> Result<Event> {
+    let (n, l) = list(wait);
+    let mut ev = ptr::null_mut();
+    // SAFETY: live queue and buffer; the library copies the pattern's `pattern.len()` bytes
+    // before the call returns.
+    let r = unsafe {
+        api().clEnqueueFillBuffer(
+            queue,
+            mem,
+            pattern.as_ptr() as *const c_void,
+            pattern.len(),
+            offset,
+            size,
+            n,
+            l,
+            &mut ev,
+        )
+    };
+    event("clEnqueueFillBuffer", r, ev)
+}
+
+/// Copies `size` bytes from `src` at `src_offset` to `dst` at `dst_offset` on the device.
+pub fn copy(
+    queue: cl_command_queue,
+    src: cl_mem,
+    dst: cl_mem,
+    src_offset: usize,
+    dst_offset: usize,
+    size: usize,
+    wait: &[cl_event],
+) -> Result<Event> {
+    let (n, l) = list(wait);
+    let mut ev = ptr::null_mut();
+    // SAFETY: live queue and buffers; no host memory is involved.
+    let r = unsafe { api().clEnqueueCopyBuffer(queue, src, dst, src_offset, dst_offset, size, n, l, &mut ev) };
+    event("clEnqueueCopyBuffer", r, ev)
+}
+
+/// A user event of `context`: commands that wait on it start once [`set_user_event_status`]
+/// completes it.
+pub fn user_event(context: cl_context) -> Result<Event> {
+    let mut err = CL_SUCCESS;
+    // SAFETY: a live context; `err` outlives the call.
+    let e = unsafe { api().clCreateUserEvent(context, &mut err) };
+    check("clCreateUserEvent", err)?;
+    Event::from_raw(e).ok_or(Error::new("clCreateUserEvent", CL_OUT_OF_RESOURCES))
+}
+
+/// Completes a user event (`CL_COMPLETE`) or fails it (a negative status).
+pub fn set_user_event_status(event: cl_event, status: cl_int) -> Result<()> {
+    // SAFETY: a live user event.
+    check("clSetUserEventStatus", unsafe { api().clSetUserEventStatus(event, status) })
 }
 
 /// Reads `out.len()` bytes from `mem` at `offset`, blocking.
