@@ -273,8 +273,8 @@ fn sanity(plain: &Output) -> Vec<String> {
     problems
 }
 
-/// A refusal reason with its particulars (lines, quoted code, numbers) taken out, so that the
-/// same construct groups together.
+/// A refusal reason with its particulars (lines, quoted code, numbers, the parameter's name)
+/// taken out, so that the same construct groups together.
 fn construct(reason: &str) -> String {
     let mut out = String::new();
     let mut quoted = false;
@@ -291,7 +291,22 @@ fn construct(reason: &str) -> String {
     while out.contains("##") {
         out = out.replace("##", "#");
     }
-    out.replace("line #: ", "").replace("line #, column #: ", "")
+    let mut s = out.strip_prefix("not rewritten: ").unwrap_or(&out).to_string();
+    for place in ["CLAYOUT_ANNOTATIONS line #, column #: ", "kernel source line #, column #: "] {
+        if let Some(rest) = s.strip_prefix(place) {
+            s = format!("annotation not used: {rest}");
+        }
+    }
+    if let Some(rest) = s.strip_prefix("line #: ") {
+        s = rest.to_string();
+    }
+    // `p: member type ...`: the parameter's name
+    if let Some((name, rest)) = s.split_once(": ") {
+        if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            s = rest.to_string();
+        }
+    }
+    s
 }
 
 #[test]
@@ -385,7 +400,15 @@ fn annotated_kernel_names_are_read_from_side_files_and_sources() {
     let src = "//DL: AoS: p[n]\n__kernel __attribute__((reqd_work_group_size(64,1,1)))\nvoid step(__global T *p)\n";
     assert_eq!(in_source_kernels(src), ["step"]);
     assert_eq!(
-        construct("line 12: `p + i`: pointer arithmetic on `p` that the rewriter cannot follow"),
+        construct("not rewritten: line 12: `p + i`: pointer arithmetic on `p` that the rewriter cannot follow"),
         "`…`: pointer arithmetic on `…` that the rewriter cannot follow"
+    );
+    assert_eq!(
+        construct("not rewritten: atoms: member type `real` is not a 4- or 8-byte scalar or vector"),
+        "member type `…` is not a #- or #-byte scalar or vector"
+    );
+    assert_eq!(
+        construct("CLAYOUT_ANNOTATIONS line 1, column 9: cannot tell the word size of `T`"),
+        "annotation not used: cannot tell the word size of `…`"
     );
 }

@@ -864,6 +864,7 @@ static void run_steps(step_t *list, int n)
 int main(int argc, char **argv)
 {
     long long scale = 1;
+    int dry = 0;
     const char *platform = getenv("CORPUS_PLATFORM");
     if (!platform)
         platform = getenv("SAMPLE_PLATFORM");
@@ -873,15 +874,17 @@ int main(int argc, char **argv)
             scale = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--platform") && i + 1 < argc)
             platform = argv[++i];
+        else if (!strcmp(argv[i], "--dry-run"))
+            dry = 1;
         else if (argv[i][0] != '-' && !path)
             path = argv[i];
         else {
-            fprintf(stderr, "usage: %s [--scale N] [--platform NAME] ENTRY.spec\n", argv[0]);
+            fprintf(stderr, "usage: %s [--scale N] [--platform NAME] [--dry-run] ENTRY.spec\n", argv[0]);
             return 2;
         }
     }
     if (!path || scale < 1) {
-        fprintf(stderr, "usage: %s [--scale N] [--platform NAME] ENTRY.spec\n", argv[0]);
+        fprintf(stderr, "usage: %s [--scale N] [--platform NAME] [--dry-run] ENTRY.spec\n", argv[0]);
         return 2;
     }
     /* Sources, headers and -I paths are relative to the entry's directory, as a program's are to
@@ -889,10 +892,10 @@ int main(int argc, char **argv)
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
-    const char *base = path;
+    static char base[1024];
+    snprintf(base, sizeof base, "%s", slash ? slash + 1 : path);
     if (slash) {
         *slash = 0;
-        base = slash + 1;
         if (chdir(dir) != 0) {
             fprintf(stderr, "cannot enter %s: %s\n", dir, strerror(errno));
             return 3;
@@ -903,6 +906,23 @@ int main(int argc, char **argv)
     spec_path = base;
     parse_spec(base, scale);
     spec_line = 0;
+    if (dry) {
+        /* What the entry would allocate and launch at this scale, without OpenCL. */
+        double total = 0;
+        for (int i = 0; i < nbuffers; i++) {
+            double mb = buffers[i].count * (double)buffers[i].elem / 1048576.0;
+            total += mb;
+            printf("buffer %s: %lld x %zu bytes = %.1f MiB\n", buffers[i].name, buffers[i].count, buffers[i].elem, mb);
+        }
+        for (int i = 0; i < nkernels; i++) {
+            printf("kernel %s: global", kernels[i].label);
+            for (int d = 0; d < kernels[i].dims; d++)
+                printf(" %lld", eval(kernels[i].global[d]));
+            printf("\n");
+        }
+        printf("iterations %lld, buffers %.1f MiB in all\n", iters, total);
+        return 0;
+    }
 
     open_device(platform);
     cl_program prog = build(dir);
