@@ -11,8 +11,9 @@
 //!
 //! Environment: `CLAYOUT_CORPUS_SCALE=N` runs the large sizes (default 1, the CI sizes);
 //! `CLAYOUT_CORPUS_ONLY=a,b` runs only those entries; `CLAYOUT_CORPUS_JOBS=N` entries at a time
-//! (default 2); `CLAYOUT_TEST_PLATFORM=NAME` picks the OpenCL platform. The report is also
-//! written to `<target>/clayout-shim-tests/corpus-report.txt`.
+//! (default 2); `CLAYOUT_TEST_PLATFORM=NAME` picks the OpenCL platform; `CLAYOUT_CORPUS_LIB=PATH`
+//! runs another build of libclayout.so (a release build, or another branch's). The report is
+//! also written to `<target>/clayout-shim-tests/corpus-report.txt`.
 
 mod common;
 
@@ -173,7 +174,12 @@ fn run_entry(driver: &Path, e: &Entry, scale: &str, platform: &Option<String>) -
     argv.push(e.spec.clone().into());
     let plain_cmd = Cmd::new(argv);
     let stats = scratch(&format!("corpus-{}", e.name)).join("stats.json");
-    let mut shim_cmd = plain_cmd.shimmed().env("CLAYOUT_STATS", &stats).env("CLAYOUT_LOG", "info");
+    let mut shim_cmd = match std::env::var_os("CLAYOUT_CORPUS_LIB") {
+        Some(lib) => plain_cmd.shimmed_with(Path::new(&lib)),
+        None => plain_cmd.shimmed(),
+    }
+    .env("CLAYOUT_STATS", &stats)
+    .env("CLAYOUT_LOG", "info");
     if let Some(s) = &e.side_file {
         shim_cmd = shim_cmd.env("CLAYOUT_ANNOTATIONS", s);
     }
@@ -231,7 +237,11 @@ fn run_entry(driver: &Path, e: &Entry, scale: &str, platform: &Option<String>) -
                 }
             }
             for (k, o) in kernels.iter_mut() {
-                o.asta_launches = v["policy"]["kernels"][k]["launches"]["asta"].as_u64().unwrap_or(0);
+                let decisions = &v["policy"]["kernels"][k];
+                o.asta_launches = decisions["launches"]["asta"].as_u64().unwrap_or(0);
+                // The policy records every launch of a rewritten kernel: a second witness, should
+                // the log's wording change.
+                o.rewritten |= decisions.is_object();
             }
         }
         None => problems.push(format!("no statistics from the run under clayout\n{}", shim.show("under clayout"))),
