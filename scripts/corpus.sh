@@ -66,7 +66,7 @@ mkdir -p "$work" "$(dirname "$json")"
 driver=$target/corpus/driver
 mkdir -p "$(dirname "$driver")"
 # shellcheck disable=SC2086
-${CC:-cc} -O2 -Wall -Wno-deprecated-declarations -o "$driver" "$root/tests/corpus/driver.c" -lOpenCL -lm ||
+${CC:-cc} -O2 -Wall -pthread -Wno-deprecated-declarations -o "$driver" "$root/tests/corpus/driver.c" -lOpenCL -lm ||
     { echo "corpus: cannot build the driver" >&2; exit 1; }
 
 if [[ " $variants " == *" always "* || " $variants " == *" auto "* ]]; then

@@ -47,7 +47,7 @@ fn driver() -> PathBuf {
     let bin = out_dir.join("driver");
     let src = corpus_dir().join("driver.c");
     let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-O2", "-Wall", "-Wno-deprecated-declarations", "-o"])
+        .args(["-O2", "-Wall", "-pthread", "-Wno-deprecated-declarations", "-o"])
         .arg(&bin)
         .arg(&src)
         .args(["-lOpenCL", "-lm"])
