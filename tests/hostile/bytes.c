@@ -586,6 +586,90 @@ static void fail_map_user_event(void)
     finish();
 }
 
+static void fail_read_rect_bad_pitch(void)
+{
+    cl_mem b = used();
+    size_t origin[3] = {0, 0, 0}, region[3] = {200, 10, 1};
+    unsigned char h[2000];
+    rc("read rect pitch < width",
+       clEnqueueReadBufferRect(q, b, CL_TRUE, origin, origin, region, 100, 0, 200, 0, h, 0, NULL, NULL));
+    after(b);
+}
+
+static void fail_write_rect_past_end(void)
+{
+    cl_mem b = used();
+    size_t borigin[3] = {0, 190, 0}, horigin[3] = {0, 0, 0}, region[3] = {100, 20, 1};
+    unsigned char h[2000] = {9};
+    rc("write rect past end",
+       clEnqueueWriteBufferRect(q, b, CL_TRUE, borigin, horigin, region, 100, 0, 100, 0, h, 0, NULL, NULL));
+    after(b);
+}
+
+static void fail_copy_rect_overlap(void)
+{
+    cl_mem b = used();
+    size_t so[3] = {0, 0, 0}, dorig[3] = {10, 0, 0}, region[3] = {100, 10, 1};
+    rc("copy rect overlap", clEnqueueCopyBufferRect(q, b, b, so, dorig, region, 200, 0, 200, 0, 0, NULL, NULL));
+    after(b);
+}
+
+static void fail_fill_part_misaligned(void)
+{
+    cl_mem b = used();
+    float f = 1.0f;
+    rc("fill offset 2", clEnqueueFillBuffer(q, b, &f, sizeof f, 2, 400, 0, NULL, NULL));
+    after(b);
+}
+
+static void fail_copy_whole_wait_null(void)
+{
+    cl_mem b = used();
+    cl_mem c = particles(7.0f);
+    cl_event bad = NULL;
+    rc("copy", clEnqueueCopyBuffer(q, c, b, 0, 0, BYTES, 1, &bad, NULL));
+    clReleaseMemObject(c);
+    after(b);
+}
+
+/* A whole fill waiting for a user event that fails. */
+static void fail_fill_user_event(void)
+{
+    cl_mem b = used();
+    cl_event u = clCreateUserEvent(ctx, NULL);
+    float f = 2.0f;
+    cl_event e;
+    rc("finish", clFinish(q));
+    rc("fill", clEnqueueFillBuffer(q, b, &f, sizeof f, 0, BYTES, 1, &u, &e));
+    rc("fail the user event", clSetUserEventStatus(u, -1));
+    rc("wait", clWaitForEvents(1, &e));
+    clReleaseEvent(e);
+    clReleaseEvent(u);
+    cl_int err;
+    cl_command_queue q2 = clCreateCommandQueue(ctx, dev, 0, &err);
+    need("create a queue", err);
+    show_on(q2, "after", b, 0, BYTES);
+    clReleaseCommandQueue(q2);
+    clReleaseMemObject(b);
+    finish();
+}
+
+static void fail_native_no_list(void)
+{
+    cl_mem b = used();
+    struct native_args na = {NULL, 0};
+    rc("native, 1 object and no list", clEnqueueNativeKernel(q, native_func, &na, sizeof na, 1, NULL, NULL, 0, NULL, NULL));
+    after(b);
+}
+
+static void fail_migrate_null_list(void)
+{
+    cl_mem b = used();
+    rc("migrate NULL list", clEnqueueMigrateMemObjects(q, 1, NULL, CL_MIGRATE_MEM_OBJECT_HOST, 0, NULL, NULL));
+    rc("migrate 0 objects", clEnqueueMigrateMemObjects(q, 0, &b, CL_MIGRATE_MEM_OBJECT_HOST, 0, NULL, NULL));
+    after(b);
+}
+
 /* An unannotated kernel (it wants host layout) launched with a wait list holding NULL. */
 static void fail_launch_wait_null(void)
 {
@@ -738,7 +822,13 @@ CASES({"read-partial", read_partial, "auto"}, {"read-nonblocking", read_nonblock
       {"fail-read-null-queue", fail_read_null_queue, ""}, {"fail-read-other-context", fail_read_other_context, ""},
       {"fail-read-null-pointer", fail_read_null_pointer, ""}, {"fail-read-past-end", fail_read_past_end, ""},
       {"fail-write-user-event", fail_write_user_event, ""}, {"fail-map-user-event", fail_map_user_event, ""},
-      {"fail-launch-wait-null", fail_launch_wait_null, ""}, {"fail-launch-bad-local", fail_launch_bad_local, ""},
+      {"fail-launch-wait-null", fail_launch_wait_null, ""},
+      {"fail-read-rect-bad-pitch", fail_read_rect_bad_pitch, ""},
+      {"fail-write-rect-past-end", fail_write_rect_past_end, ""},
+      {"fail-copy-rect-overlap", fail_copy_rect_overlap, ""},
+      {"fail-fill-part-misaligned", fail_fill_part_misaligned, ""},
+      {"fail-copy-whole-wait-null", fail_copy_whole_wait_null, ""}, {"fail-fill-user-event", fail_fill_user_event, ""},
+      {"fail-native-no-list", fail_native_no_list, ""}, {"fail-migrate-null-list", fail_migrate_null_list, ""}, {"fail-launch-bad-local", fail_launch_bad_local, ""},
       {"task-launch", task_launch, ""}, {"cloned-kernel", cloned_kernel, ""},
       {"kernels-in-program", kernels_in_program, ""}, {"argument-switch", argument_switch, "auto"},
       {"release-while-queued", release_while_queued, ""}, {"host-pointer-peek", host_pointer_peek, ""},

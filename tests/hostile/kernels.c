@@ -120,6 +120,15 @@ static const char *ESCAPE_CL = BODY5
     "{ uint i = get_global_id(0); if (i >= n) return;\n"
     "  __global body *s = &p[i]; s->m = s->x + s->y; }\n"
     "//DL: AoS: p[n]\n"
+    "__kernel void e_pointer_array(__global body *p, uint n)\n"
+    "{ uint i = get_global_id(0); if (i >= n) return;\n"
+    "  __global float *at[2] = {&p[i].x, &p[i].z}; p[i].m = at[0][1] + at[1][1]; }\n"
+
+    "//DL: AoS: p[n]\n"
+    "__kernel void e_choice(__global body *p, uint n)\n"
+    "{ uint i = get_global_id(0); if (i >= n) return;\n"
+    "  __global float *q = (i & 1) ? &p[i].x : &p[i].y; p[i].m = q[1]; }\n"
+    "//DL: AoS: p[n]\n"
     "__kernel void e_neighbour(__global body *p, uint n)\n"
     "{ uint i = get_global_id(0); if (i + 1 >= n) return;\n"
     "  __global float *q = &p[i].m; p[i].x = q[1]; }\n";
@@ -142,6 +151,36 @@ ESCAPE(escape_local_copy, "e_local_copy")
 ESCAPE(escape_one_word, "e_one_word")
 ESCAPE(escape_whole_struct, "e_whole_struct")
 ESCAPE(escape_neighbour, "e_neighbour")
+ESCAPE(escape_pointer_array, "e_pointer_array")
+
+/* In a program of its own: had it a staged copy (it reads its own structure only), that copy
+ * would not compile (a __local address cast to __global) and clayout would drop every copy of
+ * the program; reading the mirror structure keeps it to the ASTA copy. */
+static const char *CAST_CL = BODY5
+    "//DL: AoS: p[n]\n"
+    "__kernel void e_cast_vector(__global body *p, uint n)\n"
+    "{ uint i = get_global_id(0); if (i >= n) return;\n"
+    "  float2 v = *(__global const float2 *)&p[n - 1 - i].y; p[i].m = v.x - v.y; }\n";
+
+static void escape_cast_vector(void)
+{
+    struct launch l = {CAST_CL, "", "e_cast_vector", 5, 1000, 1024, 0, 2, 0};
+    run(&l);
+}
+ESCAPE(escape_choice, "e_choice")
+
+/* Atomics on a member of a structure of ints: refused by the rewriter (runs as written). */
+static const char *ATOMIC_CL = "typedef struct { int hits, misses, total, last; } counter;\n"
+                               "//DL: AoS: c[n]\n"
+                               "__kernel void count(__global counter *c, uint n)\n"
+                               "{ uint i = get_global_id(0); if (i >= n) return;\n"
+                               "  atomic_add(&c[i % 16].hits, 1); atomic_inc(&c[i].total); c[i].last = (int)i; }\n";
+
+static void escape_atomic(void)
+{
+    struct launch l = {ATOMIC_CL, "", "count", 4, 1000, 1024, 0, 2, 0};
+    run(&l);
+}
 
 /* ---- item 7: one structure, two definitions, the preprocessor picks ---- */
 
@@ -454,6 +493,8 @@ CASES({"escape-vload4", escape_vload4, ""}, {"escape-vstore2", escape_vstore2, "
       {"escape-helper-of-helper", escape_helper_of_helper, ""}, {"escape-increment", escape_increment, ""},
       {"escape-local-copy", escape_local_copy, ""}, {"escape-one-word", escape_one_word, ""},
       {"escape-whole-struct", escape_whole_struct, ""}, {"escape-neighbour", escape_neighbour, ""},
+      {"escape-pointer-array", escape_pointer_array, ""}, {"escape-cast-vector", escape_cast_vector, ""},
+      {"escape-choice", escape_choice, ""}, {"escape-atomic", escape_atomic, ""},
       {"struct-ifdef-else", struct_ifdef_else, ""}, {"struct-ifdef-taken", struct_ifdef_taken, ""},
       {"tile-option-zero", tile_zero, ""}, {"tile-option-three", tile_three, ""},
       {"tile-option-huge", tile_huge, ""}, {"tile-option-negative", tile_negative, ""},
