@@ -87,7 +87,7 @@ static void fill(particle *p, size_t n, float seed)
     }
 }
 
-/* The application's kernels, written for its array of structures. tests/hostile/<prog>.dl
+/* The application's kernels, written for its array of structures. tests/hostile/particles.dl
  * annotates `advance`, `pair` and `gather`; `words` is never annotated (it treats the buffer as
  * floats). */
 static const char *PARTICLES_CL =
