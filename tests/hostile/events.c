@@ -1,0 +1,416 @@
+/* Ordering: user events the application sets late or fails, several queues, out-of-order
+ * queues, host threads. clayout's conversions must wait for nothing the application did not
+ * make its command wait for, and a conversion that never ran must not count as done.
+ * Issue 21, items 13, 14, 16 and their neighbours. */
+#include "hostile.h"
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+static cl_command_queue queue(cl_command_queue_properties props)
+{
+    cl_int err;
+    cl_command_queue x = clCreateCommandQueue(ctx, dev, props, &err);
+    need("create a queue", err);
+    return x;
+}
+
+static cl_event user_event(void)
+{
+    cl_int err;
+    cl_event u = clCreateUserEvent(ctx, &err);
+    need("create a user event", err);
+    return u;
+}
+
+/* A command on `queue` that waits for u and touches only a buffer of its own (the application's
+ * staging work, held back until its input arrives). */
+static cl_mem gated(cl_command_queue on, cl_event u)
+{
+    cl_mem other = particles(8.0f);
+    float f = 1.0f;
+    rc("gated fill", clEnqueueFillBuffer(on, other, &f, sizeof f, 0, 64, 1, &u, NULL));
+    rc("flush", clFlush(on));
+    return other;
+}
+
+/* ---- item 13: a marker clayout puts on another queue must not wait for the app's gate ---- */
+
+static void gate_other_queue_finish(void)
+{
+    start(0);
+    cl_command_queue q2 = queue(0);
+    cl_event u = user_event();
+    cl_mem other = gated(q, u);
+    cl_mem b = particles(1.0f);
+    rc("advance on q2", advance_on(q2, b, 0, NULL, NULL));
+    rc("finish q2", clFinish(q2));
+    rc("open the gate", clSetUserEventStatus(u, CL_COMPLETE));
+    rc("finish q", clFinish(q));
+    show_on(q2, "b", b, 0, BYTES);
+    show_on(q, "other", other, 0, BYTES);
+    clReleaseEvent(u);
+    clReleaseMemObject(other);
+    clReleaseMemObject(b);
+    clReleaseCommandQueue(q2);
+    finish();
+}
+
+static void gate_other_queue_read(void)
+{
+    start(0);
+    cl_command_queue q2 = queue(0);
+    cl_mem b = particles(1.0f);
+    rc("advance on q2", advance_on(q2, b, 0, NULL, NULL));
+    rc("finish q2", clFinish(q2));
+    cl_event u = user_event();
+    cl_mem other = gated(q, u);
+    show_on(q2, "b", b, 0, BYTES); /* blocking: the conversion back must not wait for q */
+    rc("open the gate", clSetUserEventStatus(u, CL_COMPLETE));
+    rc("finish q", clFinish(q));
+    clReleaseEvent(u);
+    clReleaseMemObject(other);
+    clReleaseMemObject(b);
+    clReleaseCommandQueue(q2);
+    finish();
+}
+
+static void gate_other_queue_event(void)
+{
+    start(0);
+    cl_command_queue q2 = queue(0);
+    cl_event u = user_event();
+    cl_mem other = gated(q, u);
+    cl_mem b = particles(1.0f);
+    cl_event e;
+    rc("advance on q2", advance_on(q2, b, 0, NULL, &e));
+    rc("flush", clFlush(q2));
+    rc("wait for the launch", clWaitForEvents(1, &e));
+    rc("open the gate", clSetUserEventStatus(u, CL_COMPLETE));
+    rc("finish q", clFinish(q));
+    show_on(q2, "b", b, 0, BYTES);
+    clReleaseEvent(e);
+    clReleaseEvent(u);
+    clReleaseMemObject(other);
+    clReleaseMemObject(b);
+    clReleaseCommandQueue(q2);
+    finish();
+}
+
+/* An out-of-order queue: a gated command and a launch that does not wait for it. */
+static void gate_same_ooo_queue(void)
+{
+    start(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    cl_event u = user_event();
+    cl_mem other = gated(q, u);
+    cl_mem b = particles(1.0f);
+    cl_event e;
+    rc("advance", advance_on(q, b, 0, NULL, &e));
+    rc("flush", clFlush(q));
+    rc("wait for the launch", clWaitForEvents(1, &e));
+    rc("open the gate", clSetUserEventStatus(u, CL_COMPLETE));
+    rc("finish", clFinish(q));
+    show("b", b, BYTES);
+    clReleaseEvent(e);
+    clReleaseEvent(u);
+    clReleaseMemObject(other);
+    clReleaseMemObject(b);
+    finish();
+}
+
+/* The launch itself waits for the gate: ordering after it is right; nothing may block before
+ * the application opens it. */
+static void gate_on_launch(void)
+{
+    start(0);
+    cl_event u = user_event();
+    cl_mem b = particles(1.0f);
+    cl_event e;
+    rc("advance after gate", advance_on(q, b, 1, &u, &e));
+    rc("flush", clFlush(q));
+    rc("status before", status_of(e) == CL_COMPLETE);
+    rc("open the gate", clSetUserEventStatus(u, CL_COMPLETE));
+    rc("wait", clWaitForEvents(1, &e));
+    show("b", b, BYTES);
+    clReleaseEvent(e);
+    clReleaseEvent(u);
+    clReleaseMemObject(b);
+    finish();
+}
+
+/* ---- item 14: conversions whose wait list fails ---- */
+
+/* The launch waits for a user event the application then fails: without clayout the launch
+ * fails and the buffer keeps its bytes. */
+static void failed_gate_on_launch(void)
+{
+    start(0);
+    cl_event u = user_event();
+    cl_mem b = particles(1.0f);
+    cl_event e;
+    rc("advance after gate", advance_on(q, b, 1, &u, &e));
+    rc("fail the gate", clSetUserEventStatus(u, -1));
+    rc("wait", clWaitForEvents(1, &e));
+    printf("launch status negative: %d\n", status_of(e) < 0);
+    clReleaseEvent(e);
+    clReleaseEvent(u);
+    cl_command_queue q2 = queue(0);
+    show_on(q2, "b", b, 0, BYTES);
+    advance_on(q2, b, 0, NULL, NULL);
+    show_on(q2, "b again", b, 0, BYTES);
+    clReleaseCommandQueue(q2);
+    clReleaseMemObject(b);
+    finish();
+}
+
+/* The buffer is in ASTA; a read waits for a user event that fails; a later read on another
+ * queue must still see the host layout. */
+static void failed_gate_on_read(void)
+{
+    start(0);
+    cl_mem b = particles(1.0f);
+    advance(b);
+    rc("finish", clFinish(q));
+    cl_event u = user_event();
+    particle *h = malloc(BYTES);
+    memset(h, 0, BYTES);
+    cl_event e;
+    rc("read after gate", clEnqueueReadBuffer(q, b, CL_FALSE, 0, BYTES, h, 1, &u, &e));
+    rc("fail the gate", clSetUserEventStatus(u, -1));
+    rc("wait", clWaitForEvents(1, &e));
+    printf("read status negative: %d\n", status_of(e) < 0);
+    clReleaseEvent(e);
+    clReleaseEvent(u);
+    free(h);
+    cl_command_queue q2 = queue(0);
+    show_on(q2, "b", b, 0, BYTES);
+    clReleaseCommandQueue(q2);
+    clReleaseMemObject(b);
+    finish();
+}
+
+/* The same with a second launch gated: the conversion back and the launch both wait. */
+static void failed_gate_on_unannotated(void)
+{
+    start(0);
+    cl_mem b = particles(1.0f);
+    advance(b);
+    rc("finish", clFinish(q));
+    cl_event u = user_event();
+    cl_uint count = N * 5;
+    size_t g = N * 5;
+    cl_event e;
+    clSetKernelArg(k_words, 0, sizeof b, &b);
+    clSetKernelArg(k_words, 1, sizeof count, &count);
+    rc("words after gate", clEnqueueNDRangeKernel(q, k_words, 1, NULL, &g, NULL, 1, &u, &e));
+    rc("fail the gate", clSetUserEventStatus(u, -1));
+    rc("wait", clWaitForEvents(1, &e));
+    printf("words status negative: %d\n", status_of(e) < 0);
+    clReleaseEvent(e);
+    clReleaseEvent(u);
+    cl_command_queue q2 = queue(0);
+    show_on(q2, "b", b, 0, BYTES);
+    clReleaseCommandQueue(q2);
+    clReleaseMemObject(b);
+    finish();
+}
+
+/* ---- events across queues that should just work ---- */
+
+static void two_queues_chain(void)
+{
+    start(0);
+    cl_command_queue q2 = queue(0);
+    cl_mem b = particles(1.0f);
+    cl_event e1, e2;
+    rc("advance on q", advance_on(q, b, 0, NULL, &e1));
+    rc("advance on q2", advance_on(q2, b, 1, &e1, &e2));
+    particle *h = malloc(BYTES);
+    rc("read on q", clEnqueueReadBuffer(q, b, CL_TRUE, 0, BYTES, h, 1, &e2, NULL));
+    sum("b", h, BYTES);
+    free(h);
+    clReleaseEvent(e1);
+    clReleaseEvent(e2);
+    clReleaseMemObject(b);
+    clReleaseCommandQueue(q2);
+    finish();
+}
+
+static void ooo_queue_events(void)
+{
+    start(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    cl_mem a = particles(1.0f), b = particles(2.0f);
+    cl_event ea, eb, ep;
+    rc("advance a", advance_on(q, a, 0, NULL, &ea));
+    rc("advance b", advance_on(q, b, 0, NULL, &eb));
+    cl_event both[2] = {ea, eb};
+    cl_uint n = N;
+    size_t g = GLOBAL;
+    clSetKernelArg(k_pair, 0, sizeof a, &a);
+    clSetKernelArg(k_pair, 1, sizeof b, &b);
+    clSetKernelArg(k_pair, 2, sizeof n, &n);
+    rc("pair", clEnqueueNDRangeKernel(q, k_pair, 1, NULL, &g, NULL, 2, both, &ep));
+    particle *h = malloc(BYTES);
+    rc("read a", clEnqueueReadBuffer(q, a, CL_TRUE, 0, BYTES, h, 1, &ep, NULL));
+    sum("a", h, BYTES);
+    rc("read b", clEnqueueReadBuffer(q, b, CL_TRUE, 0, BYTES, h, 1, &ep, NULL));
+    sum("b", h, BYTES);
+    free(h);
+    clReleaseEvent(ea);
+    clReleaseEvent(eb);
+    clReleaseEvent(ep);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    finish();
+}
+
+/* Markers and barriers of the application between launches and reads. */
+static void markers_and_barriers(void)
+{
+    start(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+    cl_mem b = particles(1.0f);
+    cl_event e, m;
+    rc("advance", advance_on(q, b, 0, NULL, &e));
+    rc("marker", clEnqueueMarkerWithWaitList(q, 1, &e, &m));
+    rc("barrier", clEnqueueBarrierWithWaitList(q, 0, NULL, NULL));
+    rc("advance", advance_on(q, b, 1, &m, NULL));
+    rc("barrier", clEnqueueBarrierWithWaitList(q, 0, NULL, NULL));
+    show("b", b, BYTES);
+    clReleaseEvent(e);
+    clReleaseEvent(m);
+    clReleaseMemObject(b);
+    finish();
+}
+
+/* ---- item 16: a blocking call in flight while the first annotated program is created ---- */
+
+struct reader {
+    cl_command_queue queue;
+    cl_mem b;
+    cl_event gate;
+    int blocking_read; /* else: clWaitForEvents on the gate */
+    volatile int started;
+    uint64_t sum;
+    cl_int code;
+};
+
+static void *reader_main(void *arg)
+{
+    struct reader *r = arg;
+    unsigned char *h = malloc(BYTES);
+    memset(h, 0, BYTES);
+    r->started = 1;
+    if (r->blocking_read) {
+        r->code = clEnqueueReadBuffer(r->queue, r->b, CL_TRUE, 0, BYTES, h, 1, &r->gate, NULL);
+    } else {
+        r->code = clWaitForEvents(1, &r->gate);
+        if (r->code == CL_SUCCESS)
+            r->code = clEnqueueReadBuffer(r->queue, r->b, CL_TRUE, 0, BYTES, h, 0, NULL, NULL);
+    }
+    r->sum = fnv(h, BYTES);
+    free(h);
+    return NULL;
+}
+
+static void program_while_reading(int blocking_read)
+{
+    open_device(0);
+    cl_mem b = particles(1.0f);
+    struct reader r = {queue(0), b, user_event(), blocking_read, 0, 0, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, reader_main, &r);
+    while (!r.started)
+        usleep(1000);
+    usleep(200 * 1000); /* the reader is now inside its call, waiting for the gate */
+    prog = build(PARTICLES_CL, "");
+    k_advance = kernel(prog, "advance");
+    k_pair = kernel(prog, "pair");
+    k_words = kernel(prog, "words");
+    rc("open the gate", clSetUserEventStatus(r.gate, CL_COMPLETE));
+    pthread_join(t, NULL);
+    rc("reader", r.code);
+    printf("reader saw %016llx\n", (unsigned long long)r.sum);
+    advance(b);
+    show("b", b, BYTES);
+    clReleaseEvent(r.gate);
+    clReleaseCommandQueue(r.queue);
+    clReleaseMemObject(b);
+    finish();
+}
+
+static void program_while_blocking_read(void)
+{
+    program_while_reading(1);
+}
+static void program_while_waiting(void)
+{
+    program_while_reading(0);
+}
+
+/* ---- threads, each with its own queue, sharing one buffer they only read ---- */
+
+struct worker {
+    cl_kernel k;
+    cl_mem own, shared;
+    uint64_t sum;
+};
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    cl_int err;
+    cl_command_queue wq = clCreateCommandQueue(ctx, dev, 0, &err);
+    if (err != CL_SUCCESS)
+        return NULL;
+    cl_uint n = N;
+    size_t g = GLOBAL;
+    for (int i = 0; i < 20; i++) {
+        clSetKernelArg(w->k, 0, sizeof w->own, &w->own);
+        clSetKernelArg(w->k, 1, sizeof w->shared, &w->shared);
+        clSetKernelArg(w->k, 2, sizeof n, &n);
+        clEnqueueNDRangeKernel(wq, w->k, 1, NULL, &g, NULL, 0, NULL, NULL);
+    }
+    particle *h = malloc(BYTES);
+    clEnqueueReadBuffer(wq, w->own, CL_TRUE, 0, BYTES, h, 0, NULL, NULL);
+    w->sum = fnv(h, BYTES);
+    free(h);
+    clReleaseCommandQueue(wq);
+    return NULL;
+}
+
+/* `gather` reads the shared buffer and writes only the thread's own. */
+static void threads_share_a_buffer(void)
+{
+    start(0);
+    cl_mem shared = particles(3.0f);
+    struct worker w[3];
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) {
+        w[i].k = kernel(prog, "gather");
+        w[i].own = particles(1.0f + i);
+        w[i].shared = shared;
+        pthread_create(&t[i], NULL, worker_main, &w[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        pthread_join(t[i], NULL);
+        printf("worker %d %016llx\n", i, (unsigned long long)w[i].sum);
+        clReleaseKernel(w[i].k);
+        clReleaseMemObject(w[i].own);
+    }
+    show("shared", shared, BYTES);
+    clReleaseMemObject(shared);
+    finish();
+}
+
+CASES({"gate-other-queue-finish", gate_other_queue_finish, "timeout=5"},
+      {"gate-other-queue-read", gate_other_queue_read, "timeout=5"},
+      {"gate-other-queue-event", gate_other_queue_event, "timeout=5"},
+      {"gate-same-ooo-queue", gate_same_ooo_queue, "timeout=5"}, {"gate-on-launch", gate_on_launch, "timeout=5"},
+      {"failed-gate-on-launch", failed_gate_on_launch, "timeout=5"},
+      {"failed-gate-on-read", failed_gate_on_read, "timeout=5"},
+      {"failed-gate-on-unannotated", failed_gate_on_unannotated, "timeout=5"},
+      {"two-queues-chain", two_queues_chain, "auto"}, {"ooo-queue-events", ooo_queue_events, "auto"},
+      {"markers-and-barriers", markers_and_barriers, ""},
+      {"program-while-blocking-read", program_while_blocking_read, "timeout=6"},
+      {"program-while-waiting", program_while_waiting, "timeout=6"},
+      {"threads-share-a-buffer", threads_share_a_buffer, "auto timeout=30"})
