@@ -135,15 +135,9 @@ pub unsafe fn clEnqueueFillBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    host_access(
-        command_queue,
-        &[(buffer, HostUse::Write { offset, size })],
-        n,
-        list,
-        |n, l| api().clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, n, l, event),
-        |r| *r == CL_SUCCESS,
-        |e| e,
-    )
+    host_access(command_queue, &[(buffer, HostUse::Write { offset, size })], n, list, event, |n, l, ev| {
+        api().clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, n, l, ev)
+    })
 }
 
 pub unsafe fn clEnqueueCopyBuffer(
@@ -158,17 +152,9 @@ pub unsafe fn clEnqueueCopyBuffer(
     event: *mut cl_event,
 ) -> cl_int {
     let needs = [(src_buffer, HostUse::Host), (dst_buffer, HostUse::Write { offset: dst_offset, size })];
-    host_access(
-        command_queue,
-        &needs,
-        n,
-        list,
-        |n, l| {
-            api().clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, n, l, event)
-        },
-        |r| *r == CL_SUCCESS,
-        |e| e,
-    )
+    host_access(command_queue, &needs, n, list, event, |n, l, ev| {
+        api().clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, n, l, ev)
+    })
 }
 
 pub unsafe fn clEnqueueCopyBufferRect(
@@ -191,7 +177,8 @@ pub unsafe fn clEnqueueCopyBufferRect(
         &[(src_buffer, HostUse::Host), (dst_buffer, HostUse::Host)],
         n,
         list,
-        |n, l| {
+        event,
+        |n, l, ev| {
             api().clEnqueueCopyBufferRect(
                 command_queue,
                 src_buffer,
@@ -205,11 +192,9 @@ pub unsafe fn clEnqueueCopyBufferRect(
                 dst_slice_pitch,
                 n,
                 l,
-                event,
+                ev,
             )
         },
-        |r| *r == CL_SUCCESS,
-        |e| e,
     )
 }
 
@@ -224,27 +209,9 @@ pub unsafe fn clEnqueueCopyImageToBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    host_access(
-        command_queue,
-        &[(dst_buffer, HostUse::Host)],
-        n,
-        list,
-        |n, l| {
-            api().clEnqueueCopyImageToBuffer(
-                command_queue,
-                src_image,
-                dst_buffer,
-                src_origin,
-                region,
-                dst_offset,
-                n,
-                l,
-                event,
-            )
-        },
-        |r| *r == CL_SUCCESS,
-        |e| e,
-    )
+    host_access(command_queue, &[(dst_buffer, HostUse::Host)], n, list, event, |n, l, ev| {
+        api().clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, n, l, ev)
+    })
 }
 
 pub unsafe fn clEnqueueCopyBufferToImage(
@@ -258,27 +225,9 @@ pub unsafe fn clEnqueueCopyBufferToImage(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    host_access(
-        command_queue,
-        &[(src_buffer, HostUse::Host)],
-        n,
-        list,
-        |n, l| {
-            api().clEnqueueCopyBufferToImage(
-                command_queue,
-                src_buffer,
-                dst_image,
-                src_offset,
-                dst_origin,
-                region,
-                n,
-                l,
-                event,
-            )
-        },
-        |r| *r == CL_SUCCESS,
-        |e| e,
-    )
+    host_access(command_queue, &[(src_buffer, HostUse::Host)], n, list, event, |n, l, ev| {
+        api().clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, n, l, ev)
+    })
 }
 
 pub unsafe fn clEnqueueMapBuffer(
@@ -293,15 +242,31 @@ pub unsafe fn clEnqueueMapBuffer(
     event: *mut cl_event,
     errcode_ret: *mut cl_int,
 ) -> *mut c_void {
-    let usage =
-        if map_flags & CL_MAP_WRITE_INVALIDATE_REGION != 0 { HostUse::Write { offset, size } } else { HostUse::Host };
-    let record = crate::guard("clEnqueueMapBuffer", || buffers::get(key(buffer))).flatten();
-    if let Some(b) = &record {
-        crate::guard("clEnqueueMapBuffer", || convert::mapping(b));
-    }
     let call = |n, l, b, ev| {
         api().clEnqueueMapBuffer(command_queue, buffer, b, map_flags, offset, size, n, l, ev, errcode_ret)
     };
+    mapped(command_queue, buffer, blocking_map, n, list, event, errcode_ret, call)
+}
+
+/// A map of a buffer or of an image made from one: its bytes in host layout, and the buffer
+/// kept there until the map is undone (counted from before the enqueue). Even an invalidating
+/// map needs them there: implementations keep the old bytes wherever the host writes none
+/// before the unmap.
+#[allow(clippy::too_many_arguments)]
+unsafe fn mapped(
+    command_queue: cl_command_queue,
+    mem: cl_mem,
+    blocking_map: cl_bool,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+    errcode_ret: *mut cl_int,
+    call: impl FnOnce(cl_uint, *const cl_event, cl_bool, *mut cl_event) -> *mut c_void,
+) -> *mut c_void {
+    let record = crate::guard("map", || buffers::get(key(mem))).flatten();
+    if let Some(b) = &record {
+        crate::guard("map", || convert::mapping(b));
+    }
     let failed = move |e: cl_int| {
         if !errcode_ret.is_null() {
             *errcode_ret = e;
@@ -310,13 +275,13 @@ pub unsafe fn clEnqueueMapBuffer(
     };
     let p = blocking_host_access(
         command_queue,
-        &[(buffer, usage)],
+        &[(mem, HostUse::Host)],
         n,
         list,
         Blocking { blocking: blocking_map, event, call, enqueued: |p: &*mut c_void| !p.is_null(), failed },
     );
     if let (true, Some(b)) = (p.is_null(), &record) {
-        crate::guard("clEnqueueMapBuffer", || convert::unmapped(b));
+        crate::guard("map", || convert::unmapped(b));
     }
     p
 }
@@ -353,18 +318,14 @@ pub unsafe fn clEnqueueMigrateMemObjects(
     if !to_host || mem_objects.is_null() {
         return api().clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, n, list, event);
     }
-    let usage = if flags & CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED != 0 { HostUse::Overwrite } else { HostUse::Host };
+    // Content left undefined by a migration is, in practice, the old bytes: they must be the
+    // host layout's.
+    let usage = HostUse::Host;
     let needs: Vec<(cl_mem, HostUse)> =
         std::slice::from_raw_parts(mem_objects, num_mem_objects as usize).iter().map(|m| (*m, usage)).collect();
-    host_access(
-        command_queue,
-        &needs,
-        n,
-        list,
-        |n, l| api().clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, n, l, event),
-        |r| *r == CL_SUCCESS,
-        |e| e,
-    )
+    host_access(command_queue, &needs, n, list, event, |n, l, ev| {
+        api().clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, n, l, ev)
+    })
 }
 
 pub unsafe fn clEnqueueNativeKernel(
@@ -384,28 +345,20 @@ pub unsafe fn clEnqueueNativeKernel(
     } else {
         std::slice::from_raw_parts(mem_list, num_mem_objects as usize).iter().map(|m| (*m, HostUse::Host)).collect()
     };
-    host_access(
-        command_queue,
-        &needs,
-        n,
-        list,
-        |n, l| {
-            api().clEnqueueNativeKernel(
-                command_queue,
-                user_func,
-                args,
-                cb_args,
-                num_mem_objects,
-                mem_list,
-                args_mem_loc,
-                n,
-                l,
-                event,
-            )
-        },
-        |r| *r == CL_SUCCESS,
-        |e| e,
-    )
+    host_access(command_queue, &needs, n, list, event, |n, l, ev| {
+        api().clEnqueueNativeKernel(
+            command_queue,
+            user_func,
+            args,
+            cb_args,
+            num_mem_objects,
+            mem_list,
+            args_mem_loc,
+            n,
+            l,
+            ev,
+        )
+    })
 }
 
 pub unsafe fn clEnqueueNDRangeKernel(
@@ -571,4 +524,120 @@ pub unsafe fn clEnqueueSVMMigrateMem(
     order::forwarded(command_queue, n, list, event, false, |ev| {
         api().clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, n, list, ev)
     })
+}
+
+// ---- images: an image made from a buffer shows the buffer's bytes --------------------------
+
+pub unsafe fn clEnqueueReadImage(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    blocking_read: cl_bool,
+    origin: *const size_t,
+    region: *const size_t,
+    row_pitch: size_t,
+    slice_pitch: size_t,
+    ptr: *mut c_void,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let call = |n, l, b, ev| {
+        api().clEnqueueReadImage(command_queue, image, b, origin, region, row_pitch, slice_pitch, ptr, n, l, ev)
+    };
+    blocking_host_access(command_queue, &[(image, HostUse::Host)], n, list, status(blocking_read, event, call))
+}
+
+pub unsafe fn clEnqueueWriteImage(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    blocking_write: cl_bool,
+    origin: *const size_t,
+    region: *const size_t,
+    input_row_pitch: size_t,
+    input_slice_pitch: size_t,
+    ptr: *const c_void,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    let call = |n, l, b, ev| {
+        api().clEnqueueWriteImage(
+            command_queue,
+            image,
+            b,
+            origin,
+            region,
+            input_row_pitch,
+            input_slice_pitch,
+            ptr,
+            n,
+            l,
+            ev,
+        )
+    };
+    blocking_host_access(command_queue, &[(image, HostUse::Host)], n, list, status(blocking_write, event, call))
+}
+
+pub unsafe fn clEnqueueFillImage(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    fill_color: *const c_void,
+    origin: *const size_t,
+    region: *const size_t,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    host_access(command_queue, &[(image, HostUse::Host)], n, list, event, |n, l, ev| {
+        api().clEnqueueFillImage(command_queue, image, fill_color, origin, region, n, l, ev)
+    })
+}
+
+pub unsafe fn clEnqueueCopyImage(
+    command_queue: cl_command_queue,
+    src_image: cl_mem,
+    dst_image: cl_mem,
+    src_origin: *const size_t,
+    dst_origin: *const size_t,
+    region: *const size_t,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    host_access(command_queue, &[(src_image, HostUse::Host), (dst_image, HostUse::Host)], n, list, event, |n, l, ev| {
+        api().clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, n, l, ev)
+    })
+}
+
+pub unsafe fn clEnqueueMapImage(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    blocking_map: cl_bool,
+    map_flags: cl_map_flags,
+    origin: *const size_t,
+    region: *const size_t,
+    image_row_pitch: *mut size_t,
+    image_slice_pitch: *mut size_t,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+    errcode_ret: *mut cl_int,
+) -> *mut c_void {
+    let call = |n, l, b, ev| {
+        api().clEnqueueMapImage(
+            command_queue,
+            image,
+            b,
+            map_flags,
+            origin,
+            region,
+            image_row_pitch,
+            image_slice_pitch,
+            n,
+            l,
+            ev,
+            errcode_ret,
+        )
+    };
+    mapped(command_queue, image, blocking_map, n, list, event, errcode_ret, call)
 }

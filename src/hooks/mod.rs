@@ -617,3 +617,60 @@ pub unsafe fn clGetExtensionFunctionAddressForPlatform(
     note_extension(func_name, !p.is_null());
     p
 }
+
+// ---- images ---------------------------------------------------------------------------------
+
+/// An image made from a buffer (`image_desc.mem_object`: an `image1d_buffer`, or a 2-D image
+/// over a buffer) shows the buffer's bytes: it is recorded as a view of the buffer, like a
+/// sub-buffer, so that every command and kernel argument on it brings the buffer to its host
+/// layout first and the buffer is never converted under it.
+unsafe fn record_image(image: cl_mem, context: cl_context, flags: cl_mem_flags, desc: *const cl_image_desc) {
+    if desc.is_null() {
+        return;
+    }
+    let parent = (*desc).buffer;
+    if parent.is_null() {
+        return;
+    }
+    guard("image", || {
+        // An image over another image shows that image's buffer, if it has one.
+        let Some(p) = reg().buffers.get(key(parent)) else { return };
+        let (owner, size) = match p.parent {
+            Some((grand, _, _)) => (grand, p.size),
+            None => (key(parent), p.size),
+        };
+        record_buffer(image, context, if flags == 0 { p.flags } else { flags }, size, Some((owner, 0, size)));
+    });
+}
+
+pub unsafe fn clCreateImage(
+    context: cl_context,
+    flags: cl_mem_flags,
+    image_format: *const cl_image_format,
+    image_desc: *const cl_image_desc,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let m = api().clCreateImage(context, flags, image_format, image_desc, host_ptr, errcode_ret);
+    if !m.is_null() {
+        record_image(m, context, flags, image_desc);
+    }
+    m
+}
+
+pub unsafe fn clCreateImageWithProperties(
+    context: cl_context,
+    properties: *const cl_mem_properties,
+    flags: cl_mem_flags,
+    image_format: *const cl_image_format,
+    image_desc: *const cl_image_desc,
+    host_ptr: *mut c_void,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    let m =
+        api().clCreateImageWithProperties(context, properties, flags, image_format, image_desc, host_ptr, errcode_ret);
+    if !m.is_null() {
+        record_image(m, context, flags, image_desc);
+    }
+    m
+}

@@ -189,38 +189,42 @@ pub enum HostUse {
     Host,
     /// Writes `size` bytes at `offset`: a write of the whole buffer needs no conversion.
     Write { offset: usize, size: usize },
-    /// Makes the whole contents undefined.
-    Overwrite,
 }
 
 impl HostUse {
-    fn need(self, buffer: &Buffer) -> Need {
-        match self {
-            HostUse::Write { offset: 0, size } if size == buffer.facts.size && buffer.parent.is_none() => {
-                Need::HostOverwrite
-            }
-            HostUse::Overwrite => Need::HostOverwrite,
-            _ => Need::Host,
+    /// What the command needs of `buffer`. An overwrite of the whole buffer needs no
+    /// conversion only when the command is sure to run once enqueued: a command whose wait list
+    /// is not complete yet may never run (a user event set to a failure), and then the old
+    /// bytes stay, in their old layout.
+    fn need(self, buffer: &Buffer, user: &[cl_event]) -> Need {
+        let whole = match self {
+            HostUse::Write { offset: 0, size } => size == buffer.facts.size && buffer.parent.is_none(),
+            _ => false,
+        };
+        if whole && user.iter().all(|&e| event_status(e) == Some(CL_COMPLETE)) {
+            Need::HostOverwrite
+        } else {
+            Need::Host
         }
     }
 }
 
-/// Runs `call` with the wait list `prepare` gives for `needs`; before any annotated program
-/// exists, or when the application's wait list is malformed, calls it untouched.
+/// Runs `call(n, list, event)` with the wait list `prepare` gives for `needs` and the event
+/// pointer to pass; before any annotated program exists, or when the application's wait list
+/// is malformed, calls it untouched.
 ///
 /// # Safety
 /// As for the enqueue call `call` makes.
-pub unsafe fn host_access<R>(
+pub unsafe fn host_access(
     queue: cl_command_queue,
     needs: &[(cl_mem, HostUse)],
     n: cl_uint,
     list: *const cl_event,
-    call: impl FnOnce(cl_uint, *const cl_event) -> R,
-    enqueued: fn(&R) -> bool,
-    fail: impl FnOnce(cl_int) -> R,
-) -> R {
-    let call = |n, l, _, _| call(n, l);
-    let b = Blocking { blocking: CL_FALSE, event: std::ptr::null_mut(), call, enqueued, failed: fail };
+    event: *mut cl_event,
+    call: impl FnOnce(cl_uint, *const cl_event, *mut cl_event) -> cl_int,
+) -> cl_int {
+    let call = |n, l, _, ev| call(n, l, ev);
+    let b = Blocking { blocking: CL_FALSE, event, call, enqueued: |r: &cl_int| *r == CL_SUCCESS, failed: |e| e };
     blocking_host_access(queue, needs, n, list, b)
 }
 
@@ -268,11 +272,16 @@ pub unsafe fn blocking_host_access<
         return finish_blocking(queue, r, *event, Event::from_raw(own), b.failed);
     }
     let Some(user) = order::user_wait(n, list) else { return (b.call)(n, list, b.blocking, b.event) };
+    if !crate::registry::get().queues.contains(key(queue)) {
+        // Not a queue of the application's: the real library gives the call its error, and
+        // nothing may be enqueued on it first.
+        return (b.call)(n, list, b.blocking, b.event);
+    }
     let needs: Vec<BufferNeed> = needs
         .iter()
         .filter_map(|&(mem, usage)| {
             let buffer = buffers::get(key(mem))?;
-            Some(BufferNeed { need: usage.need(&buffer), buffer, arg: None, must: false })
+            Some(BufferNeed { need: usage.need(&buffer, user), buffer, arg: None, must: false })
         })
         .collect();
     // The host sees these buffers now: the cost model's count of launches on them starts over.

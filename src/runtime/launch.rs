@@ -7,8 +7,8 @@
 //! the launch from then on.
 
 use super::access::{conflicting, prepare, BufferNeed};
-use super::order::user_wait;
 use super::dims::{Dims, Enqueue};
+use super::order::user_wait;
 use super::plan::KernelPlan;
 use super::state::{DeviceLayout, Need};
 use super::{buffers, kernels};
@@ -45,6 +45,10 @@ pub unsafe fn launch(
         None => return cannot_run(&k.facts, "internal error while planning its conversions"),
     };
     let Some(user) = user_wait(n, list) else { return enqueue(kernel, None, n, list, event) };
+    if !crate::registry::get().queues.contains(key(queue)) {
+        // Not a queue of the application's: the real library gives the launch its error.
+        return enqueue(kernel, None, n, list, event);
+    }
     if plan.is_some() && !k.all_args_set() {
         // The real library refuses the launch (CL_INVALID_KERNEL_ARGS): let it, untouched.
         return enqueue(kernel, None, n, list, event);

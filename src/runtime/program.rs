@@ -83,7 +83,11 @@ const SIDE_FILE_LIMIT: u64 = 4 << 20;
 /// The text of a regular file of at most `limit` bytes.
 fn read_limited(path: &str, limit: u64) -> Result<String, String> {
     use std::io::Read;
-    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    use std::os::unix::fs::OpenOptionsExt;
+    // Non-blocking, so that opening a FIFO nobody writes to does not wait; only a regular file
+    // is read.
+    let f =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(|e| e.to_string())?;
     let meta = f.metadata().map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err("it is not a regular file".into());
@@ -184,9 +188,16 @@ pub fn build_options(program: &Program, options: Option<&str>, device: Option<cl
 pub fn prepare(program: &Arc<Program>, build_running: bool) {
     let Some(dl) = program.dl.as_ref() else { return };
     let options = program.facts.build_options.lock().clone().unwrap_or_default();
+    // The job holds references of its own on the application's context and program: the
+    // application may release both before the job runs.
+    let held = (
+        crate::cl::Context::retain(program.facts.context as cl_context),
+        crate::cl::Program::retain(program.handle as cl_program),
+    );
     let job = {
         let (program, options) = (program.clone(), options.clone());
         move || {
+            let _held = held;
             if build_running {
                 wait_for_build(&program);
             }

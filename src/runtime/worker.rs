@@ -102,3 +102,10 @@ pub fn wait_for(ticket: &Ticket, limit: Duration) -> bool {
     }
     *d
 }
+
+/// Waits, at most `limit`, until every job submitted so far has run (an application's context
+/// is going: what clayout builds for it must be done before its references are counted).
+pub fn drain(limit: Duration) {
+    let last = submit(|| ());
+    wait_for(&last, limit);
+}
