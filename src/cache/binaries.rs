@@ -18,17 +18,16 @@ fn ms(since: Instant) -> f64 {
 pub fn build(
     ctx: cl_context,
     device: cl_device_id,
-    source: &str,
+    source: &[u8],
     options: &str,
     kind: &str,
 ) -> Result<Program, BuildError> {
     if disk::dir().is_none() {
-        return from_source(ctx, &[device], source.as_bytes(), options);
+        return from_source(ctx, &[device], source, options);
     }
     // The source's hash stands for the source: a key holding several kilobytes of kernel text
     // would be written into every header.
-    let key =
-        format!("{}; options {options}; source {:016x}", disk::device_key(device), disk::fnv1a(source.as_bytes()));
+    let key = format!("{}; options {options}; source {:016x}", disk::device_key(device), disk::fnv1a(source));
     // The times say what the cache saves on this driver (docs/cache.md).
     let start = Instant::now();
     let cached = disk::get_with(kind, &key, |binary| {
@@ -38,7 +37,7 @@ pub fn build(
         crate::log::debug(&format!("clayout cache: {kind} program loaded as a binary in {:.1} ms", ms(start)));
         return Ok(p);
     }
-    let p = from_source(ctx, &[device], source.as_bytes(), options)?;
+    let p = from_source(ctx, &[device], source, options)?;
     let built = ms(start);
     match binary_of(p.raw(), device) {
         Ok(binary) => disk::put(kind, &key, &binary),

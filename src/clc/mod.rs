@@ -7,11 +7,13 @@
 //! - `typedefs`: the type names a program defines (typedefs, type-like macros).
 //! - `structs`: structure definitions and their member declarations; the word size.
 //! - `struct_layout`: where each member of a structure lies, in words.
+//! - `text`: program bytes that are not all UTF-8, kept byte for byte.
 
 pub mod lex;
 pub mod signature;
 pub mod struct_layout;
 pub mod structs;
+pub mod text;
 pub mod typedefs;
 pub mod types;
 

@@ -282,7 +282,11 @@ pub unsafe fn clCreateProgramWithSource(
                 } else {
                     std::slice::from_raw_parts(s as *const u8, len)
                 };
-                sources.push(String::from_utf8_lossy(bytes).into_owned());
+                sources.push(match crate::clc::text::decode(bytes) {
+                    Some(s) => s,
+                    // Text clayout cannot hold byte for byte: it reads none of the program.
+                    None => return sources.clear(),
+                });
             }
         });
         record_program(p, context, ProgramOrigin::Source, sources);

@@ -32,7 +32,7 @@ fn build(ctx: cl_context, dev: cl_device_id, t: u32, options: &str) -> Result<Pr
         return Err("injected failure of a conversion kernel build".into());
     }
     let src = format!("{}\n{}", crate::layout::asta_macros(Some(t)), SOURCE);
-    crate::cache::binaries::build(ctx, dev, &src, options, "conv").map_err(|e| e.to_string())
+    crate::cache::binaries::build(ctx, dev, src.as_bytes(), options, "conv").map_err(|e| e.to_string())
 }
 
 /// The kernels of one step, by role.

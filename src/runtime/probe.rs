@@ -5,13 +5,13 @@
 use crate::cl::{self, cmd, Program};
 use opencl_sys::*;
 
-/// Builds `source` for every device of `ctx`. On failure, the reason with the first line of the
+/// Builds `source` (program text as `clc::text` holds it) for every device of `ctx`. On failure, the reason with the first line of the
 /// build log that says something. `fault_site` names the build for fault injection.
 pub fn build(ctx: cl_context, source: &str, options: &str, fault_site: &str) -> Result<Program, String> {
     if crate::fault::inject(fault_site) {
         return Err("injected build failure".into());
     }
-    cl::build::from_source(ctx, &[], source.as_bytes(), options).map_err(|e| {
+    cl::build::from_source(ctx, &[], &crate::clc::text::encode(source), options).map_err(|e| {
         if !e.log.is_empty() {
             crate::log::debug(&format!("build log of clayout's program:\n{}", e.log));
         }

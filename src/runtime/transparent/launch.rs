@@ -202,10 +202,15 @@ fn try_copy(
 
 /// The work-group size the staged copy runs this launch with, if it can run it: a 1-D launch
 /// whose global size fits the copy's index variables, with the application's work-group size
-/// if it gave one the staged slices fit, else the largest power of two they fit that divides
-/// the global size.
+/// if it gave one the staged slices fit, else (when nothing in the program can tell) the largest
+/// power of two they fit that divides the global size.
 fn staged_local(plan: &TransparentPlan, dims: &Dims) -> Option<usize> {
-    plan.kernel.staged.as_ref()?;
+    let copy = plan.kernel.staged.as_ref()?;
+    if dims.local.is_none() && copy.observes_groups {
+        // The implementation's choice of work-group size is not knowable; the copy's would
+        // show through the program's work-group queries.
+        return None;
+    }
     let cap = plan.program.stage_wg as u64;
     if dims.task || dims.global.len() != 1 || cap == 0 || dims.global[0] > i32::MAX as u64 {
         return None;

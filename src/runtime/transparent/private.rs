@@ -214,7 +214,8 @@ fn build_cached(ctx: cl_context, device: cl_device_id, source: &str, options: &s
         return Err("injected build failure".into());
     }
     // The build log's first error says enough in the one line this ends up in.
-    crate::cache::binaries::build(ctx, device, source, options, "private").map_err(|e| e.first_line().to_string())
+    crate::cache::binaries::build(ctx, device, &crate::clc::text::encode(source), options, "private")
+        .map_err(|e| e.first_line().to_string())
 }
 
 /// Selects the copies' 32-bit index arithmetic (see the rewriter's generated index functions).

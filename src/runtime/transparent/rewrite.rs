@@ -44,6 +44,10 @@ pub struct StagedCopy {
     pub extra_args: Vec<ExtraArg>,
     /// Local memory each work-item needs, in bytes (S*w summed over the staged buffers).
     pub bytes_per_item: u64,
+    /// The program observes its work-groups (their sizes, ids, barriers, local memory): then
+    /// the copy, which picks a work-group size of its own when the application gives none,
+    /// would see other values than the kernel as written.
+    pub observes_groups: bool,
 }
 
 /// Rewrites every kernel of `source` annotated without a device layout, one after the other
@@ -69,7 +73,7 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
         match outcome {
             Ok((out, req, layouts)) => {
                 current = out.source;
-                let staged = stage(&current, &req).map(|(source, copy)| {
+                let staged = stage(&current, source, &req).map(|(source, copy)| {
                     current = source;
                     copy
                 });
@@ -113,14 +117,23 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
 /// The staged copy of a kernel the rewriter turned into an ASTA copy, if it qualifies (every
 /// access of its buffers is to the work-item's own structure). A refusal costs nothing: the
 /// kernel still has its other forms.
-fn stage(current: &str, req: &rewrite::RewriteRequest) -> Option<(String, StagedCopy)> {
+fn stage(current: &str, original: &str, req: &rewrite::RewriteRequest) -> Option<(String, StagedCopy)> {
     let mut req = req.clone();
     req.private_name = format!("{}__clayout_staged", req.kernel);
     match rewrite::stage_kernel(current, &req) {
         Ok(st) => {
             crate::log::info(&format!("kernel {}: staged copy {}", req.kernel, req.private_name));
             let bytes_per_item = req.params.iter().map(|p| p.layout.words as u64 * p.layout.word_bytes as u64).sum();
-            Some((st.source, StagedCopy { private_name: req.private_name, extra_args: st.extra_args, bytes_per_item }))
+            let observes_groups = observes_groups(original);
+            Some((
+                st.source,
+                StagedCopy {
+                    private_name: req.private_name,
+                    extra_args: st.extra_args,
+                    bytes_per_item,
+                    observes_groups,
+                },
+            ))
         }
         Err(why) => {
             crate::log::info(&format!("kernel {}: no staged copy ({why})", req.kernel));
@@ -140,4 +153,28 @@ fn dump<'a>(source: &str, kernels: impl Iterator<Item = &'a String>) {
     if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&path, source)) {
         crate::log::warn(&format!("CLAYOUT_DUMP_DIR={dir}: cannot write {} ({e})", path.display()));
     }
+}
+
+/// Whether any code of `source` can tell the work-group size the launch runs with: the
+/// work-group builtins, barriers, work-group and sub-group functions, local memory. Every
+/// function counts, not only the kernel: helpers see the same geometry.
+fn observes_groups(source: &str) -> bool {
+    const BUILTINS: [&str; 8] = [
+        "get_local_id",
+        "get_local_size",
+        "get_enqueued_local_size",
+        "get_group_id",
+        "get_num_groups",
+        "get_local_linear_id",
+        "barrier",
+        "work_group_barrier",
+    ];
+    crate::clc::lex::lex(source).iter().filter(|t| t.kind == crate::clc::lex::TokenKind::Ident).any(|t| {
+        let s = t.text(source);
+        BUILTINS.contains(&s)
+            || s.starts_with("work_group_")
+            || s.starts_with("sub_group_")
+            || s.starts_with("get_sub_group")
+            || matches!(s, "__local" | "local")
+    })
 }
