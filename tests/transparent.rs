@@ -45,7 +45,7 @@ fn conversions(stats: &Value) -> (u64, u64) {
 fn every_call_sequence_with_rewritten_kernels() {
     let table = [
         ("launches", (1, 1)),
-        ("map", (3, 2)),
+        ("map", (3, 3)),
         ("partial", (2, 2)),
         ("copy", (2, 2)),
         ("fill", (3, 3)),
