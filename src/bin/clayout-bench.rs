@@ -268,7 +268,7 @@ fn bench_shape(
     let verbose = std::env::var("BENCH_VERBOSE").is_ok();
     for (d, &(name, from, to)) in cycle.iter().enumerate() {
         match enqueue_conversion(c.q.raw(), bufs.a.raw(), 0, shape, from, to, &[]) {
-            Ok(cv) => check(cmd::wait(&[cv.event.raw()]), name),
+            Ok(cv) => check(cmd::wait(&[cv.done().raw()]), name),
             Err(e) => {
                 println!("FAIL {name} S={s} T={t} w={w}: {e}");
                 return;
@@ -289,7 +289,7 @@ fn bench_shape(
                     c,
                     nop,
                     &mut |wait| match enqueue_conversion(c.q.raw(), bufs.a.raw(), 0, shape, from, to, wait) {
-                        Ok(cv) => Some(cv.event),
+                        Ok(cv) => cv.events.into_iter().last(),
                         Err(e) => {
                             eprintln!("FAIL enqueue: {e}");
                             None

@@ -57,7 +57,8 @@ pub fn from_source(
     if err != CL_SUCCESS {
         return Err(BuildError::plain("clCreateProgramWithSource", err));
     }
-    let program = Program::from_raw(p).ok_or(BuildError::plain("clCreateProgramWithSource", CL_OUT_OF_RESOURCES))?;
+    let program =
+        Program::created_in(p, context).ok_or(BuildError::plain("clCreateProgramWithSource", CL_OUT_OF_RESOURCES))?;
     build(&program, devices, options)?;
     Ok(program)
 }
@@ -73,7 +74,7 @@ pub fn from_binary(
     let (mut status, mut err) = (CL_SUCCESS, CL_SUCCESS);
     // SAFETY: one device, one binary of `len` bytes, alive for the call.
     let p = unsafe { api().clCreateProgramWithBinary(context, 1, &device, &len, &mut bytes, &mut status, &mut err) };
-    let program = Program::from_raw(p);
+    let program = Program::created_in(p, context);
     if err != CL_SUCCESS || status != CL_SUCCESS {
         return Err(BuildError::plain("clCreateProgramWithBinary", if err != CL_SUCCESS { err } else { status }));
     }

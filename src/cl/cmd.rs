@@ -36,7 +36,7 @@ pub fn create_queue(
     #[allow(deprecated)]
     let q = unsafe { api().clCreateCommandQueue(context, device, properties, &mut err) };
     check("clCreateCommandQueue", err)?;
-    Queue::from_raw(q).ok_or(Error::new("clCreateCommandQueue", CL_OUT_OF_RESOURCES))
+    Queue::created_in(q, context).ok_or(Error::new("clCreateCommandQueue", CL_OUT_OF_RESOURCES))
 }
 
 /// A context of `devices` (all of one platform), with no properties and no error callback.
@@ -56,7 +56,7 @@ pub fn create_buffer(context: cl_context, flags: cl_mem_flags, size: usize) -> R
     // SAFETY: a live context, no host pointer.
     let m = unsafe { api().clCreateBuffer(context, flags, size, ptr::null_mut(), &mut err) };
     check("clCreateBuffer", err)?;
-    Mem::from_raw(m).ok_or(Error::new("clCreateBuffer", CL_OUT_OF_RESOURCES))
+    Mem::created_in(m, context).ok_or(Error::new("clCreateBuffer", CL_OUT_OF_RESOURCES))
 }
 
 pub fn create_kernel(program: cl_program, name: &str) -> Result<Kernel> {

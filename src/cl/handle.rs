@@ -1,15 +1,43 @@
 //! One reference to an OpenCL object, released when dropped, whatever path leaves the code that
 //! holds it: clayout's own kernels, buffers, queues and programs, the events of its commands,
 //! and references it takes on the application's objects while it needs them.
+//!
+//! The objects clayout creates in an application's context (buffers, queues, programs) are
+//! counted per context while they live ([`live_in`]): when the application lets its context
+//! go, that count says exactly whether clayout still holds it, whatever the application itself
+//! leaks.
 
 use super::real::api;
+use once_cell::sync::Lazy;
 use opencl_sys::*;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+
+static LIVE: Lazy<Mutex<HashMap<usize, usize>>> = Lazy::new(Default::default);
+
+/// How many objects clayout created in `context` are alive.
+pub fn live_in(context: cl_context) -> usize {
+    LIVE.lock().get(&(context as usize)).copied().unwrap_or(0)
+}
+
+fn count(context: usize, up: bool) {
+    let mut live = LIVE.lock();
+    let n = live.entry(context).or_insert(0);
+    if up {
+        *n += 1;
+    } else {
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            live.remove(&context);
+        }
+    }
+}
 
 macro_rules! handle {
     ($(#[$doc:meta])* $name:ident, $raw:ty, $retain:ident, $release:ident) => {
         $(#[$doc])*
         #[derive(Debug, PartialEq, Eq)]
-        pub struct $name($raw);
+        pub struct $name($raw, usize);
 
         // SAFETY: OpenCL objects may be used, retained and released from any thread; the one
         // call that is not thread-safe on a shared object (clSetKernelArg on one kernel) is
@@ -21,7 +49,15 @@ macro_rules! handle {
             /// Takes over a reference the caller holds (an object just created, or an event
             /// just returned by an enqueue). None for a null handle.
             pub fn from_raw(raw: $raw) -> Option<Self> {
-                (!raw.is_null()).then(|| $name(raw))
+                (!raw.is_null()).then(|| $name(raw, 0))
+            }
+
+            /// [`Self::from_raw`] for an object clayout just created in `context`: counted
+            /// there while it lives.
+            pub fn created_in(raw: $raw, context: cl_context) -> Option<Self> {
+                let h = Self::from_raw(raw)?;
+                count(context as usize, true);
+                Some($name(h.into_raw(), context as usize))
             }
 
             /// A new reference to an object someone else holds (the application, the registry).
@@ -32,7 +68,7 @@ macro_rules! handle {
                 }
                 // SAFETY: the caller passes a live object (cl's contract); a failed retain is
                 // answered, not relied upon.
-                (unsafe { api().$retain(raw) } == CL_SUCCESS).then(|| $name(raw))
+                (unsafe { api().$retain(raw) } == CL_SUCCESS).then(|| $name(raw, 0))
             }
 
             pub fn raw(&self) -> $raw {
@@ -42,6 +78,9 @@ macro_rules! handle {
             /// Hands the reference to the caller, who must release it.
             pub fn into_raw(self) -> $raw {
                 let raw = self.0;
+                if self.1 != 0 {
+                    count(self.1, false);
+                }
                 std::mem::forget(self);
                 raw
             }
@@ -51,6 +90,9 @@ macro_rules! handle {
             fn drop(&mut self) {
                 // SAFETY: the handle holds exactly one reference, taken when it was made.
                 unsafe { api().$release(self.0) };
+                if self.1 != 0 {
+                    count(self.1, false);
+                }
             }
         }
     };

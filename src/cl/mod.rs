@@ -28,5 +28,5 @@ pub(crate) mod table;
 
 pub use api::{FnId, FN_COUNT, FN_NAMES};
 pub use error::{code_name, Error, Result};
-pub use handle::{Context, Event, Kernel, Mem, Program, Queue};
+pub use handle::{live_in, Context, Event, Kernel, Mem, Program, Queue};
 pub use real::{api, source};

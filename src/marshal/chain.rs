@@ -64,17 +64,19 @@ struct Chain {
     queue: cl_command_queue,
     /// What the first command waits for.
     first_wait: Vec<cl_event>,
-    /// The last command enqueued so far; None until one is.
-    last: Option<Event>,
+    /// Every command enqueued so far, in order. All stay referenced until the caller lets them
+    /// go after the last completes: some implementations abort when a failure runs through a
+    /// chain whose middle links were released.
+    links: Vec<Event>,
 }
 
 impl Chain {
     fn started(&self) -> bool {
-        self.last.is_some()
+        !self.links.is_empty()
     }
 
     fn waits(&self) -> Vec<cl_event> {
-        match &self.last {
+        match self.links.last() {
             Some(e) => vec![e.raw()],
             None => self.first_wait.clone(),
         }
@@ -105,20 +107,21 @@ impl Chain {
                 launched.map_err(|e| MarshalError::Enqueue(e.code, what()))?
             }
         };
-        self.last = Some(ev);
+        self.links.push(ev);
         Ok(())
     }
 
     fn marker(&mut self) -> Res<()> {
         let ev = cmd::marker(self.queue, &self.waits())
             .map_err(|e| MarshalError::Enqueue(e.code, "clEnqueueMarkerWithWaitList".into()))?;
-        self.last = Some(ev);
+        self.links.push(ev);
         Ok(())
     }
 }
 
 /// Enqueues the steps of `conv` (with their `kernels`) on the `shape` at word `base` of `data`,
-/// after `wait`, and returns the event of the last command and the bytes moved. Conversions in
+/// after `wait`, and returns the events of its commands in order (the last completes when the
+/// conversion does) and the bytes moved. Conversions in
 /// one context are serialized on its scratch. On an error after the first command, the
 /// commands enqueued still run and the error is `Partial`.
 #[allow(clippy::too_many_arguments)]
@@ -131,7 +134,7 @@ pub fn run(
     conv: &Conversion,
     kernels: &[Kernels],
     wait: &[cl_event],
-) -> Res<(Event, u64)> {
+) -> Res<(Vec<Event>, u64)> {
     let mut map = SCRATCH.lock();
     let sc = map.entry(ctx as usize).or_default();
     grow(ctx, &mut sc.flags, &mut sc.flags_bytes, conv.flags_bytes.max(4))?;
@@ -140,7 +143,7 @@ pub fn run(
     let buffers = Buffers { data, flags: raw(&sc.flags), tail: raw(&sc.tail) };
     let mut first_wait = wait.to_vec();
     first_wait.extend(sc.last.as_ref().map(Event::raw));
-    let mut chain = Chain { queue, first_wait, last: None };
+    let mut chain = Chain { queue, first_wait, links: Vec::new() };
     let mut bytes = 0;
     let mut result = Ok(());
     'steps: for ((step, params), k) in conv.steps.iter().zip(kernels) {
@@ -161,7 +164,7 @@ pub fn run(
         result = chain.marker();
     }
     // Whatever was enqueued, the scratch is busy until the last enqueued command is done.
-    if let Some(last) = &chain.last {
+    if let Some(last) = chain.links.last() {
         sc.last = Event::retain(last.raw());
         if sc.last.is_none() {
             // Without a reference the next conversion could not wait for this one.
@@ -171,11 +174,11 @@ pub fn run(
     drop(map);
     // Flushed so that a wait on the event from another queue cannot stall.
     let _ = cmd::flush(queue);
-    match (result, chain.last) {
-        (Ok(()), Some(last)) => Ok((last, bytes)),
-        (Err(e), Some(_)) => Err(MarshalError::Partial(Box::new(e))),
-        (Err(e), None) => Err(e),
+    match (result, chain.links.is_empty()) {
+        (Ok(()), false) => Ok((chain.links, bytes)),
+        (Err(e), false) => Err(MarshalError::Partial(Box::new(e))),
+        (Err(e), true) => Err(e),
         // Not reached: a chain that succeeded enqueued at least its marker.
-        (Ok(()), None) => Err(MarshalError::Enqueue(CL_OUT_OF_RESOURCES, "no command was enqueued".into())),
+        (Ok(()), true) => Err(MarshalError::Enqueue(CL_OUT_OF_RESOURCES, "no command was enqueued".into())),
     }
 }

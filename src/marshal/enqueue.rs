@@ -74,8 +74,8 @@ fn enqueue(
         .map(|(_, params)| programs::kernels(ctx, dev, params.clone()))
         .collect::<Result<Vec<_>, _>>()?;
     let base = offset / shape.w as u64;
-    let (event, bytes_moved) = chain::run(queue, ctx, buffer, base, shape, &conv, &kernels, wait)?;
-    Ok(Converted { event, bytes_moved, scratch_bytes: conv.flags_bytes + conv.tail_bytes })
+    let (events, bytes_moved) = chain::run(queue, ctx, buffer, base, shape, &conv, &kernels, wait)?;
+    Ok(Converted { events, bytes_moved, scratch_bytes: conv.flags_bytes + conv.tail_bytes })
 }
 
 /// Releases everything cached for `ctx` (programs, scratch buffers). Call when the

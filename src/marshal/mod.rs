@@ -79,12 +79,20 @@ pub use plan::{P100Kernel, Tuning};
 /// The result of an enqueued conversion.
 #[derive(Debug)]
 pub struct Converted {
-    /// Completes when the conversion is done.
-    pub event: Event,
+    /// The conversion's commands in order; the last completes when the conversion is done.
+    /// Keep them all until then (see `chain`).
+    pub events: Vec<Event>,
     /// Bytes read plus bytes written by all the kernels of the conversion.
     pub bytes_moved: u64,
     /// Extra device memory the conversion needed (done flags + tail words), in bytes.
     pub scratch_bytes: u64,
+}
+
+impl Converted {
+    /// The event of the conversion's last command: it completes when the conversion does.
+    pub fn done(&self) -> &Event {
+        self.events.last().expect("a conversion enqueues at least one command")
+    }
 }
 
 #[derive(Debug, Clone)]

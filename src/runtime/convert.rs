@@ -192,13 +192,14 @@ fn run_step(queue: cl_command_queue, buffer: &Buffer, step: Step, wait: &[cl_eve
     }
     let done = crate::marshal::enqueue_conversion(queue, buffer.mem(), 0, step.shape, step.from, step.to, wait)
         .map_err(|e| StepError { untouched: e.untouched(), reason: e.to_string() })?;
-    let ev = done.event;
+    let bytes_moved = done.bytes_moved;
+    let ev = super::timing::hold(queue, done.events)
+        .ok_or_else(|| StepError { untouched: false, reason: "the conversion's event could not be kept".into() })?;
     let dir = if step.to_host { Direction::ToHost } else { Direction::ToDevice };
-    stats::marshal(dir, done.bytes_moved, 0);
-    super::timing::time_event(queue, ev.raw());
+    stats::marshal(dir, bytes_moved, 0);
     crate::log::debug(&format!(
         "converted buffer {:#x} {:?} -> {:?} (M={} S={} w={}), {} bytes moved",
-        buffer.handle, step.from, step.to, step.shape.m, step.shape.s, step.shape.w, done.bytes_moved
+        buffer.handle, step.from, step.to, step.shape.m, step.shape.s, step.shape.w, bytes_moved
     ));
     Ok(ev)
 }

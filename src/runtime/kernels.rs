@@ -65,3 +65,8 @@ pub fn created(h: Handle, facts: Arc<KernelInfo>) {
 pub fn released(h: Handle) {
     KERNELS.remove(h);
 }
+
+/// Whether the application still holds a kernel of a program of `context`.
+pub fn any_in(context: Handle) -> bool {
+    KERNELS.snapshot().iter().any(|(_, k)| k.program.as_ref().is_some_and(|p| p.facts.context == context))
+}

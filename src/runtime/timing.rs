@@ -1,19 +1,30 @@
-//! Device time of conversions, read from event profiling when the queue has it: clayout never
-//! turns profiling on for an application's queue unless CLAYOUT_PROFILE=1 asks.
+//! What becomes of a conversion's commands after they are enqueued: every link of the chain
+//! stays referenced until the last one completes (some implementations abort when a failure
+//! runs through a chain whose middle links were released), and on a queue that profiles, the
+//! conversion's device time, from the first command's start to the last one's end, goes to the
+//! statistics. clayout never turns profiling on for an application's queue unless
+//! CLAYOUT_PROFILE=1 asks.
 
 use crate::cl::{cmd, info::event_times, Event};
 use crate::registry;
 use libc::c_void;
 use opencl_sys::*;
 
-extern "C" fn on_complete(ev: cl_event, status: cl_int, _user: *mut c_void) {
-    // The callback owns the reference `time_event` took.
-    let ev = Event::from_raw(ev);
+struct Held {
+    events: Vec<Event>,
+    profiling: bool,
+}
+
+extern "C" fn on_complete(_ev: cl_event, status: cl_int, user: *mut c_void) {
+    // SAFETY: `user` is the Box leaked in `hold`, handed to exactly one callback.
+    let held = unsafe { Box::from_raw(user as *mut Held) };
     crate::guard("conversion timing", || {
-        if status != CL_COMPLETE {
+        if status != CL_COMPLETE || !held.profiling {
             return;
         }
-        if let Some((start, end)) = ev.as_ref().and_then(|e| event_times(e.raw())) {
+        let first = held.events.first().and_then(|e| event_times(e.raw()));
+        let last = held.events.last().and_then(|e| event_times(e.raw()));
+        if let (Some((start, _)), Some((_, end))) = (first, last) {
             if end >= start {
                 crate::stats::marshal_time(end - start);
             }
@@ -21,15 +32,16 @@ extern "C" fn on_complete(ev: cl_event, status: cl_int, _user: *mut c_void) {
     });
 }
 
-/// Adds the device time of `ev` to the statistics once it completes, if `queue` profiles.
-pub fn time_event(queue: cl_command_queue, ev: cl_event) {
+/// Keeps the events of one conversion (in order) until the last completes, and times it then
+/// if `queue` profiles. Returns the last event (a reference of the caller's own).
+pub fn hold(queue: cl_command_queue, events: Vec<Event>) -> Option<Event> {
+    let last = Event::retain(events.last()?.raw())?;
     let profiling = registry::get().queues.get(registry::key(queue)).is_some_and(|q| q.profiling);
-    if !profiling {
-        return;
+    let user = Box::into_raw(Box::new(Held { events, profiling })) as *mut c_void;
+    if cmd::on_complete(last.raw(), on_complete, user).is_err() {
+        // SAFETY: the callback was not registered, so the box is still ours; the links are
+        // released now, as before this keeping existed.
+        drop(unsafe { Box::from_raw(user as *mut Held) });
     }
-    let Some(held) = Event::retain(ev) else { return };
-    if cmd::on_complete(ev, on_complete, std::ptr::null_mut()).is_ok() {
-        // Released by the callback.
-        held.into_raw();
-    }
+    Some(last)
 }

@@ -86,8 +86,8 @@ pub fn download(cl: &Cl, b: &DevBuf) -> Vec<u8> {
 pub fn convert(cl: &Cl, b: &DevBuf, offset: usize, shape: Shape, from: Layout, to: Layout) -> Converted {
     let c = enqueue_conversion(cl.queue.raw(), b.mem.raw(), offset as u64, shape, from, to, &[])
         .unwrap_or_else(|e| panic!("{shape:?} {from:?} -> {to:?}: {e}"));
-    cmd::wait(&[c.event.raw()]).expect("clWaitForEvents");
-    let st = info::event_status(c.event.raw());
+    cmd::wait(&[c.done().raw()]).expect("clWaitForEvents");
+    let st = info::event_status(c.done().raw());
     assert_eq!(st, Some(CL_COMPLETE as cl_int), "{shape:?} {from:?} -> {to:?}: event status {st:?}");
     c
 }
