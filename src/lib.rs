@@ -3,6 +3,7 @@
 
 pub mod annotation;
 pub mod binaries;
+pub mod clc;
 pub mod config;
 pub mod diskcache;
 pub mod exports;
