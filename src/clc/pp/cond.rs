@@ -1,7 +1,10 @@
 //! `#if` and `#elif` expressions (C99 6.10.1): macros expanded with `defined` read before
 //! expansion, identifiers left over are 0, then integer constant expression evaluation in
-//! intmax_t/uintmax_t (64 bits, as every OpenCL device compiler has them) with the usual
-//! arithmetic conversions, wrapping and shifts as clang computes them.
+//! intmax_t/uintmax_t with the usual arithmetic conversions, wrapping and shifts as clang
+//! computes them. clang's OpenCL mode makes intmax_t 128 bits wide (OpenCL reserves `long long`
+//! for 128-bit integers) on every target; a compiler that is not clang may use 64. The
+//! expression is evaluated in both widths: the 128-bit value is taken, and a condition whose
+//! truth differs between the two is unsure.
 //!
 //! A value that depends on a name the device compiler may predefine and the caller did not
 //! give is *unsure*; `&&`, `||` and `?:` drop the doubt where the known side decides the
@@ -15,24 +18,26 @@ use super::Fatal;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct V {
-    /// The value's bits; `unsigned` says how to read them.
-    v: u64,
+    /// The value's bits, truncated to the evaluation width; `unsigned` says how to read them.
+    v: u128,
     unsigned: bool,
     unsure: bool,
 }
 
 impl V {
-    fn signed(v: i64) -> V {
-        V { v: v as u64, unsigned: false, unsure: false }
-    }
-
     fn truth(b: bool) -> V {
-        V::signed(i64::from(b))
+        V { v: u128::from(b), unsigned: false, unsure: false }
     }
 }
 
 enum Item {
-    Val(V),
+    /// A literal (whose type depends on the width) or a signed value such as `defined X`.
+    Num {
+        v: u128,
+        literal: bool,
+        u_suffix: bool,
+        unsure: bool,
+    },
     Op(Rc<str>),
 }
 
@@ -76,25 +81,37 @@ pub(crate) fn eval(st: &mut State, toks: Vec<Tok>, loc: Loc) -> Result<bool, Fat
         st.error(loc, "expected value in expression".into());
         return Ok(false);
     }
-    let mut p = Parser { items: &items, pos: 0, depth: 0, max_depth: st.limits.max_nesting };
-    let v = match p.expr(Live::Yes) {
-        Ok(v) if p.pos == items.len() => v,
-        Ok(_) => {
-            st.error(loc, "token is not a valid binary operator in a preprocessor subexpression".into());
-            return Ok(false);
-        }
+    let v = match evaluate(&items, 128, st.limits.max_nesting) {
+        Ok(v) => v,
         Err(PErr::Syntax(msg)) => {
             st.error(loc, msg);
             return Ok(false);
         }
         Err(PErr::Fatal(f)) => return Err(f),
     };
+    let narrow = evaluate(&items, 64, st.limits.max_nesting);
+    if !matches!(narrow, Ok(n) if (n.v != 0) == (v.v != 0)) {
+        st.unsure(
+            loc,
+            "the condition's value depends on the width of intmax_t (128 bits in clang's OpenCL C, 64 elsewhere)"
+                .into(),
+        );
+    }
     if v.unsure {
         for (name, reserved) in names {
             st.unsure_name(&name, reserved, loc);
         }
     }
     Ok(v.v != 0)
+}
+
+fn evaluate(items: &[Item], bits: u32, max_depth: usize) -> Result<V, PErr> {
+    let mut p = Parser { items, pos: 0, depth: 0, max_depth, bits };
+    let v = p.expr(Live::Yes)?;
+    if p.pos != items.len() {
+        return Err(PErr::Syntax("token is not a valid binary operator in a preprocessor subexpression".into()));
+    }
+    Ok(v)
 }
 
 /// Macro expansion and `defined`, down to values and operators.
@@ -127,25 +144,26 @@ fn lower(
                 if paren && !ex.read(st, &mut base)?.is_punct(")") {
                     return Ok(Err("missing ')' after 'defined'".into()));
                 }
-                let v = match st.query(&u.text) {
-                    Query::Defined => V::truth(true),
-                    Query::Undefined => V::truth(false),
+                let (v, unsure) = match st.query(&u.text) {
+                    Query::Defined => (1, false),
+                    Query::Undefined => (0, false),
                     Query::Unsure(reserved) => {
                         names.push((u.text.clone(), reserved));
-                        V { unsure: true, ..V::truth(false) }
+                        (0, true)
                     }
                 };
-                items.push(Item::Val(v));
+                items.push(Item::Num { v, literal: false, u_suffix: false, unsure });
             }
             // OpenCL C has `bool`, and clang makes `true` and `false` keywords in `#if` too.
             Kind::Ident if &*t.text == "true" || &*t.text == "false" => {
-                items.push(Item::Val(V::truth(&*t.text == "true")))
+                let v = u128::from(&*t.text == "true");
+                items.push(Item::Num { v, literal: false, u_suffix: false, unsure: false })
             }
             Kind::Ident => {
-                let mut v = V::truth(false);
+                let mut unsure = false;
                 if let Query::Unsure(reserved) = st.query(&t.text) {
                     names.push((t.text.clone(), reserved));
-                    v.unsure = true;
+                    unsure = true;
                     // A builtin such as `__has_include(<x.h>)`: its argument list goes with it.
                     let u = ex.next(st, &mut base)?;
                     if u.is_punct("(") {
@@ -154,14 +172,14 @@ fn lower(
                         held = Some(u);
                     }
                 }
-                items.push(Item::Val(v));
+                items.push(Item::Num { v: 0, literal: false, u_suffix: false, unsure });
             }
             Kind::Number => match parse_int(&t.text) {
-                Ok(v) => items.push(Item::Val(v)),
+                Ok((v, u_suffix)) => items.push(Item::Num { v, literal: true, u_suffix, unsure: false }),
                 Err(msg) => return Ok(Err(msg)),
             },
             Kind::Char => match parse_char(&t.text) {
-                Ok(v) => items.push(Item::Val(v)),
+                Ok(v) => items.push(Item::Num { v: v as u128, literal: false, u_suffix: false, unsure: false }),
                 Err(msg) => return Ok(Err(msg)),
             },
             Kind::Punct => items.push(Item::Op(t.text.clone())),
@@ -192,6 +210,8 @@ struct Parser<'a> {
     pos: usize,
     depth: usize,
     max_depth: usize,
+    /// The width of intmax_t.
+    bits: u32,
 }
 
 fn binary_prec(op: &str) -> Option<u8> {
@@ -211,6 +231,20 @@ fn binary_prec(op: &str) -> Option<u8> {
 }
 
 impl Parser<'_> {
+    fn mask(&self) -> u128 {
+        u128::MAX >> (128 - self.bits)
+    }
+
+    /// `x` as a signed value of the evaluation width.
+    fn signed(&self, x: u128) -> i128 {
+        let shift = 128 - self.bits;
+        ((x << shift) as i128) >> shift
+    }
+
+    fn value(&self, v: u128, unsigned: bool, unsure: bool) -> V {
+        V { v: v & self.mask(), unsigned, unsure }
+    }
+
     fn peek_op(&self) -> Option<&str> {
         match self.items.get(self.pos) {
             Some(Item::Op(o)) => Some(o),
@@ -294,7 +328,7 @@ impl Parser<'_> {
                 }
                 _ => {
                     let rhs = self.binary(prec + 1, live)?;
-                    arith(&op, lhs, rhs, live)?
+                    self.arith(&op, lhs, rhs, live)?
                 }
             };
         }
@@ -305,9 +339,16 @@ impl Parser<'_> {
         self.enter()?;
         let v = match self.items.get(self.pos) {
             None => return Err(PErr::Syntax("expected value in expression".into())),
-            Some(Item::Val(v)) => {
+            Some(&Item::Num { v, literal, u_suffix, unsure }) => {
                 self.pos += 1;
-                *v
+                if literal && v > self.mask() {
+                    return Err(PErr::Syntax(
+                        "integer literal is too large to be represented in any integer type".into(),
+                    ));
+                }
+                // A literal too large for intmax_t is uintmax_t (clang warns).
+                let unsigned = u_suffix || (literal && v > self.mask() >> 1);
+                self.value(v, unsigned, unsure)
             }
             Some(Item::Op(op)) => {
                 let op = op.clone();
@@ -321,11 +362,11 @@ impl Parser<'_> {
                     "+" => self.unary(live)?,
                     "-" => {
                         let v = self.unary(live)?;
-                        V { v: 0u64.wrapping_sub(v.v), ..v }
+                        self.value(0u128.wrapping_sub(v.v), v.unsigned, v.unsure)
                     }
                     "~" => {
                         let v = self.unary(live)?;
-                        V { v: !v.v, ..v }
+                        self.value(!v.v, v.unsigned, v.unsure)
                     }
                     "!" => {
                         let v = self.unary(live)?;
@@ -358,65 +399,68 @@ fn logic(op: &str, a: V, b: V) -> V {
     V { unsure, ..V::truth(value) }
 }
 
-fn arith(op: &str, a: V, b: V, live: Live) -> Result<V, PErr> {
-    let mut unsure = a.unsure || b.unsure;
-    if matches!(op, "<<" | ">>") {
-        // The shift amount takes no part in the usual conversions: the result has the type of
-        // the left operand. clang: `<<` by the width or more is 0, `>>` by it is by width - 1.
-        let amount = b.v;
-        let v = if op == "<<" {
-            if amount >= 64 {
-                0
+impl Parser<'_> {
+    fn arith(&self, op: &str, a: V, b: V, live: Live) -> Result<V, PErr> {
+        let mut unsure = a.unsure || b.unsure;
+        let bits = u128::from(self.bits);
+        if matches!(op, "<<" | ">>") {
+            // The shift amount takes no part in the usual conversions: the result has the type
+            // of the left operand. clang: `<<` by the width or more is 0, `>>` by it is by
+            // width - 1 (a negative amount counts as a huge one).
+            let v = if op == "<<" {
+                if b.v >= bits {
+                    0
+                } else {
+                    a.v << b.v
+                }
             } else {
-                a.v << amount
-            }
-        } else {
-            let amount = amount.min(63);
-            if a.unsigned {
-                a.v >> amount
-            } else {
-                ((a.v as i64) >> amount) as u64
-            }
-        };
-        return Ok(V { v, unsigned: a.unsigned, unsure });
-    }
-    let unsigned = a.unsigned || b.unsigned;
-    let (x, y) = (a.v, b.v);
-    let (sx, sy) = (x as i64, y as i64);
-    let v = match op {
-        "*" => x.wrapping_mul(y),
-        "+" => x.wrapping_add(y),
-        "-" => x.wrapping_sub(y),
-        "/" | "%" if y == 0 => match live {
-            Live::Yes => return Err(PErr::Syntax(format!("{} by zero in preprocessor expression", div_name(op)))),
-            Live::Maybe => {
-                unsure = true;
-                0
-            }
-            Live::No => 0,
-        },
-        "/" if unsigned => x / y,
-        "/" => sx.wrapping_div(sy) as u64,
-        "%" if unsigned => x % y,
-        "%" => sx.wrapping_rem(sy) as u64,
-        "<" | ">" | "<=" | ">=" => {
-            let ord = if unsigned { x.cmp(&y) } else { sx.cmp(&sy) };
-            let r = match op {
-                "<" => ord.is_lt(),
-                ">" => ord.is_gt(),
-                "<=" => ord.is_le(),
-                _ => ord.is_ge(),
+                let amount = b.v.min(bits - 1);
+                if a.unsigned {
+                    a.v >> amount
+                } else {
+                    (self.signed(a.v) >> amount) as u128
+                }
             };
-            return Ok(V { unsure, ..V::truth(r) });
+            return Ok(self.value(v, a.unsigned, unsure));
         }
-        "==" => return Ok(V { unsure, ..V::truth(x == y) }),
-        "!=" => return Ok(V { unsure, ..V::truth(x != y) }),
-        "&" => x & y,
-        "^" => x ^ y,
-        "|" => x | y,
-        _ => return Err(PErr::Syntax(format!("invalid operator '{op}' in preprocessor expression"))),
-    };
-    Ok(V { v, unsigned, unsure })
+        let unsigned = a.unsigned || b.unsigned;
+        let (x, y) = (a.v, b.v);
+        let (sx, sy) = (self.signed(x), self.signed(y));
+        let v = match op {
+            "*" => x.wrapping_mul(y),
+            "+" => x.wrapping_add(y),
+            "-" => x.wrapping_sub(y),
+            "/" | "%" if y == 0 => match live {
+                Live::Yes => return Err(PErr::Syntax(format!("{} by zero in preprocessor expression", div_name(op)))),
+                Live::Maybe => {
+                    unsure = true;
+                    0
+                }
+                Live::No => 0,
+            },
+            "/" if unsigned => x / y,
+            "/" => sx.wrapping_div(sy) as u128,
+            "%" if unsigned => x % y,
+            "%" => sx.wrapping_rem(sy) as u128,
+            "<" | ">" | "<=" | ">=" => {
+                let ord = if unsigned { x.cmp(&y) } else { sx.cmp(&sy) };
+                let r = match op {
+                    "<" => ord.is_lt(),
+                    ">" => ord.is_gt(),
+                    "<=" => ord.is_le(),
+                    _ => ord.is_ge(),
+                };
+                return Ok(V { unsure, ..V::truth(r) });
+            }
+            "==" => return Ok(V { unsure, ..V::truth(x == y) }),
+            "!=" => return Ok(V { unsure, ..V::truth(x != y) }),
+            "&" => x & y,
+            "^" => x ^ y,
+            "|" => x | y,
+            _ => return Err(PErr::Syntax(format!("invalid operator '{op}' in preprocessor expression"))),
+        };
+        Ok(self.value(v, unsigned, unsure))
+    }
 }
 
 fn div_name(op: &str) -> &'static str {
@@ -427,8 +471,8 @@ fn div_name(op: &str) -> &'static str {
     }
 }
 
-/// An integer constant (C99 6.4.4.1) as `#if` reads it: too large for intmax_t is uintmax_t.
-fn parse_int(text: &str) -> Result<V, String> {
+/// An integer constant (C99 6.4.4.1) as `#if` reads it: its value and whether it has a `u`.
+fn parse_int(text: &str) -> Result<(u128, bool), String> {
     let suffix_len = text.bytes().rev().take_while(|b| matches!(b, b'u' | b'U' | b'l' | b'L')).count();
     let (digits, suffix) = text.split_at(text.len() - suffix_len);
     let s = suffix.to_ascii_lowercase();
@@ -453,21 +497,20 @@ fn parse_int(text: &str) -> Result<V, String> {
     if body.is_empty() {
         return Err(format!("invalid integer constant '{text}'"));
     }
-    let mut value: u64 = 0;
+    let mut value: u128 = 0;
     for c in body.chars() {
         let d = c.to_digit(radix).ok_or_else(|| format!("invalid digit '{c}' in integer constant '{text}'"))?;
         value = value
-            .checked_mul(u64::from(radix))
-            .and_then(|v| v.checked_add(u64::from(d)))
+            .checked_mul(u128::from(radix))
+            .and_then(|v| v.checked_add(u128::from(d)))
             .ok_or_else(|| "integer literal is too large to be represented in any integer type".to_string())?;
     }
-    let unsigned = s.contains('u') || value > i64::MAX as u64;
-    Ok(V { v: value, unsigned, unsure: false })
+    Ok((value, s.contains('u')))
 }
 
 /// A character constant (C99 6.4.4.4) with clang's values: `char` is signed, a multi-character
 /// constant is an `int` built from its bytes, a wide one is the value of its last character.
-fn parse_char(text: &str) -> Result<V, String> {
+fn parse_char(text: &str) -> Result<i128, String> {
     let (wide, quoted) = match text.strip_prefix('L') {
         Some(rest) => (true, rest),
         None => (false, text),
@@ -521,15 +564,13 @@ fn parse_char(text: &str) -> Result<V, String> {
         values.push(if wide { v } else { v & 0xff });
     }
     let Some(&last) = values.last() else { return Err("empty character constant".into()) };
-    let v = if wide {
-        i64::from(last as i32)
+    Ok(if wide {
+        i128::from(last as i32)
     } else if values.len() == 1 {
-        i64::from(last as u8 as i8)
+        i128::from(last as u8 as i8)
     } else {
-        let packed = values.iter().fold(0u32, |acc, &b| (acc << 8) | b);
-        i64::from(packed as i32)
-    };
-    Ok(V::signed(v))
+        i128::from(values.iter().fold(0u32, |acc, &b| (acc << 8) | b) as i32)
+    })
 }
 
 #[cfg(test)]
@@ -555,12 +596,7 @@ mod tests {
         is("(1 + 2) * 3 == 9", true);
         is("-1 < 0", true);
         is("-1 < 0u", false);
-        is("0xFFFFFFFFFFFFFFFF == -1", true);
         is("18446744073709551615 > 0", true);
-        is("9223372036854775807 + 1 < 0", true);
-        is("-9223372036854775807 - 1 == 0x8000000000000000", true);
-        is("1 << 63 < 0", true);
-        is("1u << 64 == 0", true);
         is("-8 >> 1 == -4", true);
         is("-8 >> 100 == -1", true);
         is("7 / -2 == -3 && 7 % -2 == 1", true);
@@ -577,8 +613,39 @@ mod tests {
     }
 
     #[test]
+    fn clang_computes_in_128_bits_and_a_difference_from_64_is_unsure() {
+        for (text, v128) in [
+            ("0xFFFFFFFFFFFFFFFF == -1", false),
+            ("9223372036854775807 + 1 < 0", false),
+            ("-9223372036854775807 - 1 == 0x8000000000000000", false),
+            ("1 << 63 < 0", false),
+            ("1u << 64 == 0", false),
+            ("1 << 127 < 0", true),
+            ("340282366920938463463374607431768211455 == -1", true),
+        ] {
+            assert_eq!(value(text), (v128, false), "{text}");
+        }
+        is("-9223372036854775807 - 1 < 0", true);
+        is("0x7fffffffffffffff > 0", true);
+    }
+
+    #[test]
     fn errors_make_the_condition_false() {
-        for text in ["", "1 +", "(1", "1 / 0", "1 2", "1.0", "\"s\"", "1 = 1", "defined", "defined(", "08", "1 ? 2"] {
+        for text in [
+            "",
+            "1 +",
+            "(1",
+            "1 / 0",
+            "1 2",
+            "1.0",
+            "\"s\"",
+            "1 = 1",
+            "defined",
+            "defined(",
+            "08",
+            "1 ? 2",
+            "340282366920938463463374607431768211456",
+        ] {
             let (v, clean) = value(text);
             assert!(!v && !clean, "{text}");
         }

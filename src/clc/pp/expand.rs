@@ -413,9 +413,15 @@ impl VecBase {
 }
 
 impl Base for VecBase {
-    fn next(&mut self, _st: &mut State) -> Result<Tok, Fatal> {
+    fn next(&mut self, st: &mut State) -> Result<Tok, Fatal> {
         let t = self.toks.get(self.pos).cloned().unwrap_or_else(|| self.eof.clone());
         self.pos += 1;
+        // clang: `__LINE__` expanded in an argument is where the expansion around it ends in
+        // the argument as written, or, for tokens that came out of an expansion, where that
+        // expansion ends (the line the caller's reading has reached).
+        if !t.expanded && t.kind != Kind::Eof {
+            st.cur_line = t.loc.line;
+        }
         Ok(t)
     }
 }
@@ -501,6 +507,7 @@ impl Expander {
                 c.pos += 1;
                 if c.macro_name.is_some() {
                     t.loc = self.invocation;
+                    t.expanded = true;
                 }
                 return Ok(t);
             }
@@ -702,6 +709,7 @@ impl Expander {
             return Err(Fatal::TooDeep("macro arguments"));
         }
         st.arg_depth += 1;
+        let line = st.cur_line;
         let loc = arg.first().map_or(self.invocation, |t| t.loc);
         let mut base = VecBase::new(arg.to_vec(), loc);
         let mut sub = Expander { ctx: Vec::new(), invocation: self.invocation };
@@ -714,6 +722,7 @@ impl Expander {
             }
         };
         st.arg_depth -= 1;
+        st.cur_line = line;
         result
     }
 }
@@ -770,6 +779,10 @@ fn stringize(hash: &Tok, arg: &[Tok]) -> Tok {
         } else {
             s.push_str(&t.text);
         }
+    }
+    // clang drops an unescaped backslash at the end, which would escape the closing quote.
+    if s.bytes().rev().take_while(|&b| b == b'\\').count() % 2 == 1 {
+        s.pop();
     }
     s.push('"');
     Tok::new(Kind::Str, &s, hash.loc)

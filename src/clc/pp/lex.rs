@@ -43,11 +43,13 @@ pub(crate) struct Tok {
     pub space: bool,
     /// Blue paint (C99 6.10.3.4p2): met while its macro was being replaced, never expanded.
     pub painted: bool,
+    /// Produced by a macro expansion: `loc` is where the outermost invocation starts.
+    pub expanded: bool,
 }
 
 impl Tok {
     pub fn new(kind: Kind, text: &str, loc: Loc) -> Tok {
-        Tok { kind, text: Rc::from(text), loc, space: false, painted: false }
+        Tok { kind, text: Rc::from(text), loc, space: false, painted: false, expanded: false }
     }
 
     pub fn is_punct(&self, p: &str) -> bool {

@@ -135,9 +135,10 @@ impl Writer {
             self.newline();
             self.out.push_str(part);
         }
-        self.at_line_start = false;
+        // An unterminated block comment runs to the end of the text, newline included.
+        self.at_line_start = t.text.ends_with('\n');
         self.prev = None;
-        self.must_break = t.text.starts_with("//");
+        self.must_break = t.text.starts_with("//") && !self.at_line_start;
         self.check()
     }
 

@@ -156,6 +156,8 @@ fn stringizing_spacing_and_escapes() {
         "#define s(x) #x\ns(  a   +\n  b  ) s(\"a\\n\") s('\"') s(a/* c */b) s()\n",
         "\"a + b\" \"\\\"a\\\\n\\\"\" \"'\\\"'\" \"a b\" \"\"",
     );
+    // clang drops a backslash that would escape the closing quote.
+    expands_to("#define s(x) #x\ns(a\\) s(\\\\)\n", "\"a\" \"\\\\\"");
 }
 
 #[test]
@@ -330,6 +332,9 @@ fn line_directive_and_line_macro() {
 #[test]
 fn line_macro_is_the_end_of_a_multiline_invocation() {
     expands_to("#define f(x) x __LINE__\nf(a\n)\n", "a 3");
+    // In an argument, as clang: where the argument's own expansion ends.
+    expands_to("#define g(x) x\n#define L __LINE__\ng(\n__LINE__ L\n)\n", "4 4");
+    expands_to("#define g(x) x\n#define k(y) g(__LINE__) y\nk(1\n)\n", "4 1");
     let p = run("#define f(x, y) x __LINE__\nf(a,\n\n)");
     assert_eq!(tokens(&p.text), ["a", "4"]);
 }
@@ -638,6 +643,21 @@ fn runaway_inputs_hit_limits() {
     assert_eq!(limited(&deep, Limits::default()), Err(Fatal::TooDeep("macro arguments")));
     let nested = format!("#if {}1{}\n#endif\n", "(".repeat(1000), ")".repeat(1000));
     assert_eq!(limited(&nested, Limits::default()), Err(Fatal::TooDeep("#if expression")));
+}
+
+#[test]
+fn output_preprocesses_to_itself() {
+    for src in [
+        "/*DL: unterminated\nx\n",
+        "a\n\n\n\n\n\n\n\n\n\n\n\nb\n#line 5 \"x.cl\"\nc\n#line 1\nd\n",
+        "#define P +\n#define D /\nP+ D/x -P -1 P\n+\n",
+        "#pragma unroll 4\n#undef M_PI\n//DL: a\nx /*DL: b\nc */ y // z\n",
+        "#define f(x) x\nf(1,\n2)\nnext\n",
+    ] {
+        let p = run(src);
+        let again = run(&p.text);
+        assert_eq!(again.text, p.text, "{src:?}");
+    }
 }
 
 #[test]
