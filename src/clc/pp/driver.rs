@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use super::cond;
 use super::expand::{parse_define, Base, Expander, Query, State, VecBase};
-use super::lex::{Kind, Lexer, Loc, Tok};
+use super::lex::{Kind, Lexer, Line, Loc, Tok};
 use super::options::{parse_build_options, MacroOption};
 use super::output::Writer;
 use super::{Fatal, IncludeResolver, Input, LineMap, MacroDef, MacroOrigin, Preprocessed};
@@ -38,6 +38,8 @@ struct FileState {
     delta: i64,
     conds: Vec<Cond>,
     pending: VecDeque<Tok>,
+    /// A directive line met while a `(` was looked for, to run at the next read.
+    held: Option<Line>,
 }
 
 impl FileState {
@@ -89,7 +91,15 @@ impl Files<'_> {
         let lexer = Lexer::new(text);
         defined_names(lexer.text(), &mut st.defined_somewhere);
         let presumed = st.name_id(&name);
-        self.stack.push(FileState { lexer, name, presumed, delta: 0, conds: Vec::new(), pending: VecDeque::new() });
+        self.stack.push(FileState {
+            lexer,
+            name,
+            presumed,
+            delta: 0,
+            conds: Vec::new(),
+            pending: VecDeque::new(),
+            held: None,
+        });
         st.boundary += 1;
     }
 
@@ -429,20 +439,28 @@ impl Base for Files<'_> {
                 self.last = t.loc;
                 return Ok(t);
             }
-            let Some(line) = f.lexer.next_line() else {
+            let stop = Tok::new(Kind::Eof, "", self.last);
+            let Some(line) = f.held.take().or_else(|| f.lexer.next_line()) else {
                 for c in std::mem::take(&mut f.conds) {
                     st.error(c.loc, "unterminated conditional directive".into());
                 }
                 self.stack.pop();
                 st.boundary += 1;
+                if st.seeking_paren {
+                    return Ok(stop);
+                }
                 continue;
             };
+            let is_directive = line.toks.iter().find(|t| t.kind != Kind::Annotation).is_some_and(Tok::is_hash);
+            if is_directive && st.seeking_paren {
+                f.held = Some(line);
+                return Ok(stop);
+            }
             st.charge(line.toks.len() + 1)?;
             let mut toks = line.toks;
             for t in &mut toks {
                 t.loc = f.loc(t.loc.line);
             }
-            let is_directive = toks.iter().find(|t| t.kind != Kind::Annotation).is_some_and(Tok::is_hash);
             if is_directive {
                 toks.retain(|t| t.kind != Kind::Annotation);
                 let next_line = line.next_line;
@@ -508,7 +526,16 @@ pub(crate) fn run(input: Input<'_>) -> Result<Preprocessed, Fatal> {
         st.unsure(loc, "a '#' token starts an output line, where the compiler would read a directive".into());
     }
     let (text, lines) = w.finish();
-    finish(st, files, opts.compiler_string(), text, lines)
+    // The compiler may define a name an option undefines: it must see the option too.
+    let mut compiler = opts.clone();
+    for m in &opts.macros {
+        if let MacroOption::Undef(name) = m {
+            if st.device_may_define(name) {
+                compiler.compiler.push(format!("-U{name}"));
+            }
+        }
+    }
+    finish(st, files, compiler.compiler_string(), text, lines)
 }
 
 fn finish(

@@ -177,6 +177,9 @@ pub(crate) struct State {
     pub boundary: u64,
     /// Above 0 while a macro invocation's arguments (or its `(`) are being read from a file.
     pub collecting: u32,
+    /// While the `(` after a function-like macro's name is looked for: as in clang, a
+    /// directive line or the end of a file says there is none.
+    pub seeking_paren: bool,
     arg_depth: usize,
     work: u64,
     pub limits: Limits,
@@ -188,7 +191,8 @@ pub(crate) enum Query {
     Defined,
     Undefined,
     /// Undefined here, but the device compiler may define it; `true` when the name is reserved
-    /// (leading `__` or `_` + capital) rather than one of OpenCL C's own library macros.
+    /// but not one compilers are known to define, so that the program defining it somewhere
+    /// makes it the program's own (an include guard such as `__UTILS_H__`).
     Unsure(bool),
 }
 
@@ -230,6 +234,92 @@ const LIBRARY_MACROS: &[&str] = &[
 ];
 const LIBRARY_PREFIXES: &[&str] = &["FLT_", "DBL_", "HALF_", "M_", "CLK_", "CL_", "cl_", "__opencl_c_"];
 
+/// Beginnings of the names OpenCL compilers predefine (OpenCL C 3.0 6.12, clang, GCC-style
+/// target macros, vendors): a program defining one of these too, as a fallback for compilers
+/// without it (`#ifndef __OPENCL_C_VERSION__` / `#define __OPENCL_C_VERSION__ 100`), does not
+/// make it the program's own.
+const DEVICE_PREFIXES: &[&str] = &[
+    "__OPENCL",
+    "__opencl",
+    "__ENDIAN",
+    "__IMAGE",
+    "__FAST",
+    "__EMBEDDED",
+    "__ROUNDING",
+    "__kernel",
+    "__SPIR",
+    "__spir",
+    "__clang",
+    "__llvm",
+    "__GNUC",
+    "__STDC",
+    "__SIZEOF",
+    "__FINITE",
+    "__OPTIMIZE",
+    "__NV",
+    "__nv",
+    "__PTX",
+    "__CUDA",
+    "__AMD",
+    "__amd",
+    "__gfx",
+    "__GFX",
+    "__R600",
+    "__INTEL",
+    "__Intel",
+    "__intel",
+    "__ALTERA",
+    "__FPGA",
+    "__GPU",
+    "__CPU",
+    "__APPLE",
+    "__MESA",
+    "__POCL",
+    "__x86",
+    "__i386",
+    "__i686",
+    "__arm",
+    "__ARM",
+    "__aarch64",
+    "__riscv",
+    "__ORDER",
+    "__BYTE_ORDER",
+    "__LITTLE_ENDIAN",
+    "__BIG_ENDIAN",
+    "__LP64",
+    "__ILP32",
+    "__linux",
+    "__unix",
+    "__ELF",
+    "__VERSION__",
+    "__has_",
+    "__is_identifier",
+    "__CHAR",
+    "__INT",
+    "__UINT",
+    "__LONG",
+    "__SCHAR",
+    "__SHRT",
+    "__WCHAR",
+    "__FLT",
+    "__DBL",
+    "__LDBL",
+    "__PTRDIFF",
+    "__SIZE",
+    "__USER_LABEL",
+    "__ATOMIC",
+    "__MEMORY_SCOPE",
+    "__ELF__",
+    "__PIC",
+    "__pic",
+    "__PIE",
+    "__pie",
+    "__NO_",
+    "__GCC",
+    "__FP_",
+    "__CL_",
+];
+
 pub(crate) fn is_reserved(name: &str) -> bool {
     let b = name.as_bytes();
     b.len() >= 2 && b[0] == b'_' && (b[1] == b'_' || b[1].is_ascii_uppercase())
@@ -261,6 +351,7 @@ impl State {
             pending_reserved: Vec::new(),
             boundary: 0,
             collecting: 0,
+            seeking_paren: false,
             arg_depth: 0,
             work: 0,
             limits,
@@ -357,18 +448,18 @@ impl State {
         } else if is_library(name) {
             Query::Unsure(false)
         } else if is_reserved(name) {
-            Query::Unsure(true)
+            Query::Unsure(!DEVICE_PREFIXES.iter().any(|p| name.starts_with(p)))
         } else {
             Query::Undefined
         }
     }
 
     /// Records why a query answered `Unsure` mattered.
-    pub fn unsure_name(&mut self, name: &Rc<str>, reserved: bool, loc: Loc) {
+    pub fn unsure_name(&mut self, name: &Rc<str>, filterable: bool, loc: Loc) {
         let msg = format!(
             "the condition depends on '{name}', which the device compiler may predefine and the build does not say"
         );
-        if reserved {
+        if filterable {
             self.pending_reserved.push((name.clone(), loc, msg));
         } else {
             self.unsure(loc, msg);
@@ -536,7 +627,10 @@ impl Expander {
     ) -> Result<Option<Invocation>, Fatal> {
         let mut deferred = Vec::new();
         loop {
-            let u = self.read(st, base)?;
+            st.seeking_paren = true;
+            let u = self.read(st, base);
+            st.seeking_paren = false;
+            let u = u?;
             if u.is_transparent() {
                 deferred.push(u);
                 continue;

@@ -13,12 +13,15 @@
 //! - macros (`expand`): object-like and function-like, `#`, `##` with placemarkers,
 //!   `__VA_ARGS__` and GNU named variadics, GNU `, ## __VA_ARGS__` (comma dropped only when the
 //!   variable arguments are left out and the macro has a named parameter, as clang in C99
-//!   mode), rescanning with blue paint, `#undef` and redefinition; `__LINE__` (the line of the
-//!   end of the outermost invocation) and `__COUNTER__` (in clang's order: an argument is
-//!   expanded once, when first used unstringized and unpasted);
+//!   mode), rescanning with blue paint, `#undef` and redefinition; a directive line or the end
+//!   of a header between a function-like macro's name and `(` means no invocation, directives
+//!   among the arguments act (clang); `__LINE__` (the line where the outermost invocation ends,
+//!   or inside an argument where the argument's own expansion ends) and `__COUNTER__` (in
+//!   clang's order: an argument is expanded once, when first used unstringized and unpasted);
 //! - conditionals (`cond`): `#if/#ifdef/#ifndef/#elif/#elifdef/#elifndef/#else/#endif`, with
-//!   `defined`, intmax/uintmax arithmetic and the usual conversions, `?:`, character
-//!   constants, `true`/`false` (clang's OpenCL keywords), other identifiers 0;
+//!   `defined`, intmax/uintmax arithmetic and the usual conversions in 128 bits (clang's OpenCL
+//!   mode; a condition whose truth differs in 64 bits is unsure), `?:`, character constants,
+//!   `true`/`false` (clang's OpenCL keywords), other identifiers 0;
 //! - directives (`driver`): `#include` through [`IncludeResolver`] and `#pragma once`,
 //!   `#line` and GNU line markers, `#error` (reported in `errors`), `#warning`, the null
 //!   directive, `#pragma` passed through in place.
@@ -29,14 +32,17 @@
 //!
 //! Unsure (reported, never guessed silently): a condition that depends on a name the device
 //! compiler may predefine and the caller did not give (reserved names, `__` or `_` + capital,
-//! unless the program itself defines the name somewhere, as include guards do; the OpenCL C
-//! library macros such as `FLT_MAX` or `M_PI`; `cl_*`/`CL_*`/`CLK_*`); a header the resolver
-//! cannot find; `__FILE__`, `__DATE__`, `__TIME__` and the like (left for the compiler);
-//! `#pragma` and `_Pragma` other than `OPENCL EXTENSION`, `OPENCL FP_CONTRACT`, `unroll`,
-//! `nounroll`, `clang/GCC diagnostic` and `once`, or a known one naming a program macro;
-//! `#include`, `#pragma` or a file boundary inside a macro invocation; a macro the device may
-//! also define reaching the output unexpanded; a `#` that would start an output line; build
-//! options with quotes (implementations split them differently) or `-cl-std=CLC++`.
+//! unless the program itself defines the name somewhere, as include guards do, and the name
+//! is not one compilers are known to predefine such as `__OPENCL_C_VERSION__` or `__SPIR__`;
+//! the OpenCL C library macros such as `FLT_MAX` or `M_PI`; `cl_*`/`CL_*`/`CLK_*`); a
+//! condition whose truth depends on the width of intmax_t; a header the resolver cannot find;
+//! `__FILE__`, `__DATE__`, `__TIME__` and the like (left for the compiler); `#pragma` and
+//! `_Pragma` other than `OPENCL EXTENSION`, `OPENCL FP_CONTRACT`, `unroll`, `nounroll`,
+//! `clang/GCC diagnostic` and `once`, or a known one naming a program macro; `#include`,
+//! `#define`, `#undef`, `#line`, `#pragma` or a file boundary inside a macro invocation's
+//! arguments; a macro the device may also define reaching the output unexpanded; a `#` that
+//! would start an output line; build options with quotes (implementations split them
+//! differently) or `-cl-std=CLC++`.
 //! `__cplusplus` and `__OPENCL_CPP_VERSION__` are simply undefined.
 //!
 //! Deliberately unsupported: `__VA_OPT__` (unsure), `#include_next` and `#import` (unsure,

@@ -177,6 +177,20 @@ fn directives_inside_arguments() {
     assert!(!p.unsure.is_empty(), "an invocation over a directive is unsure");
 }
 
+// clang: a directive, or the end of a header, between a function-like macro's name and `(`
+// means there is no invocation; within the arguments, directives act.
+#[test]
+fn a_directive_or_file_end_ends_the_search_for_the_parenthesis() {
+    let p = run("#define f(x) [x]\nf\n#define y 1\n(y)\nf\n(2)\n");
+    assert_eq!(tokens(&p.text), ["f", "(", "1", ")", "[", "2", "]"]);
+    assert!(p.is_exact(), "{:?}", p.unsure);
+    let p = run_with(&["#include \"h.h\"\n(1)\n"], "", &Predefined::default(), &[("h.h", "#define f(x) x\nf\n")]);
+    assert_eq!(tokens(&p.text), ["f", "(", "1", ")"]);
+    let p = run("#define f(x, y) x y\nf(1,\n#ifdef NOPE\n2\n#else\n3\n#endif\n)\n");
+    assert_eq!(tokens(&p.text), ["1", "3"]);
+    assert!(p.is_exact(), "{:?}", p.unsure);
+}
+
 #[test]
 fn gnu_comma_pasting_as_clang_in_c99_mode() {
     expands_to(
@@ -401,6 +415,27 @@ fn include_guards_with_reserved_names_are_the_programs_own() {
     assert_eq!(tokens(&p.text), ["float", "x", ";"]);
 }
 
+// A fallback for compilers without a standard macro is not an include guard.
+#[test]
+fn a_program_defining_a_device_name_does_not_make_it_its_own() {
+    let p = run("#ifndef __OPENCL_C_VERSION__\n#define __OPENCL_C_VERSION__ 100\n#endif\n");
+    assert_eq!(p.unsure.len(), 1, "{:?}", p.unsure);
+    let p = run("#ifndef _MY_GUARD\n#define _MY_GUARD\n#endif\n");
+    assert!(p.is_exact(), "{:?}", p.unsure);
+}
+
+#[test]
+fn undefining_options_reach_the_compiler_for_device_names() {
+    let p = run_with(
+        &["__SPIR__ MINE\n#ifdef __SPIR__\n#endif\n"],
+        "-U__SPIR__ -UMINE -DX=1 -w",
+        &Predefined::default(),
+        &[],
+    );
+    assert!(p.is_exact(), "{:?}", p.unsure);
+    assert_eq!(p.compiler_options, "-w -U__SPIR__");
+}
+
 #[test]
 fn include_through_macros_and_resolver_arguments() {
     let mut seen = Vec::new();
@@ -574,8 +609,9 @@ fn hash_starting_an_output_line_is_unsure() {
 
 #[test]
 fn invocation_across_a_file_boundary_is_unsure() {
-    let p = run_with(&["#include \"h.h\"\n(1)\n"], "", &Predefined::default(), &[("h.h", "#define f(x) x\nf\n")]);
+    let p = run_with(&["#include \"h.h\"\n1)\n"], "", &Predefined::default(), &[("h.h", "#define f(x) x\nf(\n")]);
     assert!(!p.unsure.is_empty());
+    assert_eq!(tokens(&p.text), ["1"]);
 }
 
 #[test]
