@@ -683,8 +683,12 @@ impl Expander {
         if !self.ctx.iter().any(|c| c.macro_name.is_some()) {
             self.invocation = name.loc;
         }
+        for t in &mut toks {
+            t.indent = Default::default();
+        }
         if let Some(first) = toks.first_mut() {
             first.space = name.space;
+            first.indent = name.indent;
         }
         st.charge(toks.len() + 1)?;
         if self.ctx.len() >= st.limits.max_nesting {

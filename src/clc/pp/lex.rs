@@ -45,11 +45,28 @@ pub(crate) struct Tok {
     pub painted: bool,
     /// Produced by a macro expansion: `loc` is where the outermost invocation starts.
     pub expanded: bool,
+    /// The white space before it when it starts its line, so the output keeps indentation.
+    pub indent: Indent,
+}
+
+/// Leading white space: `n` tabs or `n` spaces (mixed indentation is kept as its length).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Indent {
+    pub tabs: bool,
+    pub n: u16,
 }
 
 impl Tok {
     pub fn new(kind: Kind, text: &str, loc: Loc) -> Tok {
-        Tok { kind, text: Rc::from(text), loc, space: false, painted: false, expanded: false }
+        Tok {
+            kind,
+            text: Rc::from(text),
+            loc,
+            space: false,
+            painted: false,
+            expanded: false,
+            indent: Indent::default(),
+        }
     }
 
     pub fn is_punct(&self, p: &str) -> bool {
@@ -120,6 +137,18 @@ impl Spliced {
 
     fn line_of(&self, offset: usize) -> u32 {
         clamp_u32(self.line_starts.partition_point(|&s| s <= offset) + 1)
+    }
+
+    /// The white space between the start of the physical line and `offset`, if that is all
+    /// there is.
+    fn indent_at(&self, offset: usize) -> Indent {
+        let i = self.line_starts.partition_point(|&s| s <= offset);
+        let start = if i == 0 { 0 } else { self.line_starts[i - 1] };
+        let lead = self.text.get(start..offset).unwrap_or("");
+        if !lead.bytes().all(|b| b == b' ' || b == b'\t') {
+            return Indent::default();
+        }
+        Indent { tabs: lead.starts_with('\t'), n: u16::try_from(lead.len()).unwrap_or(u16::MAX) }
     }
 }
 
@@ -201,6 +230,7 @@ impl Lexer {
                     if is_annotation(body) {
                         let mut t = Tok::new(Kind::Annotation, body, self.loc());
                         t.space = true;
+                        t.indent = self.sp.indent_at(self.pos);
                         toks.push(t);
                     }
                     self.pos = end;
@@ -209,6 +239,7 @@ impl Lexer {
                 Lexeme::Token(kind, end) => {
                     let mut t = Tok::new(kind, &text[self.pos..end], self.loc());
                     t.space = space;
+                    t.indent = self.sp.indent_at(self.pos);
                     toks.push(t);
                     self.pos = end;
                     space = false;

@@ -7,7 +7,7 @@
 
 use std::rc::Rc;
 
-use super::lex::{would_merge, Kind, Loc, Tok};
+use super::lex::{would_merge, Indent, Kind, Loc, Tok};
 use super::Fatal;
 
 /// Up to this many lines ahead are reached with blank lines rather than a marker.
@@ -97,6 +97,11 @@ impl Writer {
         self.prev = None;
     }
 
+    fn indent(&mut self, indent: Indent) {
+        let c = if indent.tabs { '\t' } else { ' ' };
+        self.out.extend(std::iter::repeat_n(c, usize::from(indent.n)));
+    }
+
     fn check(&self) -> Result<(), Fatal> {
         if self.out.len() > self.max_bytes {
             return Err(Fatal::OutputTooLarge(self.max_bytes));
@@ -110,6 +115,7 @@ impl Writer {
             if t.is_hash() {
                 self.hash_at_line_start.push(t.loc);
             }
+            self.indent(t.indent);
         } else if t.space || self.prev.as_ref().is_some_and(|p| would_merge(p, &t.text)) {
             self.out.push(' ');
         }
@@ -123,7 +129,9 @@ impl Writer {
     pub fn annotation(&mut self, t: &Tok, names: &[Rc<str>]) -> Result<(), Fatal> {
         debug_assert_eq!(t.kind, Kind::Annotation);
         self.goto(t.loc, names, false);
-        if !self.at_line_start {
+        if self.at_line_start {
+            self.indent(t.indent);
+        } else {
             self.out.push(' ');
         }
         let mut parts = t.text.split('\n');

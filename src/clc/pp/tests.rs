@@ -645,6 +645,12 @@ fn multiline_invocation_lands_on_its_first_line() {
 }
 
 #[test]
+fn indentation_is_kept() {
+    let p = run("#define A 1\n#define B(x) x\n    int x = A;\n\t\tB(y);\n  //DL: a\n  A /* c */ z\n");
+    assert_eq!(p.text, "\n\n    int x = 1;\n\t\ty;\n  //DL: a\n  1 z\n");
+}
+
+#[test]
 fn macro_table_names_definitions() {
     let p = run("#define A 1\n#define F(x) x\n#undef A\n#define B\n");
     let names: Vec<_> = p.macros.iter().map(|m| (m.name.as_str(), m.line, m.function_like)).collect();
