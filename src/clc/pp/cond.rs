@@ -271,13 +271,11 @@ impl Parser<'_> {
 
     /// expression: conditional-expression (`,` conditional-expression)*
     fn expr(&mut self, live: Live) -> Result<V, PErr> {
-        self.enter()?;
         let mut v = self.conditional(live)?;
         while self.peek_op() == Some(",") {
             self.pos += 1;
             v = self.conditional(live)?;
         }
-        self.depth -= 1;
         Ok(v)
     }
 

@@ -690,10 +690,8 @@ impl Expander {
             first.space = name.space;
             first.indent = name.indent;
         }
+        // The context stack is no recursion, and every push is charged: the work limit bounds it.
         st.charge(toks.len() + 1)?;
-        if self.ctx.len() >= st.limits.max_nesting {
-            return Err(Fatal::TooDeep("macro expansion"));
-        }
         st.disable(&m.name);
         self.ctx.push(Ctx { toks, pos: 0, macro_name: Some(m.name.clone()) });
         Ok(())

@@ -112,13 +112,14 @@ pub struct Limits {
     /// Tokens lexed and produced by expansion, all told.
     pub max_work: u64,
     pub max_include_depth: usize,
-    /// Depth of nested macro arguments and of `#if` parentheses: each level is recursion.
+    /// Depth of macro invocations nested in arguments and of `#if` parentheses: each level is
+    /// recursion, and the default fits a 256 KiB stack (the host's thread may have little).
     pub max_nesting: usize,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_output_bytes: 64 << 20, max_work: 20_000_000, max_include_depth: 200, max_nesting: 64 }
+        Limits { max_output_bytes: 64 << 20, max_work: 20_000_000, max_include_depth: 200, max_nesting: 32 }
     }
 }
 

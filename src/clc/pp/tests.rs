@@ -702,6 +702,32 @@ fn output_preprocesses_to_itself() {
     }
 }
 
+// The host may call clBuildProgram on a thread with a small stack: the deepest recursion the
+// limits allow must fit in 256 KiB (in a debug build, whose frames are the largest).
+#[test]
+fn the_deepest_allowed_nesting_fits_a_small_stack() {
+    let n = Limits::default().max_nesting;
+    let args = format!("#define f(x) (x)\n{}1{}\n", "f(".repeat(n - 1), ")".repeat(n - 1));
+    let parens = format!("#if {}1{}\nyes\n#endif\n", "(".repeat(n - 1), ")".repeat(n - 1));
+    let unary = format!("#if {}1\nyes\n#endif\n", "- ".repeat(n - 2));
+    let handle = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || [args, parens, unary].iter().map(|src| run(src).errors.len()).collect::<Vec<_>>())
+        .expect("thread");
+    assert_eq!(handle.join().expect("no stack overflow"), [0, 0, 0]);
+}
+
+#[test]
+fn long_chains_of_macros_are_no_nesting() {
+    let mut src = String::new();
+    for i in 0..500 {
+        src.push_str(&format!("#define A{i} A{}\n#define F{i}(x) F{}(x)\n", i + 1, i + 1));
+    }
+    src.push_str("#define A500 end\n#define F500(x) [x]\nA0 F0(1)\n");
+    let p = run(&src);
+    assert_eq!(tokens(&p.text), ["end", "[", "1", "]"]);
+}
+
 #[test]
 fn odd_input_never_panics() {
     for src in [
