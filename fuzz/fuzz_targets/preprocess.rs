@@ -11,7 +11,7 @@ use clayout::clc::pp::{
 };
 use libfuzzer_sys::fuzz_target;
 
-const LIMITS: Limits = Limits { max_output_bytes: 1 << 22, max_work: 2_000_000, max_include_depth: 40, max_nesting: 32 };
+const LIMITS: Limits = Limits { max_output_bytes: 1 << 22, max_work: 500_000, max_include_depth: 40, max_nesting: 32 };
 
 fn run(source: &str, options: &str, predefined: &Predefined, headers: &[&str]) -> Option<Preprocessed> {
     let mut resolver = |name: &str, _angled: bool, _includer: &str| {

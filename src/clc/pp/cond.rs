@@ -578,7 +578,7 @@ mod tests {
     fn value(text: &str) -> (bool, bool) {
         let mut st = State::new(super::super::Limits::default(), "t.cl");
         let mut lx = super::super::lex::Lexer::new(text);
-        let toks = lx.next_line().map(|l| l.toks).unwrap_or_default();
+        let toks = lx.next_line(false).map(|l| l.toks).unwrap_or_default();
         let v = eval(&mut st, toks, Loc::default()).expect("no fatal");
         st.finish();
         (v, st.errors.is_empty() && st.unsure.is_empty())
@@ -667,10 +667,10 @@ mod tests {
     fn deep_nesting_is_bounded() {
         let deep = format!("{}1{}", "(".repeat(5000), ")".repeat(5000));
         let mut st = State::new(super::super::Limits::default(), "t.cl");
-        let toks = super::super::lex::Lexer::new(&deep).next_line().map(|l| l.toks).unwrap_or_default();
+        let toks = super::super::lex::Lexer::new(&deep).next_line(false).map(|l| l.toks).unwrap_or_default();
         assert!(eval(&mut st, toks, Loc::default()).is_err());
         let unary = format!("{}1", "- ".repeat(5000));
-        let toks = super::super::lex::Lexer::new(&unary).next_line().map(|l| l.toks).unwrap_or_default();
+        let toks = super::super::lex::Lexer::new(&unary).next_line(false).map(|l| l.toks).unwrap_or_default();
         assert!(eval(&mut st, toks, Loc::default()).is_err());
     }
 }

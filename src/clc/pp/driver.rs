@@ -64,6 +64,8 @@ pub(crate) struct Files<'r> {
     stack: Vec<FileState>,
     resolver: &'r mut dyn IncludeResolver,
     once: HashSet<Rc<str>>,
+    /// Files whose `#define` names are in `State::defined_somewhere` already.
+    scanned: HashSet<Rc<str>>,
     headers: Vec<String>,
     last: Loc,
 }
@@ -89,7 +91,9 @@ fn defined_names(text: &str, into: &mut HashSet<String>) {
 impl Files<'_> {
     fn enter(&mut self, st: &mut State, name: Rc<str>, text: &str) {
         let lexer = Lexer::new(text);
-        defined_names(lexer.text(), &mut st.defined_somewhere);
+        if self.scanned.insert(name.clone()) {
+            defined_names(lexer.text(), &mut st.defined_somewhere);
+        }
         let presumed = st.name_id(&name);
         self.stack.push(FileState {
             lexer,
@@ -271,7 +275,7 @@ impl Files<'_> {
                 if !self.headers.contains(&h.name) {
                     self.headers.push(h.name.clone());
                 }
-                st.charge(h.text.len() / 8)?;
+                st.charge(h.text.len() / 4 + 1)?;
                 self.enter(st, resolved, &h.text);
             }
         }
@@ -440,7 +444,8 @@ impl Base for Files<'_> {
                 return Ok(t);
             }
             let stop = Tok::new(Kind::Eof, "", self.last);
-            let Some(line) = f.held.take().or_else(|| f.lexer.next_line()) else {
+            let skipping = f.skipping();
+            let Some(line) = f.held.take().or_else(|| f.lexer.next_line(skipping)) else {
                 for c in std::mem::take(&mut f.conds) {
                     st.error(c.loc, "unterminated conditional directive".into());
                 }
@@ -456,7 +461,7 @@ impl Base for Files<'_> {
                 f.held = Some(line);
                 return Ok(stop);
             }
-            st.charge(line.toks.len() + 1)?;
+            st.charge(line.toks.len() + line.bytes / 8 + 1)?;
             let mut toks = line.toks;
             for t in &mut toks {
                 t.loc = f.loc(t.loc.line);
@@ -467,7 +472,7 @@ impl Base for Files<'_> {
                 self.directive(st, toks, next_line)?;
                 continue;
             }
-            if !f.skipping() {
+            if !skipping {
                 f.pending.extend(toks);
             }
         }
@@ -501,6 +506,7 @@ pub(crate) fn run(input: Input<'_>) -> Result<Preprocessed, Fatal> {
         stack: Vec::new(),
         resolver: input.resolver,
         once: HashSet::new(),
+        scanned: HashSet::new(),
         headers: Vec::new(),
         last: Loc::default(),
     };
@@ -593,7 +599,7 @@ fn check_output_ident(st: &mut State, ex: &mut Expander, files: &mut Files<'_>, 
         };
         match text {
             Some(text) => {
-                let toks = Lexer::new(&text).next_line().map(|l| l.toks).unwrap_or_default();
+                let toks = Lexer::new(&text).next_line(false).map(|l| l.toks).unwrap_or_default();
                 let words: Vec<&str> = toks.iter().map(|t| &*t.text).collect();
                 if matches!(classify_pragma(&words), Pragma::Unknown) || toks.iter().any(|x| program_macro(st, x)) {
                     st.unsure(t.loc, format!("_Pragma(\"{text}\") is not known to leave the program unchanged"));
@@ -625,7 +631,7 @@ fn name_part(name: &str) -> &str {
 /// A macro from the caller or the options, as if `#define name value` were written.
 fn define_text(st: &mut State, name: &str, value: &str, loc: Loc, origin: MacroOrigin) {
     let line = format!("{name} {value}");
-    let mut toks = Lexer::new(&line).next_line().map(|l| l.toks).unwrap_or_default();
+    let mut toks = Lexer::new(&line).next_line(false).map(|l| l.toks).unwrap_or_default();
     for t in &mut toks {
         t.loc = loc;
     }

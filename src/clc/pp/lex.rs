@@ -169,6 +169,8 @@ pub(crate) fn clamp_u32(n: usize) -> u32 {
 pub(crate) struct Line {
     pub toks: Vec<Tok>,
     pub next_line: u32,
+    /// Its length in the spliced text: the work of reading it.
+    pub bytes: usize,
 }
 
 pub(crate) struct Lexer {
@@ -204,18 +206,21 @@ impl Lexer {
         &self.sp.text
     }
 
-    pub fn next_line(&mut self) -> Option<Line> {
+    /// The next logical line. With `skipping` (a group not taken) only a directive's tokens
+    /// are made: any other line comes back empty, for speed.
+    pub fn next_line(&mut self, skipping: bool) -> Option<Line> {
         if self.pos >= self.sp.text.len() {
             return None;
         }
+        let start = self.pos;
         let text = &self.sp.text;
         let mut toks: Vec<Tok> = Vec::new();
         let mut space = true;
-        loop {
-            if self.pos >= text.len() {
-                break;
-            }
-            let header = header_context(&toks);
+        // At the start of a physical line: the next token's indentation is worth knowing.
+        let mut fresh = true;
+        let mut build = true;
+        while self.pos < text.len() {
+            let header = build && header_context(&toks);
             match scan(text, self.pos, header) {
                 Lexeme::Newline => {
                     self.pos += 1;
@@ -227,26 +232,36 @@ impl Lexer {
                 }
                 Lexeme::Comment { end } => {
                     let body = &text[self.pos..end];
-                    if is_annotation(body) {
+                    if build && is_annotation(body) {
                         let mut t = Tok::new(Kind::Annotation, body, self.loc());
                         t.space = true;
-                        t.indent = self.sp.indent_at(self.pos);
+                        t.indent = if fresh { self.sp.indent_at(self.pos) } else { Indent::default() };
                         toks.push(t);
                     }
+                    fresh = body.contains('\n');
                     self.pos = end;
                     space = true;
                 }
                 Lexeme::Token(kind, end) => {
-                    let mut t = Tok::new(kind, &text[self.pos..end], self.loc());
-                    t.space = space;
-                    t.indent = self.sp.indent_at(self.pos);
-                    toks.push(t);
+                    if skipping && build && !toks.iter().any(|t| t.kind != Kind::Annotation) {
+                        build = kind == Kind::Punct && matches!(&text[self.pos..end], "#" | "%:");
+                        if !build {
+                            toks.clear();
+                        }
+                    }
+                    if build {
+                        let mut t = Tok::new(kind, &text[self.pos..end], self.loc());
+                        t.space = space;
+                        t.indent = if fresh { self.sp.indent_at(self.pos) } else { Indent::default() };
+                        toks.push(t);
+                    }
                     self.pos = end;
                     space = false;
+                    fresh = false;
                 }
             }
         }
-        Some(Line { toks, next_line: self.sp.line_of(self.pos) })
+        Some(Line { toks, next_line: self.sp.line_of(self.pos), bytes: self.pos - start })
     }
 
     fn loc(&self) -> Loc {
@@ -409,7 +424,7 @@ mod tests {
     fn lines(src: &str) -> Vec<Vec<(Kind, String, u32)>> {
         let mut lx = Lexer::new(src);
         let mut out = Vec::new();
-        while let Some(l) = lx.next_line() {
+        while let Some(l) = lx.next_line(false) {
             out.push(l.toks.iter().map(|t| (t.kind, t.text.to_string(), t.loc.line)).collect());
         }
         out
@@ -483,6 +498,26 @@ mod tests {
         let l = lines("1.5e+3f...a 0x1e+1 1..2");
         let texts: Vec<_> = l[0].iter().map(|t| t.1.as_str()).collect();
         assert_eq!(texts, ["1.5e+3f...a", "0x1e+1", "1..2"]);
+    }
+
+    #[test]
+    fn skipped_lines_make_tokens_only_for_directives() {
+        let mut lx = Lexer::new("a b\n  # if x\n/*DL: c */ d\n");
+        assert!(lx.next_line(true).is_some_and(|l| l.toks.is_empty()));
+        assert_eq!(lx.next_line(true).map(|l| l.toks.len()), Some(3));
+        assert!(lx.next_line(true).is_some_and(|l| l.toks.is_empty()));
+    }
+
+    #[test]
+    fn indentation_of_line_starts() {
+        let l = Lexer::new("  a b\n\t\tc /* x\n */ d\n").next_line(false).map(|l| l.toks).unwrap_or_default();
+        assert_eq!(l[0].indent, Indent { tabs: false, n: 2 });
+        assert_eq!(l[1].indent, Indent::default());
+        let mut lx = Lexer::new("  a b\n\t\tc /* x\n */ d\n");
+        lx.next_line(false);
+        let l = lx.next_line(false).map(|l| l.toks).unwrap_or_default();
+        assert_eq!(l[0].indent, Indent { tabs: true, n: 2 });
+        assert_eq!(l[1].indent, Indent::default(), "after a comment, not at the start of its line");
     }
 
     #[test]

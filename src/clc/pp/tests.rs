@@ -30,7 +30,7 @@ fn run(src: &str) -> Preprocessed {
 fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut lx = lex::Lexer::new(text);
-    while let Some(line) = lx.next_line() {
+    while let Some(line) = lx.next_line(false) {
         if line.toks.first().is_some_and(|t| t.is_hash()) && line.toks.get(1).is_some_and(|t| &*t.text == "line") {
             continue;
         }
