@@ -382,6 +382,12 @@ impl State {
     }
 
     fn diag(&mut self, loc: Loc, message: String) -> Option<Diag> {
+        // A message may quote source text or options that span lines; a log line must not.
+        let message = if message.contains(['\n', '\r']) {
+            message.split_whitespace().collect::<Vec<_>>().join(" ")
+        } else {
+            message
+        };
         if !self.seen.insert((loc.file, loc.line, message.clone())) {
             return None;
         }

@@ -615,6 +615,13 @@ fn invocation_across_a_file_boundary_is_unsure() {
 }
 
 #[test]
+fn diagnostics_are_one_line() {
+    let p = run_with(&["x\n"], "'-cl-std=a\nb' \"-DX=1\n2\"", &Predefined::default(), &[]);
+    assert_eq!(p.unsure.len(), 2, "{:?}", p.unsure);
+    assert!(p.unsure.iter().all(|d| !d.message.contains('\n')), "{:?}", p.unsure);
+}
+
+#[test]
 fn quoted_options_are_unsure() {
     let p = run_with(&["S\n"], "-DS=\\\"x\\\"", &Predefined::default(), &[]);
     assert_eq!(tokens(&p.text), ["\"x\""]);
