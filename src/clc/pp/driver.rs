@@ -524,6 +524,12 @@ pub(crate) fn run(input: Input<'_>) -> Result<Preprocessed, Fatal> {
                 if t.kind == Kind::Ident {
                     check_output_ident(&mut st, &mut ex, &mut files, &t)?;
                 }
+                if t.kind == Kind::Other {
+                    // A stray character or unterminated literal fails to compile; a backslash
+                    // may start a universal character name, which is not supported, and one
+                    // that ends an output line would splice it with the next.
+                    st.unsure(t.loc, format!("'{}' starts no OpenCL C token", t.text));
+                }
                 w.token(&t, &st.names)?;
             }
         }

@@ -41,8 +41,9 @@
 //! `clang/GCC diagnostic` and `once`, or a known one naming a program macro; `#include`,
 //! `#define`, `#undef`, `#line`, `#pragma` or a file boundary inside a macro invocation's
 //! arguments; a macro the device may also define reaching the output unexpanded; a `#` that
-//! would start an output line; build options with quotes (implementations split them
-//! differently) or `-cl-std=CLC++`.
+//! would start an output line; a character that starts no token (a stray backslash or `@`,
+//! an unterminated literal, a universal character name) in the output; build options with
+//! quotes (implementations split them differently) or `-cl-std=CLC++`.
 //! `__cplusplus` and `__OPENCL_CPP_VERSION__` are simply undefined.
 //!
 //! Deliberately unsupported: `__VA_OPT__` (unsure), `#include_next` and `#import` (unsure,

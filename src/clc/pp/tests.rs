@@ -596,6 +596,14 @@ fn self_referential_device_macro_left_unexpanded_is_unsure() {
 }
 
 #[test]
+fn characters_that_start_no_token_are_unsure() {
+    for src in ["S\\", "int caf\\u00e9;\n", "a @ b\n", "'open\n"] {
+        assert_eq!(run(src).unsure.len(), 1, "{src:?}");
+    }
+    assert!(run("#if 0\n'open @\n#endif\n").is_exact());
+}
+
+#[test]
 fn va_opt_is_unsure() {
     let p = run("#define F(a, ...) f(a __VA_OPT__(,) __VA_ARGS__)\nF(1)\n");
     assert_eq!(p.unsure.len(), 1);
