@@ -2,9 +2,10 @@
 //! expansion, identifiers left over are 0, then integer constant expression evaluation in
 //! intmax_t/uintmax_t with the usual arithmetic conversions, wrapping and shifts as clang
 //! computes them. clang's OpenCL mode makes intmax_t 128 bits wide (OpenCL reserves `long long`
-//! for 128-bit integers) on every target; a compiler that is not clang may use 64. The
-//! expression is evaluated in both widths: the 128-bit value is taken, and a condition whose
-//! truth differs between the two is unsure.
+//! for 128-bit integers) on every target and `true`/`false` keywords; a compiler that is not
+//! clang may read the expression as plain C99 does (64 bits, `true` an identifier, so 0). The
+//! expression is evaluated both ways: clang's value is taken, and a condition whose truth
+//! differs between the two is unsure.
 //!
 //! A value that depends on a name the device compiler may predefine and the caller did not
 //! give is *unsure*; `&&`, `||` and `?:` drop the doubt where the known side decides the
@@ -31,12 +32,14 @@ impl V {
 }
 
 enum Item {
-    /// A literal (whose type depends on the width) or a signed value such as `defined X`.
+    /// A literal (whose type depends on the width) or a signed value such as `defined X`;
+    /// `keyword`: `true` or `false`, which plain C99 reads as 0.
     Num {
         v: u128,
         literal: bool,
         u_suffix: bool,
         unsure: bool,
+        keyword: bool,
     },
     Op(Rc<str>),
 }
@@ -81,7 +84,7 @@ pub(crate) fn eval(st: &mut State, toks: Vec<Tok>, loc: Loc) -> Result<bool, Fat
         st.error(loc, "expected value in expression".into());
         return Ok(false);
     }
-    let v = match evaluate(&items, 128, st.limits.max_nesting) {
+    let v = match evaluate(&items, Dialect::Clang, st.limits.max_nesting) {
         Ok(v) => v,
         Err(PErr::Syntax(msg)) => {
             st.error(loc, msg);
@@ -89,11 +92,12 @@ pub(crate) fn eval(st: &mut State, toks: Vec<Tok>, loc: Loc) -> Result<bool, Fat
         }
         Err(PErr::Fatal(f)) => return Err(f),
     };
-    let narrow = evaluate(&items, 64, st.limits.max_nesting);
-    if !matches!(narrow, Ok(n) if (n.v != 0) == (v.v != 0)) {
+    let c99 = evaluate(&items, Dialect::C99, st.limits.max_nesting);
+    if !matches!(c99, Ok(n) if (n.v != 0) == (v.v != 0)) {
         st.unsure(
             loc,
-            "the condition's value depends on the width of intmax_t (128 bits in clang's OpenCL C, 64 elsewhere)"
+            "the condition differs between clang's OpenCL C (128-bit intmax_t, 'true' is 1) and plain C99 \
+             (64 bits, 'true' is 0)"
                 .into(),
         );
     }
@@ -105,8 +109,16 @@ pub(crate) fn eval(st: &mut State, toks: Vec<Tok>, loc: Loc) -> Result<bool, Fat
     Ok(v.v != 0)
 }
 
-fn evaluate(items: &[Item], bits: u32, max_depth: usize) -> Result<V, PErr> {
-    let mut p = Parser { items, pos: 0, depth: 0, max_depth, bits };
+/// How a device compiler may read an `#if`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dialect {
+    Clang,
+    C99,
+}
+
+fn evaluate(items: &[Item], dialect: Dialect, max_depth: usize) -> Result<V, PErr> {
+    let bits = if dialect == Dialect::Clang { 128 } else { 64 };
+    let mut p = Parser { items, pos: 0, depth: 0, max_depth, bits, dialect };
     let v = p.expr(Live::Yes)?;
     if p.pos != items.len() {
         return Err(PErr::Syntax("token is not a valid binary operator in a preprocessor subexpression".into()));
@@ -152,12 +164,12 @@ fn lower(
                         (0, true)
                     }
                 };
-                items.push(Item::Num { v, literal: false, u_suffix: false, unsure });
+                items.push(Item::Num { v, literal: false, u_suffix: false, unsure, keyword: false });
             }
             // OpenCL C has `bool`, and clang makes `true` and `false` keywords in `#if` too.
             Kind::Ident if &*t.text == "true" || &*t.text == "false" => {
                 let v = u128::from(&*t.text == "true");
-                items.push(Item::Num { v, literal: false, u_suffix: false, unsure: false })
+                items.push(Item::Num { v, literal: false, u_suffix: false, unsure: false, keyword: true })
             }
             Kind::Ident => {
                 let mut unsure = false;
@@ -172,14 +184,22 @@ fn lower(
                         held = Some(u);
                     }
                 }
-                items.push(Item::Num { v: 0, literal: false, u_suffix: false, unsure });
+                items.push(Item::Num { v: 0, literal: false, u_suffix: false, unsure, keyword: false });
             }
             Kind::Number => match parse_int(&t.text) {
-                Ok((v, u_suffix)) => items.push(Item::Num { v, literal: true, u_suffix, unsure: false }),
+                Ok((v, u_suffix)) => {
+                    items.push(Item::Num { v, literal: true, u_suffix, unsure: false, keyword: false })
+                }
                 Err(msg) => return Ok(Err(msg)),
             },
             Kind::Char => match parse_char(&t.text) {
-                Ok(v) => items.push(Item::Num { v: v as u128, literal: false, u_suffix: false, unsure: false }),
+                Ok(v) => items.push(Item::Num {
+                    v: v as u128,
+                    literal: false,
+                    u_suffix: false,
+                    unsure: false,
+                    keyword: false,
+                }),
                 Err(msg) => return Ok(Err(msg)),
             },
             Kind::Punct => items.push(Item::Op(t.text.clone())),
@@ -212,6 +232,7 @@ struct Parser<'a> {
     max_depth: usize,
     /// The width of intmax_t.
     bits: u32,
+    dialect: Dialect,
 }
 
 fn binary_prec(op: &str) -> Option<u8> {
@@ -337,8 +358,9 @@ impl Parser<'_> {
         self.enter()?;
         let v = match self.items.get(self.pos) {
             None => return Err(PErr::Syntax("expected value in expression".into())),
-            Some(&Item::Num { v, literal, u_suffix, unsure }) => {
+            Some(&Item::Num { v, literal, u_suffix, unsure, keyword }) => {
                 self.pos += 1;
+                let v = if keyword && self.dialect == Dialect::C99 { 0 } else { v };
                 if literal && v > self.mask() {
                     return Err(PErr::Syntax(
                         "integer literal is too large to be represented in any integer type".into(),
@@ -607,11 +629,11 @@ mod tests {
         is("'a' == 97 && '\\n' == 10 && '\\377' == -1 && '\\x41' == 65 && 'ab' == 24930", true);
         is("L'\\xff' == 255", true);
         is("undefined_name == 0", true);
-        is("true && !false", true);
+        is("true || !false", true);
     }
 
     #[test]
-    fn clang_computes_in_128_bits_and_a_difference_from_64_is_unsure() {
+    fn clang_reads_128_bits_and_true_and_a_difference_from_c99_is_unsure() {
         for (text, v128) in [
             ("0xFFFFFFFFFFFFFFFF == -1", false),
             ("9223372036854775807 + 1 < 0", false),
@@ -620,6 +642,8 @@ mod tests {
             ("1u << 64 == 0", false),
             ("1 << 127 < 0", true),
             ("340282366920938463463374607431768211455 == -1", true),
+            ("true", true),
+            ("!false && true", true),
         ] {
             assert_eq!(value(text), (v128, false), "{text}");
         }

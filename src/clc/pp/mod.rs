@@ -19,9 +19,9 @@
 //!   or inside an argument where the argument's own expansion ends) and `__COUNTER__` (in
 //!   clang's order: an argument is expanded once, when first used unstringized and unpasted);
 //! - conditionals (`cond`): `#if/#ifdef/#ifndef/#elif/#elifdef/#elifndef/#else/#endif`, with
-//!   `defined`, intmax/uintmax arithmetic and the usual conversions in 128 bits (clang's OpenCL
-//!   mode; a condition whose truth differs in 64 bits is unsure), `?:`, character constants,
-//!   `true`/`false` (clang's OpenCL keywords), other identifiers 0;
+//!   `defined`, intmax/uintmax arithmetic and the usual conversions in 128 bits, `?:`,
+//!   character constants, `true`/`false` as keywords (clang's OpenCL mode), other identifiers
+//!   0; a condition whose truth differs when read as plain C99 (64 bits, `true` 0) is unsure;
 //! - directives (`driver`): `#include` through [`IncludeResolver`] and `#pragma once`,
 //!   `#line` and GNU line markers, `#error` (reported in `errors`), `#warning`, the null
 //!   directive, `#pragma` passed through in place.
@@ -35,7 +35,7 @@
 //! unless the program itself defines the name somewhere, as include guards do, and the name
 //! is not one compilers are known to predefine such as `__OPENCL_C_VERSION__` or `__SPIR__`;
 //! the OpenCL C library macros such as `FLT_MAX` or `M_PI`; `cl_*`/`CL_*`/`CLK_*`); a
-//! condition whose truth depends on the width of intmax_t; a header the resolver cannot find;
+//! condition whose truth differs between clang's reading and plain C99's; a header the resolver cannot find;
 //! `__FILE__`, `__DATE__`, `__TIME__` and the like (left for the compiler); `#pragma` and
 //! `_Pragma` other than `OPENCL EXTENSION`, `OPENCL FP_CONTRACT`, `unroll`, `nounroll`,
 //! `clang/GCC diagnostic` and `once`, or a known one naming a program macro; `#include`,
