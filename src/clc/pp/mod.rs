@@ -35,8 +35,9 @@
 //! unless the program itself defines the name somewhere, as include guards do, and the name
 //! is not one compilers are known to predefine such as `__OPENCL_C_VERSION__` or `__SPIR__`;
 //! the OpenCL C library macros such as `FLT_MAX` or `M_PI`; `cl_*`/`CL_*`/`CLK_*`); a
-//! condition whose truth differs between clang's reading and plain C99's; a header the resolver cannot find;
-//! `__FILE__`, `__DATE__`, `__TIME__` and the like (left for the compiler); `#pragma` and
+//! condition whose truth differs between clang's reading and plain C99's; a header the
+//! resolver cannot find; `__FILE__`, `__DATE__`, `__TIME__` and the like (left for the
+//! compiler); `#pragma` and
 //! `_Pragma` other than `OPENCL EXTENSION`, `OPENCL FP_CONTRACT`, `unroll`, `nounroll`,
 //! `clang/GCC diagnostic` and `once`, or a known one naming a program macro; `#include`,
 //! `#define`, `#undef`, `#line`, `#pragma` or a file boundary inside a macro invocation's
