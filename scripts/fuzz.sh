@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing of the annotation grammar, the extent evaluator and the rewriter
-# (fuzz/, cargo fuzz with libFuzzer). Not part of CI: it needs cargo-fuzz
+# Coverage-guided fuzzing of the annotation grammar, the extent evaluator, the rewriter and the
+# preprocessor (fuzz/, cargo fuzz with libFuzzer). Not part of CI: it needs cargo-fuzz
 # (`cargo install cargo-fuzz`) and runs for minutes. The stable toolchain is enough with
 # RUSTC_BOOTSTRAP=1, which lets it take the sanitizer-coverage flags cargo fuzz passes.
-#   scripts/fuzz.sh [SECONDS per target, default 600] [targets, default "annotation extent rewrite"]
+#   scripts/fuzz.sh [SECONDS per target, default 600] [targets, default "annotation extent rewrite preprocess"]
 # Each target starts from fuzz/seeds/<target> and grows a corpus in $FUZZ_CORPUS (default
 # /tmp/clayout-fuzz/<target>); a crash, panic, failed invariant or an input running past 10 s
 # stops it with the input saved under fuzz/artifacts/<target>/. Logs: $FUZZ_CORPUS/<target>.log.
 set -uo pipefail
 secs=${1:-600}
-targets=${2:-"annotation extent rewrite"}
+targets=${2:-"annotation extent rewrite preprocess"}
 root=$(cd "$(dirname "$0")/.." && pwd)
 corpus=${FUZZ_CORPUS:-/tmp/clayout-fuzz}
 export RUSTC_BOOTSTRAP=1

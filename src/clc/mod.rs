@@ -1,6 +1,8 @@
 //! The OpenCL C source layer: reading the program text as the device compiler would, for the
 //! annotation layer, the rewriter and the runtime. Pure text processing, no OpenCL.
 //!
+//! - `pp`: the preprocessor: the program as the device compiler sees it (macros expanded,
+//!   conditionals resolved with the build's options, headers included, `#line` markers kept).
 //! - `lex`: the lexer (tokens with byte spans and lines), shared by every reader below.
 //! - `signature`: the kernels of a source and their parameters.
 //! - `types`: the builtin scalar and vector types and the spellings that name them.
@@ -10,6 +12,7 @@
 //! - `text`: program bytes that are not all UTF-8, kept byte for byte.
 
 pub mod lex;
+pub mod pp;
 pub mod signature;
 pub mod struct_layout;
 pub mod structs;
