@@ -43,16 +43,20 @@ macro_rules! define_exports {
 crate::cl::table::api_table!(define_exports);
 
 extern "C" fn at_exit() {
-    crate::guard::guard("statistics at exit", crate::stats::write_at_exit);
+    crate::guard::guard("annotations at exit", crate::runtime::program::report_unattached);
+    if crate::config::get().stats != crate::config::StatsOut::None {
+        crate::guard::guard("statistics at exit", crate::stats::write_at_exit);
+    }
 }
 
 /// Load-time set-up: read the configuration (so that a bad value is reported up front) and
-/// arrange for the statistics to be written at exit, whichever thread calls exit().
+/// arrange for what is said at exit (annotations never used, the statistics), whichever thread
+/// calls exit().
 extern "C" fn on_load() {
     crate::guard::guard("load", || {
         let cfg = crate::config::get();
         crate::log::config_warnings();
-        if !cfg.disable && cfg.stats != crate::config::StatsOut::None {
+        if !cfg.disable {
             // SAFETY: registering a plain extern "C" fn with no captured state.
             unsafe { libc::atexit(at_exit) };
         }

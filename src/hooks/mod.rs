@@ -345,13 +345,15 @@ pub unsafe fn clCreateProgramWithBuiltInKernels(
     p
 }
 
-/// Remembers the application's options, and returns the options to build with instead when
-/// the program's annotations need the tile macro.
+/// Remembers the application's options, and reads the program's annotations as this build
+/// will see it: the options to build with (instead of the application's, when the annotations
+/// need the tile macro) and what to keep once the build succeeds.
 fn build_options(
     program: cl_program,
     options: *const c_char,
     devices: (cl_uint, *const cl_device_id),
-) -> Option<std::ffi::CString> {
+    headers: &[crate::runtime::source::GivenHeader],
+) -> Option<(std::sync::Arc<crate::runtime::program::Program>, crate::runtime::program::Build)> {
     guard("build options", || {
         let info = crate::runtime::program::get(key(program))?;
         let user = unsafe { cstr(options) };
@@ -361,9 +363,17 @@ fn build_options(
         } else {
             reg().first_device(info.facts.context)
         };
-        crate::runtime::program::build_options(&info, user.as_deref(), device)
+        let build = crate::runtime::program::build_options(&info, user.as_deref(), device, headers);
+        Some((info, build))
     })
     .flatten()
+}
+
+/// The build succeeded (or started): clayout's view of it is the program's now.
+fn built(ours: Option<(std::sync::Arc<crate::runtime::program::Program>, crate::runtime::program::Build)>) {
+    if let Some((info, build)) = ours {
+        guard("after build", || crate::runtime::program::built(&info, build));
+    }
 }
 
 type BuildNotify = Option<unsafe extern "C" fn(cl_program, *mut c_void)>;
@@ -376,10 +386,11 @@ pub unsafe fn clBuildProgram(
     pfn_notify: BuildNotify,
     user_data: *mut c_void,
 ) -> cl_int {
-    let ours = build_options(program, options, (num_devices, device_list));
-    let options = ours.as_ref().map(|o| o.as_ptr()).unwrap_or(options);
+    let ours = build_options(program, options, (num_devices, device_list), &[]);
+    let options = ours.as_ref().and_then(|(_, b)| b.options.as_ref()).map_or(options, |o| o.as_ptr());
     let r = api().clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
     if r == CL_SUCCESS {
+        built(ours);
         // clayout's own programs (rewritten copies, probes, conversion kernels) are built on its
         // worker from now on, not inside the application's calls. With a callback the
         // application's build may still be running: the worker waits for it first.
@@ -403,9 +414,11 @@ pub unsafe fn clCompileProgram(
     pfn_notify: BuildNotify,
     user_data: *mut c_void,
 ) -> cl_int {
-    let ours = build_options(program, options, (num_devices, device_list));
-    let options = ours.as_ref().map(|o| o.as_ptr()).unwrap_or(options);
-    api().clCompileProgram(
+    let headers = guard("compile headers", || given_headers(num_input_headers, input_headers, header_include_names))
+        .unwrap_or_default();
+    let ours = build_options(program, options, (num_devices, device_list), &headers);
+    let options = ours.as_ref().and_then(|(_, b)| b.options.as_ref()).map_or(options, |o| o.as_ptr());
+    let r = api().clCompileProgram(
         program,
         num_devices,
         device_list,
@@ -415,7 +428,26 @@ pub unsafe fn clCompileProgram(
         header_include_names,
         pfn_notify,
         user_data,
-    )
+    );
+    if r == CL_SUCCESS {
+        built(ours);
+    }
+    r
+}
+
+/// The headers given to `clCompileProgram`: each include name with its program's source.
+fn given_headers(n: cl_uint, programs: *const cl_program, names: *mut *const c_char) -> Vec<(String, String)> {
+    if n == 0 || programs.is_null() || names.is_null() {
+        return Vec::new();
+    }
+    (0..n as usize)
+        .filter_map(|i| {
+            // SAFETY: both arrays hold `n` entries, as clCompileProgram requires.
+            let (p, name) = unsafe { (*programs.add(i), cstr(*names.add(i))?) };
+            let facts = reg().programs.get(key(p))?;
+            Some((name, facts.source()))
+        })
+        .collect()
 }
 
 pub unsafe fn clLinkProgram(
@@ -442,7 +474,21 @@ pub unsafe fn clLinkProgram(
     );
     if !p.is_null() {
         record_program(p, context, ProgramOrigin::Linked, Vec::new());
-        build_options(p, options, (num_devices, device_list));
+        guard("clLinkProgram", || {
+            let Some(info) = crate::runtime::program::get(key(p)) else { return };
+            *info.facts.build_options.lock() = cstr(options);
+            let inputs: Vec<usize> = if input_programs.is_null() {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(input_programs, num_input_programs as usize)
+                    .iter()
+                    .map(|q| key(*q))
+                    .collect()
+            };
+            crate::runtime::program::linked(&info, &inputs, cstr(options).as_deref());
+            // The linked program is built: its rewritten copies are prepared like a build's.
+            crate::runtime::program::prepare(&info, pfn_notify.is_some());
+        });
     }
     p
 }

@@ -11,7 +11,8 @@
 //! - `convert`: carrying out a plan on a queue, with the host fallback;
 //! - `access`: host-visible accesses and the wait list of every command;
 //! - `transparent/`: rewritten kernels, their private program, and which form each launch runs;
-//! - `program`: annotations found at program creation, build options, per-kernel plans;
+//! - `source`: the program as the device compiler sees it (preprocessed with the build's options);
+//! - `program`: annotations found when the program is built, build options, per-kernel plans;
 //! - `kernels`: the runtime's record of every kernel object; `launch`: kernel launches;
 //! - `context`: the application's last release of a context; `worker`: clayout's own thread,
 //!   where its builds run.
@@ -28,6 +29,7 @@ pub mod order;
 pub mod plan;
 pub mod probe;
 pub mod program;
+pub mod source;
 pub mod state;
 pub mod stop;
 pub mod tile;

@@ -42,3 +42,24 @@ pub fn run(
     cmd::read(q.raw(), buf.raw(), 0, &mut out, &[]).map_err(|e| format!("probe result not read ({e})"))?;
     Ok(out.chunks_exact(8).take(count).map(|c| u64::from_ne_bytes(c.try_into().expect("8 bytes"))).collect())
 }
+
+/// The OpenCL C version the device compiler uses when the build options give no `-cl-std`
+/// (implementations differ: the specification says the highest 1.x, PoCL takes the device's
+/// highest): asked of the compiler once per device and kept in the disk cache. None when the
+/// compiler does not say (it predefines no `__OPENCL_C_VERSION__`, or the probe fails).
+pub fn default_c_version(device: cl_device_id) -> Option<(u32, u32)> {
+    let key = format!("cversion|{}", crate::cache::disk::device_key(device));
+    if let Some(v) = crate::cache::disk::get_json::<Option<(u32, u32)>>("probe", &key) {
+        return v;
+    }
+    let asked = crate::guard("OpenCL C version probe", || {
+        let ctx = cmd::create_context(&[device]).ok()?;
+        let src = "__kernel void clayout_probe_version(__global ulong *out) { out[0] = __OPENCL_C_VERSION__; }\n";
+        let built = build(ctx.raw(), src, "", "probe").ok()?;
+        let v = run(ctx.raw(), device, &built, "clayout_probe_version", 1).ok()?[0];
+        Some(((v / 100) as u32, ((v % 100) / 10) as u32))
+    })
+    .flatten();
+    crate::cache::disk::put_json("probe", &key, &asked);
+    asked
+}

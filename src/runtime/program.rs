@@ -1,19 +1,22 @@
-//! What a program's annotations ask of the runtime: found when the program is created, the
-//! tile macro added when it is built, and per kernel, at its first launch, a plan that says
-//! which arguments go to which layout with which structure size.
+//! What a program's annotations ask of the runtime: read when the program is built or
+//! compiled, from the program as the device compiler sees it with that build's options
+//! (`source`); the tile macro added to the build when kernels are written for ASTA; and per
+//! kernel, at its first launch, a plan that says which arguments go to which layout with which
+//! structure size.
 
 use super::plan::{KernelPlan, ParamPlan, PlanResult};
+use super::source::{self, GivenHeader, Seen};
 use super::transparent::private::{Private, PrivateProgram};
 use super::transparent::{rewrite, Rewrites, TransparentPlan};
 use super::worker::Ticket;
 use super::{order, probe, tile};
 use crate::annotation::{annotate_program, parse_side_file, DeviceLayout, HostLayout, KernelLayout, SideEntry};
 use crate::layout::Layout;
-use crate::registry::{self, Handle, KernelInfo, ProgramInfo, Table};
+use crate::registry::{self, Handle, KernelInfo, ProgramInfo, ProgramOrigin, Table};
 use once_cell::sync::{Lazy, OnceCell};
 use opencl_sys::*;
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::CString;
 use std::sync::Arc;
 
@@ -22,26 +25,35 @@ use std::sync::Arc;
 pub struct Program {
     pub handle: Handle,
     pub facts: Arc<ProgramInfo>,
-    /// The program's `//DL:` annotations, when it was created from source and has any.
-    pub dl: Option<Arc<ProgramDl>>,
+    /// The annotations of the program's latest build, compile or link, when it has any.
+    dl: Mutex<Option<Arc<ProgramDl>>>,
 }
 
-/// The annotations of one program created from source.
+impl Program {
+    pub fn dl(&self) -> Option<Arc<ProgramDl>> {
+        self.dl.lock().clone()
+    }
+}
+
+/// The annotations of one build of a program.
 #[derive(Debug)]
 pub struct ProgramDl {
     /// Annotated kernels by name: their checked layout, or why clayout leaves them alone.
     pub kernels: HashMap<String, Result<KernelLayout, String>>,
-    /// The tile the program was built with (`-D CLAYOUT_TILE=T`), once built.
-    pub tile: Mutex<Option<u32>>,
+    /// The text they were read from, and what its compiler needs.
+    pub seen: Seen,
+    /// The tile the program was built with (`-D CLAYOUT_TILE=T`).
+    pub tile: Option<u32>,
     /// Why the tile the application's build options give cannot be used, if it cannot.
-    tile_error: Mutex<Option<String>>,
-    /// Build options as clayout passed them (the application's plus the tile macro).
-    pub options: Mutex<String>,
+    tile_error: Option<String>,
+    /// Build options as clayout passed them (the application's, plus the tile macro when the
+    /// program has kernels written for ASTA).
+    pub options: String,
     /// Structure sizes the device compiler reported, by type name.
     sizes: Mutex<HashMap<String, u64>>,
     /// The transparent mode's copies of the kernels annotated without a device layout.
     pub rewrites: Option<Rewrites>,
-    /// The preparation of the latest build, on clayout's worker (`prepare`).
+    /// The preparation of this build, on clayout's worker (`prepare`).
     prepared: Mutex<Option<Ticket>>,
 }
 
@@ -57,18 +69,15 @@ pub fn get(h: Handle) -> Option<Arc<Program>> {
     PROGRAMS.get(h)
 }
 
-/// A program the application created: its annotations are read now, from its source.
+/// A program the application created. Its annotations are read when it is built.
 pub fn created(h: Handle, facts: Arc<ProgramInfo>) {
-    let dl = if facts.origin == registry::ProgramOrigin::Source {
-        discover(&facts.source())
-    } else {
+    if facts.origin != ProgramOrigin::Source && facts.origin != ProgramOrigin::Linked {
         crate::log::info(&format!(
             "program {h:#x} created from {:?}: no source to read annotations from, its kernels run as they are",
             facts.origin
         ));
-        None
-    };
-    PROGRAMS.insert(h, Program { handle: h, facts, dl });
+    }
+    PROGRAMS.insert(h, Program { handle: h, facts, dl: Mutex::new(None) });
 }
 
 /// The application's last reference to a program is gone (its kernels keep their own).
@@ -122,10 +131,33 @@ fn side_entries() -> &'static [SideEntry] {
     })
 }
 
-/// Reads the annotations of a program's source (and the side file). None when nothing in it
-/// is annotated. Every annotation clayout cannot use is reported here, once.
-fn discover(source: &str) -> Option<Arc<ProgramDl>> {
-    let found = annotate_program(source, side_entries());
+/// The kernels of the side file that some program the application built turned out to have.
+static ATTACHED: Lazy<Mutex<BTreeSet<String>>> = Lazy::new(Default::default);
+
+/// Every side-file annotation that no program the application built has a kernel for, said
+/// once, at exit (a kernel name misspelt, a program never built): an annotation is never
+/// dropped without a word. Under CLAYOUT_STRICT=1 it is an error.
+pub fn report_unattached() {
+    let attached = ATTACHED.lock();
+    let path = crate::config::get().annotations.clone().unwrap_or_default();
+    for e in side_entries().iter().filter(|e| !attached.contains(&e.kernel)) {
+        let why = format!("no program the application built has a kernel `{}`", e.kernel);
+        let line = e.annotation.origin.to_string();
+        let level =
+            if crate::config::get().strict { crate::config::LogLevel::Error } else { crate::config::LogLevel::Warn };
+        crate::log::write(level, &format!("CLAYOUT_ANNOTATIONS={path}, {line}: annotation not used ({why})"));
+    }
+}
+
+/// Whether anything could annotate a program of these sources: a `DL:` comment, or a side file.
+fn may_be_annotated(sources: &[String]) -> bool {
+    !side_entries().is_empty() || sources.iter().any(|s| s.contains("DL:"))
+}
+
+/// Reads the annotations of one build's view of a program (and the side file). None when
+/// nothing in it is annotated. Every annotation clayout cannot use is reported here, once.
+fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>)) -> Option<Arc<ProgramDl>> {
+    let found = annotate_program(&seen.text, side_entries());
     if found.is_empty() {
         return None;
     }
@@ -148,36 +180,87 @@ fn discover(source: &str) -> Option<Arc<ProgramDl>> {
             kernels.insert(k, outcome);
         }
     }
-    let rewrites = rewrite::rewrite_program(source, &kernels).map(Rewrites::new);
+    ATTACHED.lock().extend(kernels.keys().cloned());
+    let rewrites = match &seen.unsure {
+        None => rewrite::rewrite_program(&seen.text, &kernels).map(Rewrites::new),
+        Some(why) => {
+            rewrite::refuse_all(&kernels, &format!("the program's preprocessing is not certain: {why}"));
+            None
+        }
+    };
     Some(Arc::new(ProgramDl {
         kernels,
-        tile: Mutex::new(None),
-        tile_error: Mutex::new(None),
-        options: Mutex::new(String::new()),
+        seen,
+        tile: tile.0,
+        tile_error: tile.1,
+        options,
         sizes: Mutex::new(HashMap::new()),
         rewrites,
         prepared: Mutex::new(None),
     }))
 }
 
-/// The build options to pass instead of the application's, when the program has kernels that
-/// marshal: the application's plus `-D CLAYOUT_TILE=T`, unless it defines that itself.
-pub fn build_options(program: &Program, options: Option<&str>, device: Option<cl_device_id>) -> Option<CString> {
-    let dl = program.dl.as_ref()?;
+/// What one build or compile of a program is to be, from clayout's side: the options to build
+/// with instead of the application's (None: the application's), and the annotations read. Given
+/// to [`built`] once the real call succeeded.
+pub struct Build {
+    pub options: Option<CString>,
+    dl: Option<Arc<ProgramDl>>,
+}
+
+/// Before a build or compile of `program` with the application's `options` for `device`
+/// (`headers`: those given to `clCompileProgram`): reads its annotations from the program as
+/// the compiler will see it; the options to build with are the application's plus
+/// `-D CLAYOUT_TILE=T` when the program has kernels written for ASTA (unless it defines that
+/// itself).
+pub fn build_options(
+    program: &Program,
+    options: Option<&str>,
+    device: Option<cl_device_id>,
+    headers: &[GivenHeader],
+) -> Build {
+    let none = Build { options: None, dl: None };
+    if program.facts.origin != ProgramOrigin::Source || !may_be_annotated(&program.facts.sources) {
+        return none;
+    }
+    let user = options.unwrap_or("");
+    let seen = source::see(&program.facts.sources, user, device, headers);
+    let Some(dl) = discover(seen, user.to_string(), (None, None)) else { return none };
     if !dl.marshals() {
-        return None;
+        return Build { options: None, dl: Some(dl) };
     }
-    if let Some(Err(why)) = tile::user_tile_raw(options.unwrap_or("")) {
+    if let Some(Err(why)) = tile::user_tile_raw(user) {
         // The application's own kernels get its value; clayout's plans refuse it.
-        *dl.tile.lock() = None;
-        *dl.tile_error.lock() = Some(why);
-        return None;
+        let seen = dl.seen.clone();
+        return Build { options: None, dl: discover(seen, user.to_string(), (None, Some(why))) };
     }
-    *dl.tile_error.lock() = None;
-    let (tile, opts) = tile::with_tile(options.unwrap_or(""), device, None);
-    *dl.tile.lock() = Some(tile);
-    *dl.options.lock() = opts.clone();
-    CString::new(opts).ok()
+    // The program is read again as the build with the tile macro will see it.
+    let (tile, opts) = tile::with_tile(user, device, None);
+    let seen = source::see(&program.facts.sources, &opts, device, headers);
+    let dl = discover(seen, opts.clone(), (Some(tile), None));
+    Build { options: CString::new(opts).ok(), dl }
+}
+
+/// The real build or compile succeeded (or, with a callback, started): its annotations are the
+/// program's from now on.
+pub fn built(program: &Program, build: Build) {
+    *program.dl.lock() = build.dl;
+}
+
+/// A program linked from compiled ones: its annotations are theirs, and its text, for the
+/// rewriter, theirs one after the other (when each was read exactly).
+pub fn linked(program: &Program, inputs: &[Handle], options: Option<&str>) {
+    let dls: Vec<Arc<ProgramDl>> = inputs.iter().filter_map(|h| get(*h)?.dl()).collect();
+    if dls.is_empty() {
+        return;
+    }
+    let unsure = dls.iter().find_map(|d| d.seen.unsure.clone());
+    let seen = Seen {
+        text: dls.iter().map(|d| d.seen.text.as_str()).collect::<Vec<_>>().join("\n"),
+        compiler_options: dls[0].seen.compiler_options.clone(),
+        unsure,
+    };
+    *program.dl.lock() = discover(seen, options.unwrap_or("").to_string(), (None, None));
 }
 
 /// After a build of the program: what its kernels will need (the private program of the
@@ -186,7 +269,7 @@ pub fn build_options(program: &Program, options: Option<&str>, device: Option<cl
 /// calls. `build_running`: the application built with a callback, so the build may still be
 /// running. Failures are left for the launches to report.
 pub fn prepare(program: &Arc<Program>, build_running: bool) {
-    let Some(dl) = program.dl.as_ref() else { return };
+    let Some(dl) = program.dl() else { return };
     let options = program.facts.build_options.lock().clone().unwrap_or_default();
     // The job holds references of its own on the application's context and program: the
     // application may release both before the job runs.
@@ -195,17 +278,16 @@ pub fn prepare(program: &Arc<Program>, build_running: bool) {
         crate::cl::Program::retain(program.handle as cl_program),
     );
     let job = {
-        let (program, options) = (program.clone(), options.clone());
+        let (program, dl, options) = (program.clone(), dl.clone(), options.clone());
         move || {
             let _held = held;
             if build_running {
                 wait_for_build(&program);
             }
-            let Some(dl) = program.dl.as_ref() else { return };
             if let Some(rw) = dl.rewrites.as_ref() {
-                rw.build(&program.facts, &options);
+                rw.build(&program.facts, &options, &dl.seen.compiler_options);
             }
-            prepare_marshaling(&program.facts, dl);
+            prepare_marshaling(&program.facts, &dl);
         }
     };
     let ticket = super::worker::submit(job);
@@ -252,7 +334,8 @@ fn prepare_marshaling(program: &ProgramInfo, dl: &ProgramDl) {
 /// then runs as written, and a later one asks again).
 pub fn make_plan(k: &KernelInfo, program: Option<&Arc<Program>>, wait: bool) -> Option<PlanResult> {
     let Some(program) = program else { return Some(Ok(None)) };
-    let Some(dl) = program.dl.as_ref() else { return Some(Ok(None)) };
+    let Some(dl) = program.dl() else { return Some(Ok(None)) };
+    let dl = &dl;
     let layout = match dl.kernels.get(&k.name) {
         Some(Ok(layout)) => layout,
         Some(Err(why)) if crate::config::get().strict => {
@@ -337,7 +420,7 @@ fn plan_layout(program: &ProgramInfo, dl: &ProgramDl, layout: &KernelLayout) -> 
         let Some(device) = &p.device else { continue };
         let tile = match device {
             DeviceLayout::Asta { tile: Some(t) } => *t,
-            _ => match (*dl.tile.lock(), dl.tile_error.lock().clone()) {
+            _ => match (dl.tile, dl.tile_error.clone()) {
                 (Some(t), _) => t,
                 (None, Some(why)) => return Err(why),
                 (None, None) => return Err("the program was not built through clayout, so its tile is unknown".into()),
@@ -348,7 +431,7 @@ fn plan_layout(program: &ProgramInfo, dl: &ProgramDl, layout: &KernelLayout) -> 
             _ => {
                 let w = match p.word {
                     Some(w) => w,
-                    None => crate::clc::structs::word_size(&program.source(), &p.elem_type)
+                    None => crate::clc::structs::word_size(&dl.seen.text, &p.elem_type)
                         .map_err(|e| format!("{}: {e}", p.name))?,
                 };
                 let size = struct_size(program, dl, &p.elem_type)?;
@@ -389,7 +472,7 @@ fn struct_size(program: &ProgramInfo, dl: &ProgramDl, type_name: &str) -> Result
     if let Some(s) = dl.sizes.lock().get(type_name) {
         return Ok(*s);
     }
-    let size = probe_size(program, &dl.options.lock().clone(), type_name)?;
+    let size = probe_size(program, &dl.options, type_name)?;
     dl.sizes.lock().insert(type_name.to_string(), size);
     Ok(size)
 }

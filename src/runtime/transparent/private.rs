@@ -96,8 +96,9 @@ impl Rewrites {
     /// Builds the private program for a build of `program` with `options`, now (on the worker),
     /// and keeps the outcome. A program rebuilt with other options (other macros) needs its
     /// copies rebuilt too.
-    pub fn build(&self, program: &ProgramInfo, options: &str) -> Private {
-        let built = build_private(&self.rewritten.source, &self.rewritten.kernels, program, options).map(Arc::new);
+    pub fn build(&self, program: &ProgramInfo, options: &str, compiler_options: &str) -> Private {
+        let built = build_private(&self.rewritten.source, &self.rewritten.kernels, program, options, compiler_options)
+            .map(Arc::new);
         let outcome = match built {
             Ok(p) => Private::Ready(p),
             Err(why) => {
@@ -122,6 +123,7 @@ fn build_private(
     kernels: &HashMap<String, Arc<RewrittenKernel>>,
     program: &ProgramInfo,
     user: &str,
+    compiler_options: &str,
 ) -> Result<PrivateProgram, String> {
     if let Some(Err(why)) = tile::user_tile_raw(user) {
         return Err(why);
@@ -142,7 +144,10 @@ fn build_private(
         (None, Some(&(s, w, h))) => tune::tuned(ctx, device, s, w, h, None).filter(|t| t.searched).map(|t| t.tile),
         _ => None,
     };
-    let (tile, options) = tile::with_tile(user, Some(device), searched);
+    // The text is preprocessed: the application's -D, -U and -I are spent, and the macros the
+    // inserted code reads are given here, the tile among them.
+    let (tile, _) = tile::with_tile(user, Some(device), searched);
+    let options = format!("{compiler_options} -D CLAYOUT_TILE={tile}");
     // 32-bit index arithmetic in the copies; launches on bigger buffers run as written.
     let stage_wg = stage_capacity(device, kernels);
     let options = format!("{options} -D {INDEX32_MACRO} -D {STAGE_WG_MACRO}={}", stage_wg.max(1));

@@ -114,6 +114,20 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
     Some(Rewritten { source: current, kernels: done })
 }
 
+/// Says, for every kernel that would have been rewritten, why none is: `why` holds for the
+/// whole program. Counted as refusals, like the rewriter's own.
+pub fn refuse_all(kernels: &HashMap<String, Result<KernelLayout, String>>, why: &str) {
+    if !crate::config::get().rewrite {
+        return;
+    }
+    let wanted = kernels.iter().filter(|(_, l)| l.as_ref().is_ok_and(|l| !l.marshals() && !l.params.is_empty()));
+    for (name, _) in wanted {
+        crate::log::warn(&format!("kernel {name}: not rewritten ({why}); it runs as written, on host-layout buffers"));
+        crate::stats::rewrite_refused();
+        crate::stats::fallback(&format!("kernel {name}"), &format!("not rewritten: {why}"));
+    }
+}
+
 /// The staged copy of a kernel the rewriter turned into an ASTA copy, if it qualifies (every
 /// access of its buffers is to the work-item's own structure). A refusal costs nothing: the
 /// kernel still has its other forms.
