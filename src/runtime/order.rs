@@ -183,7 +183,9 @@ impl Users {
     pub fn record(&mut self, queue: cl_command_queue, in_order: bool, event: cl_event, free: bool) {
         let Some(event) = Event::retain(event) else { return };
         let q = registry::key(queue);
-        self.0.retain(|u| !(in_order && u.in_order && u.queue == q) && !complete(&u.event));
+        // An earlier user of this in-order queue completes before this one.
+        let superseded = |u: &User| in_order && u.in_order && u.queue == q;
+        self.0.retain(|u| !superseded(u) && !complete(&u.event));
         self.0.push(User { queue: q, in_order, event, free });
     }
 

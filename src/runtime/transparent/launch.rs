@@ -38,7 +38,7 @@ pub fn launch(
     let timer = if decision.measure && measure::wait_list_complete(user) { measure::start(queue) } else { None };
     let attempt = match decision.variant {
         Variant::Asta => Some(crate::guard("transparent launch", || {
-            try_copy(queue, info, copies, plan, needs, user, event, &enqueue)
+            try_copy(queue, info, copies, plan, needs, (user, event), &enqueue)
         })),
         Variant::Staged => Some(crate::guard("staged launch", || {
             try_staged(queue, info, copies, plan, needs, (user, event), staged_local.unwrap_or(0), &enqueue)
@@ -182,8 +182,7 @@ fn try_copy(
     copies: &KernelCopies,
     plan: &TransparentPlan,
     needs: &[BufferNeed],
-    user: &[cl_event],
-    event: *mut cl_event,
+    wait: (&[cl_event], *mut cl_event),
     enqueue: &impl Enqueue,
 ) -> Result<cl_int, String> {
     if let Some(why) = asta_blocker(needs) {
@@ -197,7 +196,7 @@ fn try_copy(
         })
     };
     let extra = Extra { args: &plan.kernel.extra_args, m_of };
-    copies::enqueue(queue, private, &args, plan, needs, (user, event), extra, None, "rewritten", enqueue)
+    copies::enqueue(queue, private, &args, plan, needs, wait, extra, None, "rewritten", enqueue)
 }
 
 /// The work-group size the staged copy runs this launch with, if it can run it: a 1-D launch
