@@ -21,9 +21,9 @@ fn list(wait: &[cl_event]) -> (cl_uint, *const cl_event) {
 }
 
 /// The event an enqueue filled in, owned; an enqueue that succeeds always gives one.
-fn event(call: &'static str, code: cl_int, ev: cl_event) -> Result<Event> {
+fn event(call: &'static str, code: cl_int, ev: cl_event, queue: cl_command_queue) -> Result<Event> {
     check(call, code)?;
-    Event::from_raw(ev).ok_or(Error::new(call, CL_OUT_OF_RESOURCES))
+    Event::created_in(ev, queue).ok_or(Error::new(call, CL_OUT_OF_RESOURCES))
 }
 
 pub fn create_queue(
@@ -133,7 +133,7 @@ pub fn nd_range(
             &mut ev,
         )
     };
-    event("clEnqueueNDRangeKernel", r, ev)
+    event("clEnqueueNDRangeKernel", r, ev, queue)
 }
 
 /// A marker: completes once everything enqueued before it (and `wait`) has.
@@ -142,7 +142,7 @@ pub fn marker(queue: cl_command_queue, wait: &[cl_event]) -> Result<Event> {
     let mut ev = ptr::null_mut();
     // SAFETY: a live queue and wait list.
     let r = unsafe { api().clEnqueueMarkerWithWaitList(queue, n, l, &mut ev) };
-    event("clEnqueueMarkerWithWaitList", r, ev)
+    event("clEnqueueMarkerWithWaitList", r, ev, queue)
 }
 
 /// A barrier: on an out-of-order queue, later commands also wait for it.
@@ -151,7 +151,7 @@ pub fn barrier(queue: cl_command_queue, wait: &[cl_event]) -> Result<Event> {
     let mut ev = ptr::null_mut();
     // SAFETY: a live queue and wait list.
     let r = unsafe { api().clEnqueueBarrierWithWaitList(queue, n, l, &mut ev) };
-    event("clEnqueueBarrierWithWaitList", r, ev)
+    event("clEnqueueBarrierWithWaitList", r, ev, queue)
 }
 
 pub fn flush(queue: cl_command_queue) -> Result<()> {
@@ -200,7 +200,7 @@ pub fn fill(
             &mut ev,
         )
     };
-    event("clEnqueueFillBuffer", r, ev)
+    event("clEnqueueFillBuffer", r, ev, queue)
 }
 
 /// Copies `size` bytes from `src` at `src_offset` to `dst` at `dst_offset` on the device.
@@ -217,7 +217,7 @@ pub fn copy(
     let mut ev = ptr::null_mut();
     // SAFETY: live queue and buffers; no host memory is involved.
     let r = unsafe { api().clEnqueueCopyBuffer(queue, src, dst, src_offset, dst_offset, size, n, l, &mut ev) };
-    event("clEnqueueCopyBuffer", r, ev)
+    event("clEnqueueCopyBuffer", r, ev, queue)
 }
 
 /// A user event of `context`: commands that wait on it start once [`set_user_event_status`]
@@ -324,7 +324,7 @@ pub fn unmap(queue: cl_command_queue, mem: cl_mem, mapped: Mapped, wait: &[cl_ev
     // SAFETY: the pointer came from mapping this buffer and is given back once (`mapped` is
     // consumed).
     let r = unsafe { api().clEnqueueUnmapMemObject(queue, mem, mapped.ptr as *mut c_void, n, l, &mut ev) };
-    event("clEnqueueUnmapMemObject", r, ev)
+    event("clEnqueueUnmapMemObject", r, ev, queue)
 }
 
 /// Calls `notify(event, status, user)` when the event reaches `CL_COMPLETE` (or fails).

@@ -3,9 +3,10 @@
 //! and references it takes on the application's objects while it needs them.
 //!
 //! The objects clayout creates in an application's context (buffers, queues, programs) are
-//! counted per context while they live ([`live_in`]): when the application lets its context
-//! go, that count says exactly whether clayout still holds it, whatever the application itself
-//! leaks.
+//! counted per context, and the events of its commands per queue, while they live
+//! ([`live_in`]): when the application lets its context go, that count says exactly whether
+//! clayout still holds it, whatever the application itself leaks, and reference counts can be
+//! answered without clayout's share.
 
 use super::real::api;
 use once_cell::sync::Lazy;
@@ -15,9 +16,9 @@ use std::collections::HashMap;
 
 static LIVE: Lazy<Mutex<HashMap<usize, usize>>> = Lazy::new(Default::default);
 
-/// How many objects clayout created in `context` are alive.
-pub fn live_in(context: cl_context) -> usize {
-    LIVE.lock().get(&(context as usize)).copied().unwrap_or(0)
+/// How many objects clayout created in `owner` (a context, or a queue for events) are alive.
+pub fn live_in<T>(owner: *mut T) -> usize {
+    LIVE.lock().get(&(owner as usize)).copied().unwrap_or(0)
 }
 
 fn count(context: usize, up: bool) {
@@ -52,12 +53,12 @@ macro_rules! handle {
                 (!raw.is_null()).then(|| $name(raw, 0))
             }
 
-            /// [`Self::from_raw`] for an object clayout just created in `context`: counted
-            /// there while it lives.
-            pub fn created_in(raw: $raw, context: cl_context) -> Option<Self> {
+            /// [`Self::from_raw`] for an object clayout just created in `owner` (a context;
+            /// for an event, its queue): counted there while it lives.
+            pub fn created_in<T>(raw: $raw, owner: *mut T) -> Option<Self> {
                 let h = Self::from_raw(raw)?;
-                count(context as usize, true);
-                Some($name(h.into_raw(), context as usize))
+                count(owner as usize, true);
+                Some($name(h.into_raw(), owner as usize))
             }
 
             /// A new reference to an object someone else holds (the application, the registry).
@@ -69,6 +70,13 @@ macro_rules! handle {
                 // SAFETY: the caller passes a live object (cl's contract); a failed retain is
                 // answered, not relied upon.
                 (unsafe { api().$retain(raw) } == CL_SUCCESS).then(|| $name(raw, 0))
+            }
+
+            /// [`Self::retain`], counted in `owner` (an event's queue) while held.
+            pub fn retained_in<T>(raw: $raw, owner: *mut T) -> Option<Self> {
+                let h = Self::retain(raw)?;
+                count(owner as usize, true);
+                Some($name(h.into_raw(), owner as usize))
             }
 
             pub fn raw(&self) -> $raw {

@@ -179,3 +179,16 @@ pub fn kernel_num_args(kernel: cl_kernel) -> cl_uint {
     // SAFETY: a live kernel; the answer is one cl_uint.
     unsafe { info_scalar(|n, v, r| api().clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, n, v, r)) }.unwrap_or(0)
 }
+
+/// The queue of an event's command (None for a user event).
+pub fn event_queue(event: cl_event) -> Option<cl_command_queue> {
+    // SAFETY: a live event; the answer is one queue handle.
+    unsafe { info_scalar(|n, v, r| api().clGetEventInfo(event, CL_EVENT_COMMAND_QUEUE, n, v, r)) }
+        .filter(|q: &cl_command_queue| !q.is_null())
+}
+
+/// A queue's reference count, as the library counts it.
+pub fn queue_refs(queue: cl_command_queue) -> Option<cl_uint> {
+    // SAFETY: a live queue; the answer is one cl_uint.
+    unsafe { info_scalar(|n, v, r| api().clGetCommandQueueInfo(queue, CL_QUEUE_REFERENCE_COUNT, n, v, r)) }
+}

@@ -245,6 +245,9 @@ pub unsafe fn clGetCommandQueueInfo(
         return CL_SUCCESS;
     }
     let r = api().clGetCommandQueueInfo(command_queue, param_name, param_value_size, param_value, param_value_size_ret);
+    if param_name == CL_QUEUE_REFERENCE_COUNT {
+        return without_ours(r, param_value, param_value_size, || crate::runtime::refs::queue(command_queue));
+    }
     let fits = param_value_size >= std::mem::size_of::<cl_command_queue_properties>();
     if r == CL_SUCCESS && added.is_some() && param_name == CL_QUEUE_PROPERTIES && !param_value.is_null() && fits {
         *(param_value as *mut cl_command_queue_properties) &= !CL_QUEUE_PROFILING_ENABLE;
@@ -723,4 +726,65 @@ pub unsafe fn clCreateImageWithProperties(
         record_image(m, context, flags, image_desc);
     }
     m
+}
+
+/// Profiling that CLAYOUT_PROFILE turned on behind the application's back stays invisible: the
+/// application's events of such a queue answer as they would without it.
+pub unsafe fn clGetEventProfilingInfo(
+    event: cl_event,
+    param_name: cl_profiling_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
+    let hidden = guard("clGetEventProfilingInfo", || {
+        crate::cl::info::event_queue(event)
+            .is_some_and(|q| reg().queues.with(key(q), |q| q.profiling_added) == Some(true))
+    });
+    if hidden == Some(true) {
+        return CL_PROFILING_INFO_NOT_AVAILABLE;
+    }
+    api().clGetEventProfilingInfo(event, param_name, param_value_size, param_value, param_value_size_ret)
+}
+
+// ---- reference counts: the application's, without clayout's -------------------------------
+
+/// A reference count just answered at `value`, less what clayout holds (`ours`).
+unsafe fn without_ours(r: cl_int, value: *mut c_void, size: size_t, ours: impl FnOnce() -> u32) -> cl_int {
+    if r == CL_SUCCESS && !value.is_null() && size >= std::mem::size_of::<cl_uint>() {
+        if let Some(ours) = guard("reference count", ours) {
+            let v = value as *mut cl_uint;
+            // Never below one: the object is alive, since it was asked about.
+            *v = (*v).saturating_sub(ours).max(1);
+        }
+    }
+    r
+}
+
+pub unsafe fn clGetContextInfo(
+    context: cl_context,
+    param_name: cl_context_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
+    let r = api().clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
+    if param_name != CL_CONTEXT_REFERENCE_COUNT {
+        return r;
+    }
+    without_ours(r, param_value, param_value_size, || crate::runtime::refs::context(context))
+}
+
+pub unsafe fn clGetEventInfo(
+    event: cl_event,
+    param_name: cl_event_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
+    let r = api().clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
+    if param_name != CL_EVENT_REFERENCE_COUNT {
+        return r;
+    }
+    without_ours(r, param_value, param_value_size, || crate::runtime::refs::event(event))
 }

@@ -165,7 +165,7 @@ pub fn run(
     }
     // Whatever was enqueued, the scratch is busy until the last enqueued command is done.
     if let Some(last) = chain.links.last() {
-        sc.last = Event::retain(last.raw());
+        sc.last = Event::retained_in(last.raw(), queue);
         if sc.last.is_none() {
             // Without a reference the next conversion could not wait for this one.
             let _ = cmd::wait(&[last.raw()]);

@@ -105,3 +105,26 @@ pub fn released(h: Handle) {
     st.last_event = None;
     st.users.clear();
 }
+
+/// Drops the references every buffer's record keeps on completed commands.
+pub fn forget_finished() {
+    for (_, b) in BUFFERS.snapshot() {
+        let mut st = b.state.lock();
+        st.users.forget_finished();
+        if st.last_event.as_ref().is_some_and(|e| crate::cl::info::event_status(e.raw()).is_none_or(|s| s <= 0)) {
+            st.last_event = None;
+        }
+    }
+}
+
+/// How many references the buffers' records hold on `event`.
+pub fn holds(event: opencl_sys::cl_event) -> usize {
+    BUFFERS
+        .snapshot()
+        .iter()
+        .map(|(_, b)| {
+            let st = b.state.lock();
+            st.users.holds(event) + st.last_event.as_ref().is_some_and(|e| e.raw() == event) as usize
+        })
+        .sum()
+}

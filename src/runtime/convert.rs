@@ -114,9 +114,9 @@ pub fn ensure(
     st.users.clear();
     st.conversions += 1;
     st.before = before;
-    watch_failure(buffer, st.conversions, &last);
+    watch_failure(queue, buffer, st.conversions, &last);
     // The state keeps its own reference; the caller gets `last`'s.
-    st.last_event = Event::retain(last.raw());
+    st.last_event = Event::retained_in(last.raw(), queue);
     Ok(Some(last))
 }
 
@@ -124,6 +124,8 @@ pub fn ensure(
 struct Watch {
     buffer: Weak<Buffer>,
     conversion: u64,
+    /// The callback's reference to the event, released when it has run.
+    held: Option<Event>,
 }
 
 /// Arranges that a conversion which fails on the device (a command it waited for failed, so it
@@ -131,22 +133,21 @@ struct Watch {
 /// next command that locks the state applies it (`BufferState::settle`). The callback holds a
 /// reference to the event until the event completes: some implementations do not like a
 /// released event in the middle of a chain that fails.
-fn watch_failure(buffer: &Arc<Buffer>, conversion: u64, ev: &Event) {
-    extern "C" fn done(ev: cl_event, status: cl_int, user: *mut c_void) {
+fn watch_failure(queue: cl_command_queue, buffer: &Arc<Buffer>, conversion: u64, ev: &Event) {
+    extern "C" fn done(_ev: cl_event, status: cl_int, user: *mut c_void) {
         // SAFETY: `user` is the Box leaked below, handed to exactly one callback.
-        let watch = unsafe { Box::from_raw(user as *mut Watch) };
-        drop(Event::from_raw(ev));
+        let mut watch = unsafe { Box::from_raw(user as *mut Watch) };
+        drop(watch.held.take());
         if status < 0 {
             if let Some(b) = watch.buffer.upgrade() {
                 b.failed.store(watch.conversion, Ordering::Release);
             }
         }
     }
-    let Some(held) = Event::retain(ev.raw()) else { return };
-    let user = Box::into_raw(Box::new(Watch { buffer: Arc::downgrade(buffer), conversion })) as *mut c_void;
-    if cmd::on_complete(ev.raw(), done, user).is_ok() {
-        held.into_raw();
-    } else {
+    let Some(held) = Event::retained_in(ev.raw(), queue) else { return };
+    let user =
+        Box::into_raw(Box::new(Watch { buffer: Arc::downgrade(buffer), conversion, held: Some(held) })) as *mut c_void;
+    if cmd::on_complete(ev.raw(), done, user).is_err() {
         // SAFETY: the callback was not registered, so the box is still ours.
         drop(unsafe { Box::from_raw(user as *mut Watch) });
     }

@@ -14,7 +14,8 @@
 //! - `source`: the program as the device compiler sees it (preprocessed with the build's options);
 //! - `program`: annotations found when the program is built, build options, per-kernel plans;
 //! - `kernels`: the runtime's record of every kernel object; `launch`: kernel launches;
-//! - `context`: the application's last release of a context; `worker`: clayout's own thread,
+//! - `context`: the application's last release of a context; `refs`: reference counts as the
+//!   application would see them without clayout; `worker`: clayout's own thread,
 //!   where its builds run.
 
 pub mod access;
@@ -29,6 +30,7 @@ pub mod order;
 pub mod plan;
 pub mod probe;
 pub mod program;
+pub mod refs;
 pub mod source;
 pub mod state;
 pub mod stop;

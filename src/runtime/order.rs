@@ -144,9 +144,9 @@ pub fn free(queue: cl_command_queue, wait: &[cl_event]) -> bool {
 /// is free. `barrier`: later commands of the queue wait for it even when the queue executes
 /// out of order.
 pub fn noted(queue: cl_command_queue, in_order: bool, barrier: bool, event: cl_event, free: bool) {
-    let ev = Event::retain(event);
+    let ev = Event::retained_in(event, queue);
     if free {
-        if let Some(e) = ev.as_ref().and_then(|e| Event::retain(e.raw())) {
+        if let Some(e) = ev.as_ref().and_then(|e| Event::retained_in(e.raw(), queue)) {
             let mut all = FREE.lock();
             if all.free.len() >= all.prune_at {
                 all.free.retain(|_, e| !complete(e));
@@ -165,7 +165,16 @@ pub fn queue_released(queue: Handle) {
     TAILS.lock().remove(&queue);
 }
 
-/// Drops every reference clayout holds to a command that has completed (a context is going).
+/// How many references clayout holds on `event` here (free list, queue heads, markers).
+pub fn holds(event: cl_event) -> usize {
+    let free = FREE.lock().free.contains_key(&(event as usize)) as usize;
+    let tails = TAILS.lock().values().filter(|t| t.event.as_ref().is_some_and(|e| e.raw() == event)).count();
+    let pre = PRE_TRACKING.lock().iter().filter(|(_, _, e)| e.raw() == event).count();
+    free + tails + pre
+}
+
+/// Drops every reference clayout holds to a command that has completed (a context is going, a
+/// reference count is asked).
 pub fn forget_finished() {
     FREE.lock().free.retain(|_, e| !complete(e));
     PRE_TRACKING.lock().retain(|(_, _, e)| !complete(e));
@@ -181,7 +190,7 @@ impl Users {
     /// Records a command enqueued on `queue` that uses the buffer. On an in-order queue it
     /// replaces the queue's earlier users: it completes after them.
     pub fn record(&mut self, queue: cl_command_queue, in_order: bool, event: cl_event, free: bool) {
-        let Some(event) = Event::retain(event) else { return };
+        let Some(event) = Event::retained_in(event, queue) else { return };
         let q = registry::key(queue);
         // An earlier user of this in-order queue completes before this one.
         let superseded = |u: &User| in_order && u.in_order && u.queue == q;
@@ -213,6 +222,16 @@ impl Users {
     /// Forgets every user: a conversion that waited for them all now stands for them.
     pub fn clear(&mut self) {
         self.0.clear();
+    }
+
+    /// Forgets the users that completed.
+    pub fn forget_finished(&mut self) {
+        self.0.retain(|u| !complete(&u.event));
+    }
+
+    /// How many of the users are `event`.
+    pub fn holds(&self, event: cl_event) -> usize {
+        self.0.iter().filter(|u| u.event.raw() == event).count()
     }
 }
 
