@@ -14,6 +14,7 @@ use parking_lot::Mutex;
 use std::ffi::CStr;
 
 mod enqueue;
+mod extensions;
 pub use enqueue::*;
 
 fn reg() -> &'static registry::Registry {
@@ -642,33 +643,15 @@ pub unsafe fn clCreateSubBuffer(
 
 // ---- extensions -----------------------------------------------------------------------------
 
-fn note_extension(name: *const c_char, found: bool) {
-    guard("extension lookup", || {
-        let name = unsafe { cstr(name) }.unwrap_or_default();
-        if found && crate::runtime::stop::extension_touches_buffers(&name) {
-            crate::runtime::stop::stop_converting(&format!("the application uses the extension entry point {name}, which can read or write buffers behind clayout's back"));
-        } else {
-            crate::log::debug(&format!(
-                "extension entry point {name} {}: calls through it are not observed",
-                if found { "handed out" } else { "not available" }
-            ));
-        }
-    });
-}
-
 pub unsafe fn clGetExtensionFunctionAddress(func_name: *const c_char) -> *mut c_void {
-    let p = api().clGetExtensionFunctionAddress(func_name);
-    note_extension(func_name, !p.is_null());
-    p
+    extensions::handed_out(func_name, api().clGetExtensionFunctionAddress(func_name))
 }
 
 pub unsafe fn clGetExtensionFunctionAddressForPlatform(
     platform: cl_platform_id,
     func_name: *const c_char,
 ) -> *mut c_void {
-    let p = api().clGetExtensionFunctionAddressForPlatform(platform, func_name);
-    note_extension(func_name, !p.is_null());
-    p
+    extensions::handed_out(func_name, api().clGetExtensionFunctionAddressForPlatform(platform, func_name))
 }
 
 // ---- images ---------------------------------------------------------------------------------

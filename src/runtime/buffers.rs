@@ -128,3 +128,13 @@ pub fn holds(event: opencl_sys::cl_event) -> usize {
         })
         .sum()
 }
+
+/// The buffers of `context` whose bytes are in a device layout now.
+pub fn converted_in(context: Handle) -> Vec<Handle> {
+    BUFFERS
+        .snapshot()
+        .iter()
+        .filter(|(_, b)| b.facts.context == context && matches!(b.state.lock().current, Current::Device(_)))
+        .map(|(h, _)| *h)
+        .collect()
+}
