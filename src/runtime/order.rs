@@ -137,7 +137,9 @@ fn complete_raw(e: cl_event) -> bool {
 pub fn free(queue: cl_command_queue, wait: &[cl_event]) -> bool {
     let tail_free =
         TAILS.lock().get(&registry::key(queue)).is_none_or(|t| t.free || t.event.as_ref().is_some_and(complete));
-    tail_free && wait.iter().all(|&e| complete_raw(e) || FREE.lock().free.contains_key(&(e as usize)))
+    // The list first, the status after: a listed event leaves the list only once complete, and
+    // stays complete, so no event is seen neither listed nor complete in between.
+    tail_free && wait.iter().all(|&e| FREE.lock().free.contains_key(&(e as usize)) || complete_raw(e))
 }
 
 /// Notes a command just enqueued on `queue` with event `event` (null: unknown), and whether it
