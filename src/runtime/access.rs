@@ -54,6 +54,10 @@ impl WaitList {
     /// The command was enqueued on `queue` with event `event`: it is a user of its buffers until
     /// it completes (`order`). Releases the buffers' locks.
     pub fn enqueued(mut self, queue: cl_command_queue, event: cl_event) {
+        // Whatever the command does, the buffers' bytes are the application's from now on.
+        for st in &mut self.locked {
+            st.defined = true;
+        }
         let in_order = order::in_order(queue);
         order::noted(queue, in_order, false, event, self.free);
         if event.is_null() {

@@ -23,6 +23,9 @@ pub struct BufferState {
     pub last_event: Option<Event>,
     /// Maps not yet unmapped (counted from before each map's enqueue).
     pub maps: u32,
+    /// Whether the bytes are defined: false for a buffer created without host data until a
+    /// command first touches it. Undefined bytes take any layout without a conversion.
+    pub defined: bool,
     /// Commands that used the buffer and may not have completed (`order`).
     pub users: Users,
     /// Conversions enqueued so far; `before` is the layout before the latest one, which a
@@ -87,7 +90,11 @@ pub fn get(h: Handle) -> Option<Arc<Buffer>> {
 /// A buffer the application created (a sub-buffer's parent must be known by then).
 pub fn created(h: Handle, facts: Arc<BufferInfo>) {
     let parent = facts.parent.and_then(|(p, _, _)| get(p));
-    BUFFERS.insert(h, Buffer { handle: h, facts, parent, state: Default::default(), failed: AtomicU64::new(0) });
+    // Created with host data (copied or used), or a window onto a parent: defined bytes.
+    let with_data = facts.flags & (opencl_sys::CL_MEM_COPY_HOST_PTR | opencl_sys::CL_MEM_USE_HOST_PTR) != 0;
+    let state = BufferState { defined: with_data || parent.is_some(), ..Default::default() };
+    BUFFERS
+        .insert(h, Buffer { handle: h, facts, parent, state: Arc::new(Mutex::new(state)), failed: AtomicU64::new(0) });
 }
 
 /// The application's last reference to a buffer is gone. Its bytes are forgotten unless a
@@ -137,4 +144,11 @@ pub fn converted_in(context: Handle) -> Vec<Handle> {
         .filter(|(_, b)| b.facts.context == context && matches!(b.state.lock().current, Current::Device(_)))
         .map(|(h, _)| *h)
         .collect()
+}
+
+/// Every buffer's bytes count as defined (commands before tracking began may have written any).
+pub fn all_defined() {
+    for (_, b) in BUFFERS.snapshot() {
+        b.state.lock().defined = true;
+    }
 }

@@ -53,7 +53,8 @@ pub fn ensure(
             return Err(Failed { reason: why });
         }
     }
-    let steps = plan(st.current, need);
+    // Bytes nothing has written yet take the needed layout as they are: no conversion.
+    let steps = if st.defined { plan(st.current, need) } else { Vec::new() };
     let pending = last_pending(st);
     if steps.is_empty() {
         st.current = after(need);

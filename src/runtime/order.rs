@@ -237,16 +237,17 @@ impl Users {
     }
 }
 
-/// Called when a program with annotations is created, before it can be built or launched.
-pub fn annotated_program_created() {
+/// Called when a program with annotations is first seen, before it can be launched. True the
+/// first time: then commands from now on are tracked, and nothing is known of those before.
+pub fn annotated_program_created() -> bool {
     if ANNOTATED.swap(true, Ordering::SeqCst) {
-        return;
+        return false;
     }
     let start = Instant::now();
     while FAST_IN_FLIGHT.load(Ordering::SeqCst) != 0 {
         if start.elapsed() > DRAIN_LIMIT {
             super::stop::stop_converting("another thread's OpenCL enqueue was still running when the first annotated program was created, so conversions could not be ordered after it");
-            return;
+            return true;
         }
         std::thread::sleep(Duration::from_micros(200));
     }
@@ -263,10 +264,11 @@ pub fn annotated_program_created() {
             }
             Err(e) => {
                 super::stop::stop_converting(&format!("a marker after the commands enqueued before the first annotated program could not be enqueued ({e})"));
-                return;
+                return true;
             }
         }
     }
+    true
 }
 
 /// Every live queue of the application, each with a reference of its own, taken under the

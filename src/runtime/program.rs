@@ -161,7 +161,10 @@ fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>)) ->
     if found.is_empty() {
         return None;
     }
-    order::annotated_program_created();
+    if order::annotated_program_created() {
+        // What the untracked commands before wrote is not known: every buffer may hold data.
+        super::buffers::all_defined();
+    }
     let mut kernels = HashMap::new();
     for a in found {
         let outcome = a.layout.map_err(|e| e.to_string());
