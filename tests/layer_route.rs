@@ -149,3 +149,31 @@ fn launcher_sets_up_the_layer() {
         let _ = fs::remove_file(&json);
     }
 }
+
+/// The loader's side as the current Khronos loader plays it (ocl-icd 2.3.1 here calls only
+/// clInitLayer): clInitLayerWithProperties with a property list, a target table of fewer
+/// entries than clayout knows (ending at an unreadable page), then clDeinitLayer, after which
+/// clayout must answer instead of calling into a driver that may be gone.
+#[test]
+fn khronos_style_init_with_properties_short_table_and_deinit() {
+    let bin = build_c_linking("tests/c", "layer_host", &["-lOpenCL", "-ldl"]);
+    let checksum = |o: &Output| o.stdout.lines().find(|l| l.starts_with("after 10 launches")).map(str::to_string);
+    let plain = run(&Cmd::new([bin.as_os_str(), dl("particles_aos.cl").as_os_str(), "plain".as_ref()]), TIMEOUT);
+    assert_ok(&plain);
+    // 124 entries: up to OpenCL 2.0's clCreateCommandQueueWithProperties, short of the SVM
+    // block and of OpenCL 2.1 to 3.0.
+    let json = scratch("layer-host").join("stats.json");
+    let cmd = Cmd::new([bin.as_os_str(), dl("particles_asta.cl").as_os_str(), paths().lib.as_os_str(), "124".as_ref()])
+        .env("CLAYOUT_STATS", json.as_os_str());
+    let out = run(&cmd, TIMEOUT);
+    assert!(out.code == Some(0) && checksum(&out).is_some(), "{}", out.show("layer host"));
+    assert_eq!(checksum(&out), checksum(&plain), "{}{}", plain.show("plain"), out.show("layer host"));
+    assert!(
+        out.stdout.contains("after clDeinitLayer: clGetDeviceIDs answers -59"),
+        "after clDeinitLayer a call must answer CL_INVALID_OPERATION\n{}",
+        out.show("layer host")
+    );
+    let stats = read_stats_under(Route::Layer, &json, &out);
+    assert!(stats["real_library"].as_str().unwrap_or("").contains("(124 dispatch entries)"), "{stats:#}");
+    assert_eq!(conversions(&stats), (1, 1), "{stats:#}");
+}

@@ -45,9 +45,11 @@ const MAX_PROPERTIES: usize = 64;
 struct State {
     target: Option<usize>,
     detached: bool,
+    /// Where calls go down to, for the log and the stats.
+    source: String,
 }
 
-static STATE: Mutex<State> = Mutex::new(State { target: None, detached: false });
+static STATE: Mutex<State> = Mutex::new(State { target: None, detached: false, source: String::new() });
 
 /// `clGetLayerInfo`.
 ///
@@ -127,7 +129,8 @@ pub unsafe fn init(
             }
         }
         pin();
-        real::attach(api, format!("loader layer of {loader} ({num_entries} dispatch entries)"));
+        state.source = format!("loader layer of {loader} ({num_entries} dispatch entries)");
+        real::attach(api, state.source.clone());
         state.target = Some(target as usize);
         state.detached = false;
         n
@@ -151,7 +154,7 @@ pub unsafe fn init(
 pub fn deinit() -> cl_int {
     let mut state = STATE.lock();
     if state.target.is_some() && !state.detached {
-        real::attach(Api::absent(), "loader layer (unloaded by its loader)".to_string());
+        real::attach(Api::absent(), format!("{}, unloaded by it", state.source));
         state.detached = true;
         crate::log::debug("the loader unloaded its layers: clayout's calls down answer as absent entry points");
     }
