@@ -5,7 +5,8 @@
 //! - a C program that dlopen()s libOpenCL.so.1 and calls through dlsym (tests/c/dlopen.c):
 //!   preloaded, clayout sees none of its calls; as a layer, every one, with the conversions;
 //! - the Rust client built with opencl3's default features (it dlopen()s the loader): as a
-//!   layer, the same statistics as the client built to link OpenCL has preloaded;
+//!   layer (and opened in the loader's place through opencl3's OPENCL_DYLIB_PATH), the same
+//!   statistics as the client built to link OpenCL has preloaded;
 //! - both routes at once (LD_PRELOAD and OPENCL_LAYERS): each call intercepted once;
 //! - `clayout-run --layer`.
 
@@ -100,6 +101,17 @@ fn rust_client_with_opencl3_default_features() {
     for key in ["marshal", "fallbacks", "rewritten_kernels"] {
         assert_eq!(layered[key], preloaded[key], "{key}");
     }
+
+    // Where no loader takes layers: opencl3 opens the library OPENCL_DYLIB_PATH names first,
+    // and clayout, opened that way, finds the system loader behind it (docs/layers.md).
+    let json = scratch("rust-dylib-path").join("stats.json");
+    let out = run(
+        &dynamic.clone().env("OPENCL_DYLIB_PATH", paths().lib.as_os_str()).env("CLAYOUT_STATS", json.as_os_str()),
+        TIMEOUT,
+    );
+    assert_same(&base, &out);
+    let opened = read_stats(&json, &out);
+    assert_eq!(stats_calls(&opened), stats_calls(&preloaded), "{}", out.show("OPENCL_DYLIB_PATH"));
 }
 
 #[test]
