@@ -134,6 +134,7 @@ mod tests {
             0x42 as *mut c_void
         };
         // A loader whose table stops before OpenCL 2.0 (slot 123).
+        // SAFETY: the table holds LEN >= 100 readable slots.
         let api = unsafe { Api::from_dispatch(table.as_ptr(), 100, &fallback) };
         assert_eq!(api.address(FnId::clGetPlatformIDs) as usize, 0x1000);
         assert_eq!(api.address(FnId::clCreateBuffer) as usize, 0x1000 * 15);

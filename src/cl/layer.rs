@@ -108,14 +108,18 @@ pub unsafe fn init(
     let loader = path_of(unsafe { *target_slots } as *const c_void).unwrap_or_else(|| "the loader".to_string());
 
     let mut state = STATE.lock();
-    let other_loader = state.target.is_some_and(|t| t != target as usize) && !state.detached;
+    if state.target.is_some_and(|t| t != target as usize) && !state.detached {
+        // One process, two loaders (a program's own and pyopencl's bundled one): clayout calls
+        // down through one table only, and `clDeinitLayer` does not say which loader calls it.
+        // Refused, the second loader goes on without clayout and never calls it again.
+        drop(state);
+        crate::log::warn(&format!(
+            "a second OpenCL loader ({loader}) loaded clayout as a layer: refused, calls through it are not intercepted"
+        ));
+        return CL_INVALID_VALUE;
+    }
     let filled = if crate::config::get().disable {
         crate::log::debug("CLAYOUT_DISABLE=1: the layer passes every call through untouched");
-        0
-    } else if other_loader {
-        crate::log::warn(&format!(
-            "a second OpenCL loader ({loader}) loaded clayout as a layer: calls through it are not intercepted"
-        ));
         0
     } else {
         let fallback = |name: &[u8]| real::symbol_in(&loader, name).unwrap_or(std::ptr::null_mut());
@@ -245,6 +249,7 @@ mod tests {
 
     #[test]
     fn layer_info_answers_the_version_and_the_name() {
+        // SAFETY (every call below): each buffer is as large as the size passed with it.
         let mut v: cl_layer_api_version = 0;
         let mut n = 0;
         let r = unsafe { info(CL_LAYER_API_VERSION, 4, &mut v as *mut _ as *mut c_void, &mut n) };
@@ -284,6 +289,8 @@ mod tests {
         let mut n = 0;
         let mut out = std::ptr::null();
         let t = table.as_ptr() as *const cl_icd_dispatch;
+        // SAFETY (every call below): each call has a null pointer or a zero count, which init
+        // rejects before reading or writing anything.
         assert_eq!(unsafe { init(4, std::ptr::null(), &mut n, &mut out, None, &[]) }, CL_INVALID_VALUE);
         assert_eq!(unsafe { init(4, t, std::ptr::null_mut(), &mut out, None, &[]) }, CL_INVALID_VALUE);
         assert_eq!(unsafe { init(4, t, &mut n, std::ptr::null_mut(), None, &[]) }, CL_INVALID_VALUE);
