@@ -21,37 +21,9 @@ use common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::fmt::Write as _;
 use std::fs;
 use std::process::Command;
 use std::sync::Mutex;
-
-fn stats_calls(v: &Value) -> BTreeMap<String, u64> {
-    v["calls"].as_object().unwrap().iter().map(|(k, c)| (k.clone(), c.as_u64().unwrap())).collect()
-}
-
-/// Every `calls NAME N` line of the program must match the stats; with `exact`, the stats must
-/// also count no entry point the program did not list.
-fn check_calls(program: &Output, stats: &Value, exact: bool) {
-    let want = program.expected_calls();
-    assert!(!want.is_empty(), "the program printed no `calls` lines\n{}", program.show("with shim"));
-    let got = stats_calls(stats);
-    let mut problems = String::new();
-    for (name, n) in &want {
-        let g = got.get(name).copied().unwrap_or(0);
-        if g != *n {
-            let _ = writeln!(problems, "  {name}: the program made {n} calls, the shim counted {g}");
-        }
-    }
-    if exact {
-        for (name, g) in &got {
-            if !want.contains_key(name) {
-                let _ = writeln!(problems, "  {name}: the program made no call, the shim counted {g}");
-            }
-        }
-    }
-    assert!(problems.is_empty(), "call counts differ:\n{problems}stats calls: {got:?}\n{}", program.show("with shim"));
-}
 
 /// Runs `cmd` under the shim with CLAYOUT_STATS=<json>, compares with `base`, checks the stats.
 fn run_with_stats(tag: &str, cmd: &Cmd, base: &Output, exact: bool) -> (Output, Value) {
@@ -211,23 +183,7 @@ fn threads_same_output_three_times() {
 
 #[test]
 fn rust_client_same_output_and_counts() {
-    let manifest = paths().root.join("tests/rust-client/Cargo.toml");
-    let target = paths().work.join("rust-client");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(&cargo)
-        .args(["build", "--quiet", "--manifest-path"])
-        .arg(&manifest)
-        .env("CARGO_TARGET_DIR", &target)
-        .output()
-        .expect("cannot run cargo");
-    assert!(
-        out.status.success(),
-        "building {} failed:\n{}{}",
-        manifest.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let bin = target.join("debug/clayout-rust-client");
+    let bin = build_rust_client("rust-client", &[]);
     let cmd = Cmd::new([bin]);
     let base = run(&cmd, TIMEOUT);
     assert_ok(&base);

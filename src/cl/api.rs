@@ -59,6 +59,13 @@ macro_rules! define_api {
                 }
             }
 
+            /// Where entry point `id` goes (null when the real library lacks it).
+            pub fn address(&self, id: FnId) -> *const c_void {
+                match id {
+                    $( FnId::$name => self.$name.map_or(std::ptr::null(), |f| f as *const c_void), )*
+                }
+            }
+
             $(
                 /// # Safety
                 /// As for the OpenCL function of this name.
@@ -75,3 +82,65 @@ macro_rules! define_api {
 }
 
 super::table::api_table!(define_api);
+
+impl Api {
+    /// The entry points behind a loader layer: slot `s` of the dispatch table `target` for each
+    /// entry point whose slot lies among the `entries` the loader passed, `fallback` (a lookup
+    /// by symbol, like `resolve`'s) for the others, which the loader cannot route through a
+    /// layer. A slot holding an address inside clayout counts as empty: calling it would loop.
+    ///
+    /// # Safety
+    /// `target` points to at least `entries` readable function pointers.
+    pub(crate) unsafe fn from_dispatch(
+        target: *const *mut c_void,
+        entries: usize,
+        fallback: &dyn Fn(&[u8]) -> *mut c_void,
+    ) -> Api {
+        Api::resolve(&|name| {
+            let field = std::str::from_utf8(&name[..name.len() - 1]).unwrap_or("");
+            match super::dispatch::slot(field) {
+                Some(s) if s < entries => {
+                    // SAFETY: s < entries, which the caller guarantees readable.
+                    let p = unsafe { *target.add(s) };
+                    if super::object::is_ours(p) {
+                        std::ptr::null_mut()
+                    } else {
+                        p
+                    }
+                }
+                _ => fallback(name),
+            }
+        })
+    }
+
+    /// An `Api` without any entry point: every call answers as an absent one.
+    pub(crate) fn absent() -> Api {
+        Api::resolve(&|_| std::ptr::null_mut())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_dispatch_takes_the_slots_the_loader_passed_and_looks_up_the_others() {
+        // Fake addresses, never called: slot s holds 0x1000 * (s + 1).
+        let table: Vec<*mut c_void> =
+            (0..crate::cl::dispatch::LEN).map(|s| (0x1000 * (s + 1)) as *mut c_void).collect();
+        let asked = std::cell::RefCell::new(Vec::new());
+        let fallback = |name: &[u8]| {
+            asked.borrow_mut().push(String::from_utf8_lossy(&name[..name.len() - 1]).into_owned());
+            0x42 as *mut c_void
+        };
+        // A loader whose table stops before OpenCL 2.0 (slot 123).
+        // SAFETY: the table holds LEN >= 100 readable slots.
+        let api = unsafe { Api::from_dispatch(table.as_ptr(), 100, &fallback) };
+        assert_eq!(api.address(FnId::clGetPlatformIDs) as usize, 0x1000);
+        assert_eq!(api.address(FnId::clCreateBuffer) as usize, 0x1000 * 15);
+        assert_eq!(api.address(FnId::clCreateCommandQueueWithProperties) as usize, 0x42);
+        assert!(asked.borrow().iter().any(|n| n == "clCreateCommandQueueWithProperties"));
+        assert!(!asked.borrow().iter().any(|n| n == "clCreateBuffer"));
+        assert!(Api::absent().address(FnId::clCreateBuffer).is_null());
+    }
+}

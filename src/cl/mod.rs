@@ -2,6 +2,9 @@
 //!
 //! - `table`: the one table of entry points; `api`: the real library's function pointers
 //!   (`Api`) and the call index (`FnId`) made from it; `real`: finding the library once.
+//! - `layer`: clayout loaded by an OpenCL loader as a layer (`dispatch`: the loader's table;
+//!   `object`: which loaded object an address is in); then `api()` calls down through the
+//!   table the loader handed over instead of the library `real` found.
 //! - `handle`: owned references (`Event`, `Kernel`, `Mem`, `Program`, `Queue`), released on drop.
 //! - `info`: typed `clGet*Info` queries; `cmd`: safe wrappers of the calls clayout makes on its
 //!   own behalf (markers, launches, transfers, maps); `build`: programs built with their log.
@@ -20,13 +23,16 @@
 pub mod api;
 pub mod build;
 pub mod cmd;
+pub mod dispatch;
 mod error;
 mod handle;
 pub mod info;
+pub mod layer;
+mod object;
 pub mod real;
 pub(crate) mod table;
 
 pub use api::{FnId, FN_COUNT, FN_NAMES};
 pub use error::{code_name, Error, Result};
 pub use handle::{live_in, Context, Event, Kernel, Mem, Program, Queue};
-pub use real::{api, source};
+pub use real::{api, preloaded, source};

@@ -96,6 +96,15 @@ pub fn scratch(tag: &str) -> PathBuf {
 
 // ---- running programs ---------------------------------------------------------------------------
 
+/// How clayout gets into a program: preloaded (LD_PRELOAD), loaded by the ICD loader as a
+/// layer (OPENCL_LAYERS), or both at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    Preload,
+    Layer,
+    Both,
+}
+
 /// What to run: program and arguments, plus environment variables to set.
 #[derive(Clone)]
 pub struct Cmd {
@@ -113,7 +122,20 @@ impl Cmd {
     }
     /// The same command with the shim preloaded.
     pub fn shimmed(&self) -> Cmd {
-        self.clone().env("LD_PRELOAD", paths().lib.as_os_str())
+        self.under(Route::Preload)
+    }
+    /// The same command with the shim loaded by the ICD loader as a layer (OPENCL_LAYERS).
+    pub fn layered(&self) -> Cmd {
+        self.under(Route::Layer)
+    }
+    /// The same command under clayout, the way `route` says.
+    pub fn under(&self, route: Route) -> Cmd {
+        let lib = paths().lib.as_os_str();
+        match route {
+            Route::Preload => self.clone().env("LD_PRELOAD", lib),
+            Route::Layer => self.clone().env("OPENCL_LAYERS", lib),
+            Route::Both => self.clone().env("LD_PRELOAD", lib).env("OPENCL_LAYERS", lib),
+        }
     }
     pub fn describe(&self) -> String {
         let mut s = String::new();
@@ -171,8 +193,8 @@ pub fn indent(s: &str) -> String {
     s.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
 }
 
-/// Runs `cmd` with a clean clayout environment (no inherited CLAYOUT_* or LD_PRELOAD), stdout
-/// and stderr to files, killing it after `timeout`.
+/// Runs `cmd` with a clean clayout environment (no inherited CLAYOUT_*, LD_PRELOAD or loader
+/// layers), stdout and stderr to files, killing it after `timeout`.
 pub fn run(cmd: &Cmd, timeout: Duration) -> Output {
     let dir = scratch("out");
     let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
@@ -183,7 +205,7 @@ pub fn run(cmd: &Cmd, timeout: Duration) -> Output {
         .stderr(fs::File::create(&err_path).unwrap());
     for (k, _) in std::env::vars_os() {
         let k = k.to_string_lossy();
-        if k.starts_with("CLAYOUT_") || k == "LD_PRELOAD" {
+        if k.starts_with("CLAYOUT_") || k == "LD_PRELOAD" || k == "OPENCL_LAYERS" || k == "OPENCL_LAYER_PATH" {
             c.env_remove(&*k);
         }
     }
@@ -279,6 +301,47 @@ pub fn read_stats(path: &Path, shim: &Output) -> Value {
     v
 }
 
+/// `read_stats`, and the statistics must say that clayout came in by `route`: a layer names
+/// the loader that loaded it, the preloaded library the one it forwards to.
+pub fn read_stats_under(route: Route, path: &Path, shim: &Output) -> Value {
+    let v = read_stats(path, shim);
+    let real = v["real_library"].as_str().unwrap_or("");
+    assert_eq!(
+        real.starts_with("loader layer"),
+        route != Route::Preload,
+        "clayout ran {route:?} but its statistics say real_library={real:?}\n{}",
+        shim.show("with shim")
+    );
+    v
+}
+
+pub fn stats_calls(v: &Value) -> BTreeMap<String, u64> {
+    v["calls"].as_object().unwrap().iter().map(|(k, c)| (k.clone(), c.as_u64().unwrap())).collect()
+}
+
+/// Every `calls NAME N` line of the program must match the stats; with `exact`, the stats must
+/// also count no entry point the program did not list.
+pub fn check_calls(program: &Output, stats: &Value, exact: bool) {
+    let want = program.expected_calls();
+    assert!(!want.is_empty(), "the program printed no `calls` lines\n{}", program.show("with shim"));
+    let got = stats_calls(stats);
+    let mut problems = String::new();
+    for (name, n) in &want {
+        let g = got.get(name).copied().unwrap_or(0);
+        if g != *n {
+            let _ = writeln!(problems, "  {name}: the program made {n} calls, the shim counted {g}");
+        }
+    }
+    if exact {
+        for (name, g) in &got {
+            if !want.contains_key(name) {
+                let _ = writeln!(problems, "  {name}: the program made no call, the shim counted {g}");
+            }
+        }
+    }
+    assert!(problems.is_empty(), "call counts differ:\n{problems}stats calls: {got:?}\n{}", program.show("with shim"));
+}
+
 // ---- building the programs ----------------------------------------------------------------------
 
 pub fn build_c(name: &str) -> PathBuf {
@@ -287,6 +350,12 @@ pub fn build_c(name: &str) -> PathBuf {
 
 /// Builds `<dir>/<name>.c` (relative to the repository) with `-lOpenCL` under the work directory.
 pub fn build_c_in(dir: &str, name: &str) -> PathBuf {
+    build_c_linking(dir, name, &["-lOpenCL"])
+}
+
+/// Builds `<dir>/<name>.c` (relative to the repository) under the work directory, linked with
+/// `libs` (none for a program that opens the loader itself).
+pub fn build_c_linking(dir: &str, name: &str, libs: &[&str]) -> PathBuf {
     let src = paths().root.join(dir).join(format!("{name}.c"));
     let bin_dir = paths().work.join(dir.replace('/', "-"));
     fs::create_dir_all(&bin_dir).unwrap();
@@ -295,7 +364,7 @@ pub fn build_c_in(dir: &str, name: &str) -> PathBuf {
         .args(["-O1", "-Wall", "-pthread", "-DCL_TARGET_OPENCL_VERSION=300", "-o"])
         .arg(&bin)
         .arg(&src)
-        .arg("-lOpenCL")
+        .args(libs)
         .output()
         .expect("cannot run cc");
     assert!(
@@ -306,6 +375,29 @@ pub fn build_c_in(dir: &str, name: &str) -> PathBuf {
         String::from_utf8_lossy(&out.stderr)
     );
     bin
+}
+
+/// tests/rust-client built with the extra cargo arguments `args` into
+/// `<work>/<target_name>` (one target directory per way of building it), and its path.
+pub fn build_rust_client(target_name: &str, args: &[&str]) -> PathBuf {
+    let manifest = paths().root.join("tests/rust-client/Cargo.toml");
+    let target = paths().work.join(target_name);
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = Command::new(&cargo)
+        .args(["build", "--quiet", "--manifest-path"])
+        .arg(&manifest)
+        .args(args)
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("cannot run cargo");
+    assert!(
+        out.status.success(),
+        "building {} {args:?} failed:\n{}{}",
+        manifest.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    target.join("debug/clayout-rust-client")
 }
 
 /// libclayout.so built with the `fault-injection` feature, in its own target directory under
