@@ -146,6 +146,229 @@ __kernel void k_two(__global Body *a, __global Body *b, uint n) {
   a[i].x = b[i].y;
   b[i].v.x = a[i].z;
 }
+
+/* Pointers derived from the buffer: element pointers, the parameter moved, word views. */
+float sum3(__global const float *a) { return a[0] + a[1] + a[2]; }
+void put2(__global float *a, float u, float v) { a[0] = u; a[1] = v; }
+float through(__global const float *a) { return sum3(a + 1); }
+void bump_body(__global Body *b) { b->x += 1.0f; b[0].a[1] = b->y; }
+void walk(__global Body *b, uint k) { b += k; b->z = (b - 1)->id; }
+
+__kernel void k_derived(__global Body *p, uint n) {
+  uint i = GID; if (i >= n) return;
+  __global Body *q = p + i;
+  q->x = q->y + (q + 0)->z;
+  __global Body *r = &p[i], *s = q;
+  (*r).id += 5;
+  s->a[2] = (i + 1 < n) ? q[1].y : 0.0f;
+  if (q == r && q >= p && q < p + n) s->a[0] = (float)(q - p);
+  q++;
+  if (i + 1 < n) (q - 1)->a[1] = q->y;
+}
+
+__kernel void k_param_moves(__global Body *p, uint n) {
+  uint i = GID; if (i >= n) return;
+  p += i;
+  p->x = p[0].y * 2.0f;
+  p++;
+  p -= 1;
+  ++p;
+  p = p - 1;
+  p->z = (float)p->id;
+}
+
+__kernel void k_walk(__global Body *p, uint n) {
+  uint i = GID; if (i == 0 || i >= n) return;
+  walk(p, i);
+  float acc = 0.0f;
+  for (__global Body *e = p + i; e < p + n && e < p + i + 2; e++) acc += e->x;
+  p[i].v.w = acc;
+}
+
+__kernel void k_word_view(__global Body *p, uint n) {
+  uint i = GID; if (i >= n) return;
+  __global float *w = (__global float *)p;
+  __global uint *u = (__global uint *)(p + i);
+  w[i * 12 + 1] += w[i * 12 + 2];
+  u[3] ^= 1u;
+  w += i * 12;
+  *w = w[8] + w[4];
+}
+
+__kernel void k_member_ptr(__global Body *p, uint n) {
+  uint i = GID; if (i >= n) return;
+  __global float *q = &p[i].x;
+  p[i].y = q[1] - q[2];
+  __global float *pz = &p[i].z;
+  pz[-1] += pz[-2];
+  q++;
+  *q += 1.0f;
+  __global float *b = q;
+  p[i].a[1] = b[0] + b[1] + through(&p[i].x);
+  put2(&p[i].a[0], p[i].x, -p[i].x);
+  p[i].v.x = sum3(p[i].a);
+  bump_body(&p[i]);
+  __global float *c = (i & 1) ? &p[i].x : &p[i].y;
+  p[i].v.y = c[1];
+}
+
+__kernel void k_neighbour(__global Body *a, __global Body *b, uint n) {
+  uint i = GID; if (i + 1 >= n) return;
+  __global const float *q = &b[i].a[2];
+  a[i].x = q[2] + q[3];
+  a[i].y = (*(__global const float2 *)&b[n - 1 - i].y + (float2)(0.0f)).x;
+}
+
+__kernel void k_vload(__global Body *p, uint n) {
+  uint i = GID; if (i >= n) return;
+  float4 v = vload4(0, &p[i].x);
+  p[i].a[0] = v.x + v.w * 2.0f;
+  vstore2((float2)(v.y, v.z), 0, &p[i].a[1]);
+  float3 a = vload3(0, p[i].a);
+  p[i].v.xyz = a;
+  float2 d = *(__global const float2 *)&p[i].y;
+  p[i].v.w = d.x - d.y;
+}
+
+__kernel void k_atomic(__global Body *p, uint n) {
+  uint i = GID; if (i >= n) return;
+  atomic_add(&p[i % 7].id, 1);
+  atomic_inc(&p[i].id);
+  atomic_max((__global int *)&p[i].a[2], 3);
+}
+
+__kernel void k_swizzle(__global Body *p, uint n) {
+  uint i = GID; if (i >= n) return;
+  p[i].v.xyz = p[i].v.zyx * 2.0f;
+  p[i].v.xw += 1.0f;
+  p[i].id++;
+  p[i].v.s3 -= 0.5f;
+}
+
+__kernel void k_copy(__global Body *a, __global Body *b, uint n) {
+  uint i = GID; if (i >= n) return;
+  a[i] = b[(i + 1) % n];
+  Body t = b[n - 1 - i];
+  t.x += 1.0f;
+  a[i].v += t.v * t.x;
+}
+
+typedef struct { int type; int flags; double x, y, z; double q; double energy; } Site;
+typedef struct { float x, y, z; uchar4 color; } Splat;
+typedef struct { float w; uchar flags; uchar pad[3]; } Wt;
+typedef struct { short s[2]; float f; } Sh;
+typedef struct { float x, y, z; } vec3_t;
+typedef struct { vec3_t v[3]; float area; float n[2]; } Tri;
+
+__kernel void k_site(__global Site *s, uint n) {
+  uint i = GID; if (i >= n) return;
+  s[i].x += s[i].q * 0.5;
+  s[i].flags = s[i].type + 1;
+  s[i].energy = s[i].x * s[i].y;
+  __global double *d = &s[i].z;
+  d[1] -= d[-1];
+  s[i].z++;
+  Site c = s[i];
+  c.y += 1.0;
+  s[i] = c;
+}
+
+__kernel void k_splat(__global Splat *s, __global Wt *w, uint n) {
+  uint i = GID; if (i >= n) return;
+  float4 c = convert_float4(s[i].color) * w[i].w;
+  s[i].color = convert_uchar4_sat(c);
+  s[i].color.y += 1;
+  w[i].flags = (uchar)(w[i].flags + 1);
+  w[i].pad[1] = w[i].flags;
+  s[i].z += (w[i].flags & 1) ? 1.0f : -1.0f;
+  __global uchar *b = &w[i].flags;
+  b[2] = b[0] ^ 0x5a;
+}
+
+__kernel void k_short(__global Sh *s, uint n) {
+  uint i = GID; if (i >= n) return;
+  s[i].s[1] = s[i].s[0] + 3;
+  s[i].f += (float)s[i].s[1];
+}
+
+__kernel void k_nested(__global Tri *t, uint n) {
+  uint i = GID; if (i >= n) return;
+  t[i].v[0].z += 1.0f;
+  vec3_t e = t[i].v[1];
+  t[i].area = e.x + e.y + e.z;
+  t[i].v[2] = e;
+  t[i].n[1] = t[i].v[2].y + t[i].v[(i & 1)].x;
+}
+
+__kernel void k_scopes(__global Body *p, uint n) {
+  uint i = GID; if (i >= n) return;
+  { __global float *q = &p[i].x; q[1] = q[0] + 1.0f; }
+  float q = 2.0f;
+  p[i].z += q;
+  __global Body *r;
+  if (i & 1) r = p + i; else r = &p[i];
+  r->a[0] = -r->a[0];
+  for (__global const float *w = p[i].a; w < p[i].a + 3; w++) p[i].v.x += *w;
+  int w = 5;
+  p[i].id += w;
+}
+
+__kernel void k_vector_view(__global Body *p, uint n) {
+  uint i = GID; if (i >= n) return;
+  __global float4 *v = (__global float4 *)(p + i);
+  float4 a = v[1];
+  v[0] = a.wzyx;
+  v++;
+  (*v).y += 1.0f;
+  v[1].z = (float)(v - (__global float4 *)p);
+}
+
+void two(__global Body *a, __global const Body *b) { a->x = b->y; a[0].a[2] = b[0].a[1]; }
+
+__kernel void k_two_ptrs(__global Body *p, uint n) {
+  uint i = GID; if (i + 1 >= n) return;
+  two(p + i, &p[i + 1]);
+}
+
+__kernel void s_mixed(__global Site *s, __global Tri *t, uint n) {
+  uint i = GID; if (i >= n) return;
+  s[i].x += s[i].q * 0.5;
+  s[i].flags = s[i].type + 1;
+  s[i].z++;
+  Site c = s[i];
+  c.y += 1.0;
+  s[i] = c;
+  t[i].v[0].z += 1.0f;
+  vec3_t e = t[i].v[1];
+  t[i].v[2] = e;
+  t[i].area = e.x;
+}
+
+__kernel void s_bytes(__global Splat *s, __global Wt *w, uint n) {
+  uint i = GID; if (i >= n) return;
+  s[i].color = convert_uchar4_sat(convert_float4(s[i].color) * w[i].w);
+  s[i].color.y += 1;
+  w[i].flags = (uchar)(w[i].flags + 1);
+  w[i].pad[1] = w[i].flags;
+}
+
+//DL: SoA(3): s[n]
+__kernel void k_soa_ptr(__global float *s, uint n) {
+  uint i = GID; if (i >= n) return;
+  __global float *s1 = s + n;
+  s1[i] = s[i] * 2.0f + s1[n + i];
+}
+
+//DL: AoS(4): f[n]
+__kernel void k_flat_moves(__global float *f, uint n) {
+  uint i = GID; if (i >= n) return;
+  f += 4 * i;
+  f[0] += f[3];
+  f++;
+  *f = f[1] * 3.0f;
+  float4 v = vload4(0, f - 1);
+  vstore4(v.wzyx, i, f - 1 - 4 * i);
+}
 "#;
 
 #[derive(Clone)]
@@ -178,6 +401,27 @@ fn cases() -> Vec<(&'static str, Vec<Buf>)> {
         ("k_aos_flat", vec![Flat(4, Layout::Aos)]),
         ("k_vec3", vec![Struct("P3")]),
         ("k_two", vec![body(), body()]),
+        ("k_derived", vec![body()]),
+        ("k_param_moves", vec![body()]),
+        ("k_walk", vec![body()]),
+        ("k_word_view", vec![body()]),
+        ("k_member_ptr", vec![body()]),
+        ("k_neighbour", vec![body(), body()]),
+        ("k_vload", vec![body()]),
+        ("k_atomic", vec![body()]),
+        ("k_swizzle", vec![body()]),
+        ("k_copy", vec![body(), body()]),
+        ("k_site", vec![Struct("Site")]),
+        ("k_splat", vec![Struct("Splat"), Struct("Wt")]),
+        ("k_short", vec![Struct("Sh")]),
+        ("k_nested", vec![Struct("Tri")]),
+        ("k_scopes", vec![body()]),
+        ("k_vector_view", vec![body()]),
+        ("k_two_ptrs", vec![body()]),
+        ("s_mixed", vec![Struct("Site"), Struct("Tri")]),
+        ("s_bytes", vec![Struct("Splat"), Struct("Wt")]),
+        ("k_soa_ptr", vec![Flat(3, Layout::Soa)]),
+        ("k_flat_moves", vec![Flat(4, Layout::Aos)]),
     ]
 }
 
@@ -268,28 +512,45 @@ fn build(cl: &Cl, src: &str, options: &str) -> cl_program {
     }
 }
 
-/// Data of `bytes` bytes: floats and small integers that every operation keeps exact.
-fn data(layout: &StructLayout, m: usize, seed: u64) -> Vec<u8> {
-    let s = layout.words as usize;
-    let w = layout.word_bytes as usize;
-    let mut kinds = vec!["float"; s];
-    for mem in &layout.members {
-        for k in 0..mem.count * mem.stride() {
-            kinds[(mem.word_offset + k) as usize] =
-                if mem.lanes == 3 && k % 4 == 3 { "pad" } else { mem.scalar.as_str() };
+/// Every scalar or vector element of a structure: its scalar, lanes and byte offset.
+fn leaves(l: &StructLayout, base: u32, out: &mut Vec<(String, u32, u32)>) {
+    for m in &l.members {
+        for e in 0..m.count {
+            let off = base + m.byte_offset + e * m.elem_bytes;
+            match &m.nested {
+                Some(n) => leaves(n, off, out),
+                None => out.push((m.scalar.clone(), m.lanes, off)),
+            }
         }
     }
-    let mut out = Vec::with_capacity(m * s * w);
+}
+
+/// M structures: floats and small integers that every operation keeps exact, padding bytes
+/// a pattern of their own (copies of whole structures must carry them).
+fn data(layout: &StructLayout, m: usize, seed: u64) -> Vec<u8> {
+    let size = (layout.words * layout.word_bytes) as usize;
+    let mut all = Vec::new();
+    leaves(layout, 0, &mut all);
+    let mut out = vec![0u8; m * size];
     for i in 0..m {
-        for (k, kind) in kinds.iter().enumerate() {
-            let v = ((i * 31 + k * 7) as u64 + seed) % 23;
-            let bytes: Vec<u8> = match (*kind, w) {
-                ("float", 4) => (v as f32 + 0.5).to_le_bytes().to_vec(),
-                ("double", 8) => (v as f64 + 0.25).to_le_bytes().to_vec(),
-                (_, 4) => (v as i32).to_le_bytes().to_vec(),
-                _ => (v as i64).to_le_bytes().to_vec(),
-            };
-            out.extend_from_slice(&bytes);
+        let s = &mut out[i * size..(i + 1) * size];
+        for (k, b) in s.iter_mut().enumerate() {
+            *b = (0x90 + (i * 13 + k * 5 + seed as usize) % 37) as u8;
+        }
+        for (scalar, lanes, off) in &all {
+            for lane in 0..*lanes {
+                let v = ((i * 31 + (*off as usize + lane as usize) * 7) as u64 + seed) % 23;
+                let bytes: Vec<u8> = match scalar.as_str() {
+                    "float" => (v as f32 + 0.5).to_le_bytes().to_vec(),
+                    "double" => (v as f64 + 0.25).to_le_bytes().to_vec(),
+                    "long" | "ulong" => (v as i64).to_le_bytes().to_vec(),
+                    "short" | "ushort" => (v as i16).to_le_bytes().to_vec(),
+                    "char" | "uchar" => vec![v as u8],
+                    _ => (v as i32).to_le_bytes().to_vec(),
+                };
+                let at = *off as usize + lane as usize * bytes.len();
+                s[at..at + bytes.len()].copy_from_slice(&bytes);
+            }
         }
     }
     out
@@ -556,6 +817,8 @@ fn staged_cases() -> Vec<(&'static str, Vec<SArg>)> {
         ("k_two", vec![Staged("Body"), Staged("Body"), N]),
         ("s_whole", vec![Staged("Full"), Staged("Full"), N]),
         ("s_returns", body()),
+        ("s_mixed", vec![Staged("Site"), Staged("Tri"), N]),
+        ("s_bytes", vec![Staged("Splat"), Staged("Wt"), N]),
     ]
 }
 
@@ -643,7 +906,7 @@ fn staged_kernels_agree_with_the_originals_on_pocl() {
     for (k, w) in &writes {
         let expected = match *k {
             "k_const_in" => vec![false],
-            "k_two" | "s_whole" => vec![true, true],
+            "k_two" | "s_whole" | "s_mixed" | "s_bytes" => vec![true, true],
             _ => vec![true],
         };
         assert_eq!(*w, expected, "{k}");

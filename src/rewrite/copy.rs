@@ -6,11 +6,11 @@ use super::emit::Space;
 use super::funcs::{find_function, FnDef};
 use super::request::{HostKind, RewriteRequest};
 use super::source::{refusal, Refusal, Source};
-use super::target::{Kind, Target};
+use super::target::{Host, Target, View};
 use super::walk::Rewriter;
 use crate::clc::lex::{lex, line_col};
 use crate::clc::signature::{kernels, AddrSpace};
-use crate::clc::types::word_scalar;
+use crate::clc::types::{word_scalar, word_type, Scalar};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExtraKind {
@@ -68,7 +68,10 @@ pub(super) fn prepare<'s>(src: &'s str, req: &RewriteRequest) -> Result<Prepared
         if l.words == 0 || l.members.is_empty() || !matches!(l.word_bytes, 4 | 8) {
             return Err(refusal(line, construct, "the layout has no words"));
         }
-        let kind = match (word_scalar(&p.type_name), &pr.host) {
+        // The pointee as the source's typedefs resolve it (`real_t` is `double`).
+        let pointee = code.types.resolve(&p.type_name).to_string();
+        let same_struct = p.type_name == l.type_name || pointee == code.types.resolve(&l.type_name);
+        let (view, host) = match (word_scalar(&pointee), &pr.host) {
             (Some((_, size)), _) if size != l.word_bytes => {
                 return Err(refusal(
                     line,
@@ -76,36 +79,49 @@ pub(super) fn prepare<'s>(src: &'s str, req: &RewriteRequest) -> Result<Prepared
                     format!("`{}` words are not {}-byte words", p.type_name, l.word_bytes),
                 ))
             }
-            (Some(_), HostKind::Aos) => Kind::FlatAos,
-            (Some(_), HostKind::Soa { extent }) => {
-                Kind::FlatSoa { extent: lex(extent).iter().map(|t| t.text(extent).to_string()).collect() }
-            }
-            (None, _) if p.type_name != l.type_name => {
+            (Some((s, _)), HostKind::Aos) => (View::Scalar(s.name().to_string()), Host::Aos),
+            (Some((s, _)), HostKind::Soa { extent }) => (
+                View::Scalar(s.name().to_string()),
+                Host::Soa { extent: lex(extent).iter().map(|t| t.text(extent).to_string()).collect() },
+            ),
+            (None, _) if !same_struct => {
                 return Err(refusal(
                     line,
                     construct,
                     format!("the parameter points to `{}`, the layout describes `{}`", p.type_name, l.type_name),
                 ))
             }
-            (None, HostKind::Aos) => Kind::Struct,
+            (None, HostKind::Aos) => (View::Struct, Host::Aos),
             (None, HostKind::Soa { .. }) => {
                 return Err(refusal(line, construct, "an SoA host layout on a pointer to a structure"))
             }
         };
-        let base = match kind {
-            Kind::Struct => l.members[0].scalar.clone(),
-            _ => word_scalar(&p.type_name).unwrap().0.name().to_string(),
+        let base = match &view {
+            View::Struct => {
+                let first = &l.members[0].scalar;
+                let size = Scalar::parse(first).and_then(Scalar::size);
+                if size == Some(l.word_bytes) {
+                    first.clone()
+                } else {
+                    word_type(l.word_bytes).to_string()
+                }
+            }
+            View::Scalar(s) | View::Vector(s, _) => s.clone(),
         };
         targets.push((
             pr.index,
             Target {
                 name: p.name.clone(),
+                buffer: p.name.clone(),
                 m: format!("clayout_M_{}", p.name),
                 layout: l.clone(),
                 base,
                 is_const: p.is_const,
-                kind,
+                host,
+                view,
                 space: Space::Asta,
+                off: None,
+                param: true,
             },
         ));
         extra_args.push(ExtraArg { param: pr.name.clone(), index: sig.params.len() + k, what: ExtraKind::StructCount });
@@ -119,7 +135,7 @@ pub(super) fn prepare<'s>(src: &'s str, req: &RewriteRequest) -> Result<Prepared
 pub(super) fn assemble<P>(rw: &Rewriter<P>, def: &FnDef, what: &str, name: &str, kernel: &str) -> String {
     let src = rw.src;
     let insert_at = rw.insert_at.max(rw.toks[def.close].span.end);
-    let end_line = rw.logical(line_col(src, insert_at).0);
+    let resume = rw.line_directive(line_col(src, insert_at).0);
     let mut out = String::with_capacity(src.len() * 2);
     out.push_str(&src[..insert_at]);
     out.push_str(&format!("\n/* clayout: {what} copy of kernel `{name}` */\n"));
@@ -128,7 +144,7 @@ pub(super) fn assemble<P>(rw: &Rewriter<P>, def: &FnDef, what: &str, name: &str,
         out.push_str(c);
     }
     out.push_str(kernel);
-    out.push_str(&format!("#line {end_line}\n"));
+    out.push_str(&resume);
     out.push_str(&src[insert_at..]);
     out
 }

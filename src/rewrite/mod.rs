@@ -11,9 +11,14 @@
 //!   buffer (`target`), and the program with the copy inserted.
 //! - `walk`: the walk over a function body that offers each token to the access forms, and the
 //!   `Policy` through which a kind of copy changes it.
+//! - `target`: a pointer into a rewritten buffer (the parameter or one derived from it) as the
+//!   copy follows it: the buffer, what it points to, its offset; `locals`: which local
+//!   pointers of a body are followed; `ptr`: the shapes of pointer values and elements;
+//!   `syntax`: where expressions and statements end.
 //! - `source`: the program's tokens, macros and line map; refusals.
-//! - the access forms: `access` (the shapes that reach a buffer), `member`, `vector`, `flat`,
-//!   `value` (multi-word loads and stores), `sizeof`, `calls` (calls and helper copies).
+//! - the access forms: `access` (where the walk meets a followed pointer), `member`, `vector`,
+//!   `flat`, `value` (multi-word loads and stores), `sizeof`, `calls` (calls, helper copies,
+//!   `vloadn`/`vstoren`, atomics).
 //! - `emit`: the generated index and load/store functions.
 //! - `funcs`: helper function definitions and macros of the rest of the program.
 //!
@@ -29,11 +34,14 @@ mod copy;
 mod emit;
 mod flat;
 mod funcs;
+mod locals;
 mod member;
+mod ptr;
 mod request;
 mod sizeof;
 mod source;
 mod stage;
+mod syntax;
 mod target;
 mod value;
 mod vector;
@@ -41,6 +49,8 @@ mod walk;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ptr;
 #[cfg(test)]
 mod tests_stage;
 

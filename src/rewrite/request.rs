@@ -4,6 +4,7 @@
 
 use crate::annotation::{ExtentKind, HostLayout, KernelLayout};
 use crate::clc::struct_layout::{struct_layout, StructLayout};
+use crate::clc::structs::Program;
 use crate::clc::typedefs::TypeClass;
 use std::collections::HashMap;
 
@@ -43,13 +44,15 @@ pub struct RewriteRequest {
 pub fn request(source: &str, layout: &KernelLayout) -> Result<(RewriteRequest, HashMap<String, StructLayout>), String> {
     let mut params = Vec::new();
     let mut layouts = HashMap::new();
+    let prog = Program::new(source);
     for p in &layout.params {
         let l = match p.elem_class {
             TypeClass::Scalar(_) => {
                 let s = p
                     .s
                     .ok_or_else(|| format!("{}: the annotation does not say how many words make an element", p.name))?;
-                StructLayout::flat(&p.elem_type, s)?
+                // `real_t` is the scalar its typedef names.
+                StructLayout::flat(prog.resolve(&p.elem_type).map_err(|e| format!("{}: {e}", p.name))?, s)?
             }
             _ => struct_layout(source, &p.elem_type).map_err(|e| format!("{}: {e}", p.name))?,
         };

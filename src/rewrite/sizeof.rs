@@ -2,13 +2,14 @@
 //! structure to a word, so the original type is spelled out.
 
 use super::source::R;
-use super::target::{Kind, Target};
+use super::target::Ctx;
 use super::walk::{Policy, Rewriter};
 
 impl<P: Policy> Rewriter<'_, P> {
     /// `sizeof(*p)`, `sizeof *p`, `sizeof(p[e])`: the element type, which the rewrite changes
-    /// from the structure to a word, so it is spelled out. `sizeof(p)` stays.
-    pub(super) fn sizeof(&mut self, j: usize, ctx: &[Target]) -> R<Option<(usize, String)>> {
+    /// from the structure to a word, so it is spelled out. `sizeof(p)` stays (a followed local's is
+    /// a pointer's).
+    pub(super) fn sizeof(&mut self, j: usize, ctx: &Ctx) -> R<Option<(usize, String)>> {
         let mut k = j + 1;
         let paren = self.is(k, "(");
         k += paren as usize;
@@ -22,6 +23,10 @@ impl<P: Policy> Rewriter<'_, P> {
             if self.is(e, "[") {
                 e = self.close_of(e)? + 1;
             } else if paren && self.is(e, ")") {
+                // A followed local is an integer in the copy: its size is a pointer's.
+                if !ctx.targets[ti].param {
+                    return Ok(Some((e + 1, "sizeof(__global char *)".to_string())));
+                }
                 return Ok(Some((e + 1, self.src[self.toks[j].span.start..self.toks[e].span.end].to_string())));
             } else {
                 return Ok(None);
@@ -35,11 +40,8 @@ impl<P: Policy> Rewriter<'_, P> {
         } else if self.is(e, ".") || self.is(e, "->") || self.is(e, "[") {
             return Ok(None);
         }
-        let g = &ctx[ti];
-        let ty = match g.kind {
-            Kind::Struct => g.layout.type_name.clone(),
-            _ => g.base.clone(),
-        };
+        let g = &ctx.targets[ti];
+        let ty = g.view.type_name(&g.layout);
         Ok(Some((e, format!("sizeof({ty})"))))
     }
 }

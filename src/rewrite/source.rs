@@ -4,6 +4,7 @@
 
 use super::funcs::{self, Macro};
 use crate::clc::lex::{lex, matching_bracket, one_line, Token, TokenKind};
+use crate::clc::typedefs::TypeTable;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -55,33 +56,51 @@ pub(crate) struct Source<'s> {
     pub src: &'s str,
     pub toks: Vec<Token>,
     pub macros: HashMap<String, Macro>,
-    /// `#line` directives of the source, (physical line of the directive, line it sets), so
-    /// that a source rewritten before (with `#line`s of its own) maps back to the original.
-    line_marks: Vec<(u32, u32)>,
+    /// The program's type names (typedefs and type-like macros).
+    pub types: TypeTable,
+    /// `#line` directives and linemarkers (`# 12 "file.cl"`) of the source: (physical line of
+    /// the directive, line it sets, file it names or inherits), so that a preprocessed source,
+    /// or one rewritten before (with `#line`s of its own), maps back to the original files.
+    line_marks: Vec<(u32, u32, Option<String>)>,
 }
 
 impl<'s> Source<'s> {
     pub fn new(src: &'s str) -> Self {
         let toks: Vec<Token> = lex(src).into_iter().filter(|t| !t.is_comment()).collect();
         let macros = funcs::macros(src, &toks);
-        let line_marks = toks
-            .iter()
-            .filter(|t| t.kind == TokenKind::Directive)
-            .filter_map(|t| {
-                let rest = t.text(src)[1..].trim_start();
-                let rest = rest.strip_prefix("line").unwrap_or(rest).trim_start();
-                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                digits.parse().ok().map(|n| (t.line, n))
-            })
-            .collect();
-        Source { src, toks, macros, line_marks }
+        let types = TypeTable::from_tokens(src, &toks);
+        let mut line_marks: Vec<(u32, u32, Option<String>)> = Vec::new();
+        for t in toks.iter().filter(|t| t.kind == TokenKind::Directive) {
+            let rest = t.text(src)[1..].trim_start();
+            let rest = rest.strip_prefix("line").unwrap_or(rest).trim_start();
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            let Ok(n) = digits.parse() else { continue };
+            let after = rest[digits.len()..].trim_start();
+            // A file name is a string literal; without one the file stays the one before.
+            let file = after
+                .strip_prefix('"')
+                .and_then(|f| f.find('"').map(|e| f[..e].to_string()))
+                .or_else(|| line_marks.last().and_then(|m| m.2.clone()));
+            line_marks.push((t.line, n, file));
+        }
+        Source { src, toks, macros, types, line_marks }
     }
 
     /// The line the compiler reports for physical line `phys` of the source.
     pub fn logical(&self, phys: u32) -> u32 {
-        match self.line_marks.iter().rev().find(|(at, _)| *at < phys) {
-            Some(&(at, n)) => n.saturating_add(phys - at - 1),
+        match self.line_marks.iter().rev().find(|(at, _, _)| *at < phys) {
+            Some(&(at, n, _)) => n.saturating_add(phys - at - 1),
             None => phys,
+        }
+    }
+
+    /// A `#line` directive that gives the text after it the line (and file) that physical
+    /// line `phys` has.
+    pub fn line_directive(&self, phys: u32) -> String {
+        let file = self.line_marks.iter().rev().find(|(at, _, _)| *at < phys).and_then(|m| m.2.as_deref());
+        match file {
+            Some(f) => format!("#line {} \"{f}\"\n", self.logical(phys)),
+            None => format!("#line {}\n", self.logical(phys)),
         }
     }
 
@@ -131,9 +150,34 @@ impl<'s> Source<'s> {
         match p.kind {
             TokenKind::Ident => matches!(p.text(self.src), "return" | "case" | "sizeof"),
             TokenKind::Number | TokenKind::Str | TokenKind::Char => false,
-            TokenKind::Punct => !matches!(p.text(self.src), ")" | "]" | "++" | "--"),
+            // After a cast's `)` an operator is unary: `(ulong)&x`.
+            TokenKind::Punct if p.text(self.src) == ")" => {
+                self.open_of(j - 1).is_some_and(|o| self.cast_at(o) == Some(j - 1))
+            }
+            TokenKind::Punct => !matches!(p.text(self.src), "]" | "++" | "--"),
             _ => true,
         }
+    }
+
+    /// The `(` that the `)` at `close` closes.
+    pub fn open_of(&self, close: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        for k in (0..=close).rev() {
+            if self.toks[k].kind != TokenKind::Punct {
+                continue;
+            }
+            match self.text(k) {
+                ")" | "]" | "}" => depth += 1,
+                "(" | "[" | "{" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return self.is(k, "(").then_some(k);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
     }
 
     /// Whether evaluating tokens `a..b` twice is the same as once.

@@ -14,7 +14,7 @@
 use super::emit::Needs;
 use super::funcs;
 use super::source::{Source, NOT_CALLS, R};
-use super::target::Target;
+use super::target::{Ctx, Target};
 use crate::clc::lex::TokenKind;
 use std::collections::HashSet;
 use std::ops::Deref;
@@ -45,6 +45,13 @@ pub(crate) trait Policy {
     /// Whether `g` may be passed to function `callee` by the call spanning tokens `call`
     /// (first, end), which the rewriter would follow into a private copy of the callee.
     fn pass(&mut self, _code: &Source, _call: (usize, usize), _g: &Target, _callee: &str) -> R<()> {
+        Ok(())
+    }
+
+    /// Whether an access may go through pointer `g` derived from a buffer by anything but a
+    /// subscript of the parameter itself (`q = p + i`, `p++`, a cast, `&p[i].x`), at tokens
+    /// `span`.
+    fn derived(&mut self, _code: &Source, _span: (usize, usize), _g: &Target) -> R<()> {
         Ok(())
     }
 }
@@ -91,18 +98,9 @@ impl<'s, P: Policy> Rewriter<'s, P> {
         }
     }
 
-    /// The index in `ctx` of the target named at token `j`, unless `j` is a member name.
-    pub(super) fn target_at(&self, j: usize, ctx: &[Target]) -> Option<usize> {
-        let t = self.toks.get(j)?;
-        if t.kind != TokenKind::Ident || (j > 0 && (self.is(j - 1, ".") || self.is(j - 1, "->"))) {
-            return None;
-        }
-        ctx.iter().position(|g| g.name == t.text(self.src))
-    }
-
     /// The text of tokens `lo..hi` (and what lies between them) with every access to a target
     /// rewritten.
-    pub fn expr(&mut self, lo: usize, hi: usize, ctx: &[Target]) -> R<String> {
+    pub fn expr(&mut self, lo: usize, hi: usize, ctx: &Ctx) -> R<String> {
         if lo >= hi {
             return Ok(String::new());
         }
@@ -129,12 +127,12 @@ impl<'s, P: Policy> Rewriter<'s, P> {
     }
 
     /// A replacement for the tokens from `j` to the returned end, if one starts at `j`.
-    fn at(&mut self, j: usize, hi: usize, ctx: &[Target]) -> R<Option<(usize, String)>> {
+    fn at(&mut self, j: usize, hi: usize, ctx: &Ctx) -> R<Option<(usize, String)>> {
         let t = self.toks[j];
         let s = self.text(j);
         let member = j > 0 && (self.is(j - 1, ".") || self.is(j - 1, "->"));
         if t.kind == TokenKind::Ident && !member && self.macros.contains_key(s) {
-            if let Some(g) = ctx.iter().find(|g| funcs::mentions(&self.macros, s, &g.name)) {
+            if let Some(g) = ctx.targets.iter().find(|g| funcs::mentions(&self.macros, s, &g.name)) {
                 let line = self.logical(self.macros[s].line);
                 return Err(self.refuse(
                     j,
@@ -154,7 +152,12 @@ impl<'s, P: Policy> Rewriter<'s, P> {
                 return Ok(Some(r));
             }
         }
-        if t.kind == TokenKind::Ident && !member && self.is(j + 1, "(") && !NOT_CALLS.contains(&s) {
+        if t.kind == TokenKind::Ident
+            && !member
+            && self.is(j + 1, "(")
+            && !NOT_CALLS.contains(&s)
+            && !ctx.decls.contains_key(&j)
+        {
             return self.call(j, ctx);
         }
         self.access_at(j, hi, ctx)

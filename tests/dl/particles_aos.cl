@@ -58,7 +58,7 @@ __kernel void step_soa(__global float *p, uint n, float dt)
 __kernel void accumulate(__global particle_t *own, __global const particle_t *shared, uint n)
 {
     __global float *wo = (__global float *)own;
-    __global const float *ws = (__global const float *)shared;
+    __global const float *ws = (__global const float *)(n ? shared : own);
     uint i = get_global_id(0);
     if (i >= n)
         return;

@@ -19,7 +19,7 @@ use super::copy::{assemble, prepare, ExtraArg, Prepared};
 use super::emit::Space;
 use super::request::RewriteRequest;
 use super::source::{refusal, Refusal, Source, R};
-use super::target::{Kind, Target};
+use super::target::{Host, Target, View};
 use super::walk::{Policy, Rewriter};
 use crate::clc::types::word_type;
 use std::collections::HashMap;
@@ -56,10 +56,10 @@ const END_LABEL: &str = "clayout_stage_end";
 pub fn stage_kernel(src: &str, req: &RewriteRequest) -> Result<Staged, Refusal> {
     let Prepared { code, def, line, mut targets, extra_args } = prepare(src, req)?;
     for (_, g) in &mut targets {
-        let why = match g.kind {
-            Kind::Struct => None,
-            Kind::FlatAos => Some("a flat scalar pointer with an AoS(S) layout"),
-            Kind::FlatSoa { .. } => Some("an SoA host layout"),
+        let why = match (&g.view, &g.host) {
+            (View::Struct, _) => None,
+            (_, Host::Aos) => Some("a flat scalar pointer with an AoS(S) layout"),
+            (_, Host::Soa { .. }) => Some("an SoA host layout"),
         };
         if let Some(why) = why {
             return Err(refusal(
@@ -74,7 +74,7 @@ pub fn stage_kernel(src: &str, req: &RewriteRequest) -> Result<Staged, Refusal> 
     body::check(&code, &def)?;
     let policy = Stage { gid_vars: gid::gid_vars(&code, &def), returns: 0 };
     let mut rw = Rewriter::new(code, policy);
-    let ctx: Vec<Target> = targets.iter().map(|(_, g)| g.clone()).collect();
+    let ctx = rw.scan(&def, targets.iter().map(|(_, g)| g.clone()).collect())?.ctx;
     let body = rw.expr(def.open, def.close + 1, &ctx)?;
     let returns = rw.policy.returns;
     let params: Vec<StagedParam> = targets
@@ -87,8 +87,8 @@ pub fn stage_kernel(src: &str, req: &RewriteRequest) -> Result<Staged, Refusal> 
         .collect();
     let mut kernel = rw.header(&def, &req.private_name, &targets);
     kernel.push_str("{\n");
-    kernel.push_str(&prologue(&ctx));
-    kernel.push_str(&format!("#line {}\n", rw.logical(rw.toks[def.open].line)));
+    kernel.push_str(&prologue(&ctx.targets));
+    kernel.push_str(&rw.line_directive(rw.toks[def.open].line));
     // The body without its braces: its top-level declarations (`__local` ones among them)
     // must stay at the kernel's outermost scope.
     let inner = &body[1..body.len() - 1];
@@ -96,7 +96,7 @@ pub fn stage_kernel(src: &str, req: &RewriteRequest) -> Result<Staged, Refusal> 
     if !inner.ends_with('\n') {
         kernel.push('\n');
     }
-    kernel.push_str(&epilogue(&ctx, &params, returns > 0));
+    kernel.push_str(&epilogue(&ctx.targets, &params, returns > 0));
     kernel.push_str("}\n");
     let text = format!("#ifndef CLAYOUT_STAGE_WG\n#define CLAYOUT_STAGE_WG 64\n#endif\n{kernel}");
     Ok(Staged { source: assemble(&rw, &def, "staged", &req.kernel, &text), extra_args, params })
@@ -197,5 +197,9 @@ impl Policy for Stage {
 
     fn pass(&mut self, code: &Source, (j, end): (usize, usize), g: &Target, callee: &str) -> R<()> {
         Err(code.refuse(j, end, format!("`{}` is passed to `{callee}`: a staged buffer is only read through its work-item's own structure, in the kernel itself", g.name)))
+    }
+
+    fn derived(&mut self, code: &Source, (a, b): (usize, usize), g: &Target) -> R<()> {
+        Err(code.refuse(a, b, format!("a pointer derived from staged `{}`: a staged buffer is only read through its work-item's own structure", g.buffer)))
     }
 }
