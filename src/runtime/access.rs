@@ -166,6 +166,34 @@ pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_eve
     Ok(WaitList { events, _owned: owned, locked, free, overwritten })
 }
 
+/// What to do with a command whose queue belongs to another context than one of its buffers.
+pub enum Foreign {
+    /// Forward the call untouched: those buffers hold host-layout bytes, so the real library's
+    /// answer (CL_INVALID_CONTEXT by the specification, success from a lenient one) is what the
+    /// application would get without clayout.
+    Forward,
+    /// Fail it with the specification's CL_INVALID_CONTEXT: a buffer is in a device layout, a
+    /// conversion cannot run on a queue of another context, and a lenient library would expose
+    /// device-layout bytes.
+    Fail,
+}
+
+/// Whether `needs` hold a buffer of another context than `queue`'s, and what to do then.
+pub fn foreign_context(queue: cl_command_queue, needs: &[BufferNeed]) -> Option<Foreign> {
+    let context = crate::registry::get().queues.with(key(queue), |q| q.context)?;
+    let foreign: Vec<&BufferNeed> = needs.iter().filter(|n| n.buffer.facts.context != context).collect();
+    if foreign.is_empty() {
+        return None;
+    }
+    let host = |n: &&BufferNeed| {
+        let owner = n.buffer.bytes_owner();
+        let mut st = owner.state.lock();
+        st.settle(owner);
+        st.current == Current::Host && !matches!(n.need, Need::Device(_))
+    };
+    Some(if foreign.iter().all(host) { Foreign::Forward } else { Foreign::Fail })
+}
+
 /// Why `needs` cannot all hold at once, if they cannot: one buffer passed for two arguments
 /// that want it in different layouts.
 pub fn conflicting(needs: &[BufferNeed]) -> Option<String> {
@@ -288,6 +316,11 @@ pub unsafe fn blocking_host_access<
             Some(BufferNeed { need: usage.need(&buffer, user), buffer, arg: None, must: false })
         })
         .collect();
+    match foreign_context(queue, &needs) {
+        Some(Foreign::Forward) => return (b.call)(n, list, b.blocking, b.event),
+        Some(Foreign::Fail) => return (b.failed)(CL_INVALID_CONTEXT),
+        None => {}
+    }
     // The host sees these buffers now: the cost model's count of launches on them starts over.
     for n in &needs {
         n.buffer.bytes_owner().state.lock().cost.host_access();
@@ -322,6 +355,13 @@ fn finish_blocking<R>(
 ) -> R {
     let done = if crate::fault::inject("wait") { Err(()) } else { cmd::wait(&[event]).map_err(|_| ()) };
     let outcome = if done.is_ok() { Ok(()) } else { after_failed_wait(queue, event) };
+    if outcome.is_ok() && order::in_order(queue) {
+        // A complete event may still hold its command's objects for a moment; an
+        // implementation whose blocking calls finish the queue (PoCL) has let them go on
+        // return, and the application may count their references. On an in-order queue the
+        // finish waits for nothing more unless another thread enqueued behind this command.
+        let _ = cmd::finish(queue);
+    }
     drop(own);
     match outcome {
         Ok(()) => r,

@@ -6,7 +6,7 @@
 //! One launch looks its kernel up once and each buffer argument once; the records travel with
 //! the launch from then on.
 
-use super::access::{conflicting, prepare, BufferNeed};
+use super::access::{conflicting, foreign_context, prepare, BufferNeed, Foreign};
 use super::dims::{Dims, Enqueue};
 use super::order::user_wait;
 use super::plan::KernelPlan;
@@ -58,6 +58,11 @@ pub unsafe fn launch(
         Some(Err(why)) => return cannot_run(&k.facts, &why),
         None => return cannot_run(&k.facts, "internal error while planning its conversions"),
     };
+    match foreign_context(queue, &needs) {
+        Some(Foreign::Forward) => return enqueue(kernel, None, n, list, event),
+        Some(Foreign::Fail) => return CL_INVALID_CONTEXT,
+        None => {}
+    }
     if let Some(t) = plan.as_ref().and_then(|p| p.transparent.as_ref()) {
         return super::transparent::launch::launch(
             queue, kernel, &k.facts, &k.copies, t, &needs, &dims, user, event, enqueue,
