@@ -205,6 +205,11 @@ pub struct KernelInfo {
     pub name: String,
     pub program: Handle,
     pub args: Mutex<Vec<Option<ArgValue>>>,
+    /// The application gave one of its arguments an SVM pointer at some time (or the kernel it
+    /// was cloned from had): implementations differ in what such a kernel's arguments are
+    /// afterwards (NVIDIA refuses its launch once a buffer replaces the pointer), which only
+    /// the kernel itself can tell, so it runs as written from then on.
+    pub svm_seen: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Debug)]

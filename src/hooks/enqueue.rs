@@ -135,7 +135,16 @@ pub unsafe fn clEnqueueFillBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    host_access(command_queue, &[(buffer, HostUse::Write { offset, size })], n, list, event, |n, l, ev| {
+    // Only a fill the specification allows counts as a write of its range: an implementation
+    // may accept another one and fill less than `size` bytes (NVIDIA fills whole patterns only,
+    // leaving the rest), so then the buffer comes back to its host layout first.
+    let valid = !pattern.is_null()
+        && pattern_size.is_power_of_two()
+        && pattern_size <= 128
+        && offset % pattern_size == 0
+        && size % pattern_size == 0;
+    let usage = if valid { HostUse::Write { offset, size } } else { HostUse::Host };
+    host_access(command_queue, &[(buffer, usage)], n, list, event, |n, l, ev| {
         api().clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, n, l, ev)
     })
 }

@@ -499,9 +499,10 @@ pub unsafe fn clLinkProgram(
 
 // ---- kernels --------------------------------------------------------------------------------
 
-fn record_kernel(k: cl_kernel, program: cl_program, name: String, args: Vec<Option<ArgValue>>) {
+fn record_kernel(k: cl_kernel, program: cl_program, name: String, args: Vec<Option<ArgValue>>, svm_seen: bool) {
     guard("kernel", || {
-        let facts = reg().kernels.insert(key(k), KernelInfo { name, program: key(program), args: Mutex::new(args) });
+        let info = KernelInfo { name, program: key(program), args: Mutex::new(args), svm_seen: svm_seen.into() };
+        let facts = reg().kernels.insert(key(k), info);
         crate::runtime::kernels::created(key(k), facts);
     });
 }
@@ -509,7 +510,7 @@ fn record_kernel(k: cl_kernel, program: cl_program, name: String, args: Vec<Opti
 pub unsafe fn clCreateKernel(program: cl_program, kernel_name: *const c_char, errcode_ret: *mut cl_int) -> cl_kernel {
     let k = api().clCreateKernel(program, kernel_name, errcode_ret);
     if !k.is_null() {
-        record_kernel(k, program, cstr(kernel_name).unwrap_or_default(), Vec::new());
+        record_kernel(k, program, cstr(kernel_name).unwrap_or_default(), Vec::new(), false);
     }
     k
 }
@@ -528,7 +529,7 @@ pub unsafe fn clCreateKernelsInProgram(
     if r == CL_SUCCESS && !kernels.is_null() {
         for i in 0..n.min(num_kernels) as usize {
             let k = *kernels.add(i);
-            record_kernel(k, program, crate::cl::info::kernel_name(k), Vec::new());
+            record_kernel(k, program, crate::cl::info::kernel_name(k), Vec::new(), false);
         }
     }
     r
@@ -540,7 +541,8 @@ pub unsafe fn clCloneKernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) 
         guard("clCloneKernel", || {
             if let Some(src) = reg().kernels.get(key(source_kernel)) {
                 let args = src.args.lock().clone();
-                record_kernel(k, src.program as cl_program, src.name.clone(), args);
+                let svm = src.svm_seen.load(std::sync::atomic::Ordering::Relaxed);
+                record_kernel(k, src.program as cl_program, src.name.clone(), args, svm);
             }
         });
     }
@@ -576,7 +578,10 @@ pub unsafe fn clSetKernelArg(
 pub unsafe fn clSetKernelArgSVMPointer(kernel: cl_kernel, arg_index: cl_uint, arg_value: *const c_void) -> cl_int {
     let r = api().clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
     if r == CL_SUCCESS {
-        guard("clSetKernelArgSVMPointer", || set_arg(kernel, arg_index, ArgValue::Svm(arg_value as usize)));
+        guard("clSetKernelArgSVMPointer", || {
+            reg().kernels.with(key(kernel), |k| k.svm_seen.store(true, std::sync::atomic::Ordering::Relaxed));
+            set_arg(kernel, arg_index, ArgValue::Svm(arg_value as usize))
+        });
     }
     r
 }

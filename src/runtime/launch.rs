@@ -44,6 +44,13 @@ pub unsafe fn launch(
         Some(Some(Err(why))) => return cannot_run(&k.facts, &why),
         None => return cannot_run(&k.facts, "internal error while planning its conversions"),
     };
+    let plan = match plan {
+        Some(p) if p.transparent.is_some() && k.facts.svm_seen.load(std::sync::atomic::Ordering::Relaxed) => {
+            as_written_once(&k.facts, "an argument of it was given an SVM pointer");
+            None
+        }
+        p => p,
+    };
     let Some(user) = user_wait(n, list) else { return enqueue(kernel, None, n, list, event) };
     if !crate::registry::get().queues.contains(key(queue)) {
         // Not a queue of the application's: the real library gives the launch its error.
