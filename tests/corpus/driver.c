@@ -1053,6 +1053,17 @@ int main(int argc, char **argv)
             changed += memcmp(data + e * b->elem, b->init + e * b->elem, b->elem) != 0;
         printf("read %s: rc %d, fnv %016llx, changed %lld of %lld, nonfinite %lld\n", b->name, rc,
                (unsigned long long)hash_words(data, bytes, FNV_INIT), changed, b->count, b->has_float ? nonfinite(b, data) : 0);
+        /* CORPUS_DUMP=PREFIX writes the bytes read to PREFIX.NAME, to find where two runs differ. */
+        const char *dump = getenv("CORPUS_DUMP");
+        if (dump && *dump) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s.%s", dump, b->name);
+            FILE *f = fopen(path, "wb");
+            if (f) {
+                fwrite(data, 1, bytes, f);
+                fclose(f);
+            }
+        }
         free(data);
     }
     double t3 = now_ms();
