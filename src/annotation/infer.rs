@@ -142,6 +142,10 @@ const NOT_IN_SUM: &[&str] = &[
     "/=", "%=", "<<=", ">>=", "&=", "|=", "^=", "++", "--",
 ];
 
+/// A global id's name and, when the kernel checks it, its bound: the extent's text and the
+/// tokens of the parameters it names.
+type Bounded = (String, Option<(String, Vec<usize>)>);
+
 /// A subscript's shape with respect to the global id.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Shape {
@@ -399,8 +403,7 @@ impl Body<'_> {
 
     fn proposals(&self) -> Vec<Proposal> {
         let gids = self.global_ids();
-        let bounded: Vec<(String, Option<(String, Vec<usize>)>)> =
-            gids.iter().map(|g| (g.clone(), self.bound(g))).collect();
+        let bounded: Vec<Bounded> = gids.iter().map(|g| (g.clone(), self.bound(g))).collect();
         let mut out = Vec::new();
         for p in &self.sig.params {
             if !p.pointer || p.space != AddrSpace::Global {
@@ -434,11 +437,7 @@ impl Body<'_> {
     }
 
     /// A flat buffer's proposal: every subscript the same `AoS` or `SoA` shape of one global id.
-    fn flat(
-        &self,
-        subs: &[std::ops::Range<usize>],
-        bounded: &[(String, Option<(String, Vec<usize>)>)],
-    ) -> Option<Proposal> {
+    fn flat(&self, subs: &[std::ops::Range<usize>], bounded: &[Bounded]) -> Option<Proposal> {
         for (g, b) in bounded {
             let n = b.as_ref().filter(|(_, ids)| ids.len() == 1).map(|(e, _)| e.as_str());
             let shapes: Vec<Shape> = subs.iter().map(|r| self.shape(r.clone(), g, n)).collect();

@@ -10,7 +10,10 @@ use super::transparent::private::{Private, PrivateProgram};
 use super::transparent::{rewrite, Rewrites, TransparentPlan};
 use super::worker::Ticket;
 use super::{order, probe, tile};
-use crate::annotation::{annotate_program, parse_side_file, DeviceLayout, HostLayout, KernelLayout, SideEntry};
+use crate::annotation::{
+    annotate_program, annotations_in_source, infer, parse_side_file, DeviceLayout, HostLayout, KernelInference,
+    KernelLayout, Origin, ScalarArg, SideEntry,
+};
 use crate::layout::Layout;
 use crate::registry::{self, Handle, KernelInfo, ProgramInfo, ProgramOrigin, Table};
 use once_cell::sync::{Lazy, OnceCell};
@@ -55,6 +58,19 @@ pub struct ProgramDl {
     pub rewrites: Option<Rewrites>,
     /// The preparation of this build, on clayout's worker (`prepare`).
     prepared: Mutex<Option<Ticket>>,
+    /// Inferred annotations whose stride is a scalar parameter, waiting for the kernel's first
+    /// launch to know it (`resolve`).
+    waiting: Vec<KernelInference>,
+    /// Inferred annotations completed at a launch, and the values they assumed.
+    late: Late,
+}
+
+/// Inferred annotations completed with a launch's stride values: kernel by kernel, the side-file
+/// entries and the scalar arguments whose values every launch of the rewritten copy must have.
+#[derive(Clone, Debug, Default)]
+pub struct Late {
+    entries: Vec<SideEntry>,
+    fixed: HashMap<String, Vec<(ScalarArg, u64)>>,
 }
 
 impl ProgramDl {
@@ -113,7 +129,7 @@ fn read_limited(path: &str, limit: u64) -> Result<String, String> {
 fn side_entries() -> &'static [SideEntry] {
     static SIDE: OnceCell<Vec<SideEntry>> = OnceCell::new();
     SIDE.get_or_init(|| {
-        let Some(path) = crate::config::get().annotations.clone() else { return Vec::new() };
+        let Some(path) = crate::config::get().side_file().map(str::to_string) else { return Vec::new() };
         match read_limited(&path, SIDE_FILE_LIMIT) {
             Ok(text) => {
                 let (entries, errors) = parse_side_file(&text);
@@ -149,16 +165,55 @@ pub fn report_unattached() {
     }
 }
 
-/// Whether anything could annotate a program of these sources: a `DL:` comment, or a side file.
+/// Whether anything could annotate a program of these sources: a `DL:` comment, a side file,
+/// or the inference.
 fn may_be_annotated(sources: &[String]) -> bool {
-    !side_entries().is_empty() || sources.iter().any(|s| s.contains("DL:"))
+    crate::config::get().infers() || !side_entries().is_empty() || sources.iter().any(|s| s.contains("DL:"))
 }
 
-/// Reads the annotations of one build's view of a program (and the side file). None when
-/// nothing in it is annotated. Every annotation clayout cannot use is reported here, once.
-fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>)) -> Option<Arc<ProgramDl>> {
-    let found = annotate_program(&seen.text, side_entries());
-    if found.is_empty() {
+/// The inferred annotations of a program's text (CLAYOUT_ANNOTATIONS=auto, CLAYOUT_SUGGEST) for
+/// its kernels that neither the source nor the side file annotates, as side-file entries; and
+/// those waiting for a launch to know their stride. `late` holds those already completed.
+fn inferred(text: &str, late: &Late) -> (Vec<SideEntry>, Vec<KernelInference>) {
+    if !crate::config::get().infers() {
+        return (Vec::new(), Vec::new());
+    }
+    let own: Vec<String> = annotations_in_source(text).into_iter().filter_map(|a| a.kernel).collect();
+    let (mut entries, mut waiting) = (Vec::new(), Vec::new());
+    for inf in infer(text) {
+        if own.contains(&inf.kernel) || side_entries().iter().any(|e| e.kernel == inf.kernel) {
+            continue;
+        }
+        super::suggest::proposed(&inf);
+        if late.fixed.contains_key(&inf.kernel) {
+            continue;
+        }
+        match inf.lines(&|_| None) {
+            Ok(lines) => entries.extend(inferred_entries(&lines)),
+            Err(_) => waiting.push(inf),
+        }
+    }
+    (entries, waiting)
+}
+
+/// Inferred side-file lines as entries (they parse: `infer` checked each extent).
+fn inferred_entries(lines: &[String]) -> Vec<SideEntry> {
+    let (mut entries, _) = parse_side_file(&lines.join("\n"));
+    for e in &mut entries {
+        e.annotation.origin = Origin::Inferred;
+    }
+    entries
+}
+
+/// Reads the annotations of one build's view of a program (and the side file, and the inferred
+/// ones). None when nothing in it is annotated. Every annotation clayout cannot use is reported
+/// here, once.
+fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>), late: Late) -> Option<Arc<ProgramDl>> {
+    let (inferred, waiting) = inferred(&seen.text, &late);
+    let side: Vec<SideEntry> =
+        side_entries().iter().cloned().chain(inferred).chain(late.entries.iter().cloned()).collect();
+    let found = annotate_program(&seen.text, &side);
+    if found.is_empty() && waiting.is_empty() {
         return None;
     }
     if order::annotated_program_created() {
@@ -170,6 +225,7 @@ fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>)) ->
         let outcome = a.layout.map_err(|e| e.to_string());
         match (&a.kernel, &outcome) {
             (Some(k), Err(why)) => {
+                super::suggest::verdict(k, Err(format!("annotation not used ({why})")));
                 crate::log::warn(&format!("kernel {k}: annotation not used ({why}); the kernel runs as written"));
                 crate::stats::fallback(&format!("kernel {k}"), why);
             }
@@ -200,6 +256,8 @@ fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>)) ->
         sizes: Mutex::new(HashMap::new()),
         rewrites,
         prepared: Mutex::new(None),
+        waiting,
+        late,
     }))
 }
 
@@ -228,19 +286,19 @@ pub fn build_options(
     }
     let user = options.unwrap_or("");
     let seen = source::see(&program.facts.sources, user, device, headers);
-    let Some(dl) = discover(seen, user.to_string(), (None, None)) else { return none };
+    let Some(dl) = discover(seen, user.to_string(), (None, None), Late::default()) else { return none };
     if !dl.marshals() {
         return Build { options: None, dl: Some(dl) };
     }
     if let Some(Err(why)) = tile::user_tile_raw(user) {
         // The application's own kernels get its value; clayout's plans refuse it.
         let seen = dl.seen.clone();
-        return Build { options: None, dl: discover(seen, user.to_string(), (None, Some(why))) };
+        return Build { options: None, dl: discover(seen, user.to_string(), (None, Some(why)), Late::default()) };
     }
     // The program is read again as the build with the tile macro will see it.
     let (tile, opts) = tile::with_tile(user, device, None);
     let seen = source::see(&program.facts.sources, &opts, device, headers);
-    let dl = discover(seen, opts.clone(), (Some(tile), None));
+    let dl = discover(seen, opts.clone(), (Some(tile), None), Late::default());
     Build { options: CString::new(opts).ok(), dl }
 }
 
@@ -263,7 +321,41 @@ pub fn linked(program: &Program, inputs: &[Handle], options: Option<&str>) {
         compiler_options: dls[0].seen.compiler_options.clone(),
         unsure,
     };
-    *program.dl.lock() = discover(seen, options.unwrap_or("").to_string(), (None, None));
+    *program.dl.lock() = discover(seen, options.unwrap_or("").to_string(), (None, None), Late::default());
+}
+
+/// The first launch of a kernel whose inferred annotation waits for a stride parameter: its
+/// value at this launch completes the annotation, and the program's annotations are read again
+/// with it (the rewritten copies are then built for it, as after a build). The copy holds only
+/// for that value: a launch with another runs as written (`KernelPlan::fixed`). None when the
+/// value is not set or cannot be read.
+fn resolve(program: &Arc<Program>, k: &KernelInfo) -> Option<Arc<ProgramDl>> {
+    static RESOLVING: Mutex<()> = Mutex::new(());
+    let _one = RESOLVING.lock();
+    let dl = program.dl()?;
+    if dl.kernels.contains_key(&k.name) {
+        return Some(dl);
+    }
+    let inf = dl.waiting.iter().find(|w| w.kernel == k.name)?;
+    let args = k.args.lock().clone();
+    let (mut values, mut fixed) = (HashMap::new(), Vec::new());
+    for (name, index, int_type) in inf.proposals.iter().filter_map(|p| p.stride_param()) {
+        let Some(Some(registry::ArgValue::Bytes(b))) = args.get(index) else { return None };
+        let v = int_type.decode(b).ok()?;
+        super::suggest::stride_seen(&k.name, name, v);
+        values.insert(name.to_string(), v);
+        if fixed.iter().all(|(a, _): &(ScalarArg, u64)| a.name != name) {
+            fixed.push((ScalarArg { arg_index: index as u32, name: name.to_string(), int_type }, v));
+        }
+    }
+    let lines = inf.lines(&|n| values.get(n).copied()).ok()?;
+    crate::log::info(&format!("kernel {}: inferred at its first launch: {}", k.name, lines.join("; ")));
+    let mut late = dl.late.clone();
+    late.entries.extend(inferred_entries(&lines));
+    late.fixed.insert(k.name.clone(), fixed);
+    let new = discover(dl.seen.clone(), dl.options.clone(), (dl.tile, dl.tile_error.clone()), late)?;
+    *program.dl.lock() = Some(new.clone());
+    Some(new)
 }
 
 /// After a build of the program: what its kernels will need (the private program of the
@@ -338,6 +430,11 @@ fn prepare_marshaling(program: &ProgramInfo, dl: &ProgramDl) {
 pub fn make_plan(k: &KernelInfo, program: Option<&Arc<Program>>, wait: bool) -> Option<PlanResult> {
     let Some(program) = program else { return Some(Ok(None)) };
     let Some(dl) = program.dl() else { return Some(Ok(None)) };
+    let dl = if !dl.kernels.contains_key(&k.name) && dl.waiting.iter().any(|w| w.kernel == k.name) {
+        resolve(program, k).unwrap_or(dl)
+    } else {
+        dl
+    };
     let dl = &dl;
     let layout = match dl.kernels.get(&k.name) {
         Some(Ok(layout)) => layout,
@@ -355,7 +452,8 @@ pub fn make_plan(k: &KernelInfo, program: Option<&Arc<Program>>, wait: bool) -> 
             return Some(Ok(None));
         };
         let private = private_program(program, rewrites, wait)?;
-        let plan = private.and_then(|p| transparent_plan(p, rewritten, layout));
+        let fixed = dl.late.fixed.get(&k.name).cloned().unwrap_or_default();
+        let plan = private.and_then(|p| transparent_plan(p, rewritten, layout, fixed));
         return Some(match plan {
             Ok(p) => Ok(Some(Arc::new(p))),
             Err(why) => {
@@ -466,7 +564,7 @@ fn plan_layout(program: &ProgramInfo, dl: &ProgramDl, layout: &KernelLayout) -> 
             must: true,
         });
     }
-    Ok(KernelPlan { params, scalars: layout.scalar_args.clone(), transparent: None })
+    Ok(KernelPlan { params, scalars: layout.scalar_args.clone(), transparent: None, fixed: Vec::new() })
 }
 
 /// `sizeof(type_name)` as the device compiler sees it, from a probe kernel built with the
@@ -498,6 +596,7 @@ fn transparent_plan(
     private: Arc<PrivateProgram>,
     rewritten: &Arc<rewrite::RewrittenKernel>,
     layout: &KernelLayout,
+    fixed: Vec<(ScalarArg, u64)>,
 ) -> Result<KernelPlan, String> {
     let mut params = Vec::new();
     for p in &layout.params {
@@ -521,5 +620,6 @@ fn transparent_plan(
         params,
         scalars: layout.scalar_args.clone(),
         transparent: Some(TransparentPlan { program: private, kernel: rewritten.clone() }),
+        fixed,
     })
 }
