@@ -44,7 +44,7 @@ pub unsafe fn launch(
         Some(Some(Err(why))) => return cannot_run(&k.facts, &why),
         None => return cannot_run(&k.facts, "internal error while planning its conversions"),
     };
-    let plan = plan.filter(|p| p.fixed.is_empty() || fixed_hold(&k.facts, p));
+    let plan = plan.filter(|p| p.fixed.is_empty() || fixed_hold(&k, p));
     let Some(user) = user_wait(n, list) else { return enqueue(kernel, None, n, list, event) };
     if !crate::registry::get().queues.contains(key(queue)) {
         // Not a queue of the application's: the real library gives the launch its error.
@@ -83,9 +83,10 @@ pub unsafe fn launch(
 
 /// Whether the scalar arguments an inferred annotation assumed (its stride) have the values it
 /// assumed at this launch; if not, the launch runs as written, said once per kernel and value.
-fn fixed_hold(info: &KernelInfo, plan: &KernelPlan) -> bool {
+fn fixed_hold(k: &kernels::Kernel, plan: &KernelPlan) -> bool {
+    let info = &k.facts;
     let args = info.args.lock();
-    plan.fixed.iter().all(|(a, want)| {
+    let hold = plan.fixed.iter().all(|(a, want)| {
         let got = match args.get(a.arg_index as usize) {
             Some(Some(ArgValue::Bytes(b))) => a.int_type.decode(b).ok(),
             _ => None,
@@ -107,7 +108,22 @@ fn fixed_hold(info: &KernelInfo, plan: &KernelPlan) -> bool {
             ),
         );
         false
-    })
+    });
+    if !hold {
+        // The next run of the program prepares its copy for this launch's values.
+        let now: std::collections::BTreeMap<String, u64> = plan
+            .fixed
+            .iter()
+            .filter_map(|(a, _)| match args.get(a.arg_index as usize) {
+                Some(Some(ArgValue::Bytes(b))) => Some((a.name.clone(), a.int_type.decode(b).ok()?)),
+                _ => None,
+            })
+            .collect();
+        if let (Some(p), true) = (&k.program, now.len() == plan.fixed.len()) {
+            super::program::remember_strides(p, &info.name, &now);
+        }
+    }
+    hold
 }
 
 /// A kernel written for a device layout that clayout cannot give it: it cannot run on

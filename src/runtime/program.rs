@@ -19,7 +19,7 @@ use crate::registry::{self, Handle, KernelInfo, ProgramInfo, ProgramOrigin, Tabl
 use once_cell::sync::{Lazy, OnceCell};
 use opencl_sys::*;
 use parking_lot::Mutex;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::CString;
 use std::sync::Arc;
 
@@ -67,10 +67,13 @@ pub struct ProgramDl {
 
 /// Inferred annotations completed with a launch's stride values: kernel by kernel, the side-file
 /// entries and the scalar arguments whose values every launch of the rewritten copy must have.
+/// Scalar arguments and the values a plan assumed for them.
+pub type Fixed = Vec<(ScalarArg, u64)>;
+
 #[derive(Clone, Debug, Default)]
 pub struct Late {
     entries: Vec<SideEntry>,
-    fixed: HashMap<String, Vec<(ScalarArg, u64)>>,
+    fixed: HashMap<String, Fixed>,
 }
 
 impl ProgramDl {
@@ -174,7 +177,7 @@ fn may_be_annotated(sources: &[String]) -> bool {
 /// The inferred annotations of a program's text (CLAYOUT_ANNOTATIONS=auto, CLAYOUT_SUGGEST) for
 /// its kernels that neither the source nor the side file annotates, as side-file entries; and
 /// those waiting for a launch to know their stride. `late` holds those already completed.
-fn inferred(text: &str, late: &Late) -> (Vec<SideEntry>, Vec<KernelInference>) {
+fn inferred(text: &str, late: &mut Late) -> (Vec<SideEntry>, Vec<KernelInference>) {
     if !crate::config::get().infers() {
         return (Vec::new(), Vec::new());
     }
@@ -190,10 +193,47 @@ fn inferred(text: &str, late: &Late) -> (Vec<SideEntry>, Vec<KernelInference>) {
         }
         match inf.lines(&|_| None) {
             Ok(lines) => entries.extend(inferred_entries(&lines)),
-            Err(_) => waiting.push(inf),
+            Err(_) => {
+                // The values of the kernel's first launch in an earlier run of this program, if
+                // any: prepared now, as a side file would be, and held to them at every launch.
+                let remembered: Option<BTreeMap<String, u64>> =
+                    crate::cache::disk::get_json("strides", &strides_key(text, &inf.kernel));
+                match remembered.and_then(|v| completed(&inf, &v)) {
+                    Some((lines, fixed)) => {
+                        late.entries.extend(inferred_entries(&lines));
+                        late.fixed.insert(inf.kernel.clone(), fixed);
+                    }
+                    None => waiting.push(inf),
+                }
+            }
         }
     }
     (entries, waiting)
+}
+
+/// The lines of an inference whose stride parameters have `values`, and those arguments.
+fn completed(inf: &KernelInference, values: &BTreeMap<String, u64>) -> Option<(Vec<String>, Fixed)> {
+    let lines = inf.lines(&|n| values.get(n).copied()).ok()?;
+    let mut fixed: Fixed = Vec::new();
+    for (name, index, int_type) in inf.proposals.iter().filter_map(|p| p.stride_param()) {
+        if fixed.iter().all(|(a, _)| a.name != name) {
+            fixed.push((ScalarArg { arg_index: index as u32, name: name.to_string(), int_type }, *values.get(name)?));
+        }
+    }
+    Some((lines, fixed))
+}
+
+/// The on-disk record of the stride values a kernel's inferred annotation was completed with.
+fn strides_key(text: &str, kernel: &str) -> String {
+    format!("{:016x}|{kernel}", crate::cache::disk::fnv1a(text.as_bytes()))
+}
+
+/// Keeps the stride values a launch of `kernel` had, so that the next run of the program
+/// prepares its copy for them at build time.
+pub fn remember_strides(program: &Program, kernel: &str, values: &BTreeMap<String, u64>) {
+    if let Some(dl) = program.dl() {
+        crate::cache::disk::put_json("strides", &strides_key(&dl.seen.text, kernel), values);
+    }
 }
 
 /// Inferred side-file lines as entries (they parse: `infer` checked each extent).
@@ -209,7 +249,8 @@ fn inferred_entries(lines: &[String]) -> Vec<SideEntry> {
 /// ones). None when nothing in it is annotated. Every annotation clayout cannot use is reported
 /// here, once.
 fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>), late: Late) -> Option<Arc<ProgramDl>> {
-    let (inferred, waiting) = inferred(&seen.text, &late);
+    let mut late = late;
+    let (inferred, waiting) = inferred(&seen.text, &mut late);
     let side: Vec<SideEntry> =
         side_entries().iter().cloned().chain(inferred).chain(late.entries.iter().cloned()).collect();
     let found = annotate_program(&seen.text, &side);
@@ -329,33 +370,59 @@ pub fn linked(program: &Program, inputs: &[Handle], options: Option<&str>) {
 /// with it (the rewritten copies are then built for it, as after a build). The copy holds only
 /// for that value: a launch with another runs as written (`KernelPlan::fixed`). None when the
 /// value is not set or cannot be read.
-fn resolve(program: &Arc<Program>, k: &KernelInfo) -> Option<Arc<ProgramDl>> {
+fn resolve(program: &Arc<Program>, k: &KernelInfo) -> Option<(Arc<ProgramDl>, bool)> {
     static RESOLVING: Mutex<()> = Mutex::new(());
     let _one = RESOLVING.lock();
     let dl = program.dl()?;
     if dl.kernels.contains_key(&k.name) {
-        return Some(dl);
+        return Some((dl, false));
     }
     let inf = dl.waiting.iter().find(|w| w.kernel == k.name)?;
     let args = k.args.lock().clone();
-    let (mut values, mut fixed) = (HashMap::new(), Vec::new());
+    let mut values = BTreeMap::new();
     for (name, index, int_type) in inf.proposals.iter().filter_map(|p| p.stride_param()) {
         let Some(Some(registry::ArgValue::Bytes(b))) = args.get(index) else { return None };
         let v = int_type.decode(b).ok()?;
         super::suggest::stride_seen(&k.name, name, v);
         values.insert(name.to_string(), v);
-        if fixed.iter().all(|(a, _): &(ScalarArg, u64)| a.name != name) {
-            fixed.push((ScalarArg { arg_index: index as u32, name: name.to_string(), int_type }, v));
-        }
     }
-    let lines = inf.lines(&|n| values.get(n).copied()).ok()?;
+    let (lines, fixed) = completed(inf, &values)?;
+    remember_strides(program, &k.name, &values);
     crate::log::info(&format!("kernel {}: inferred at its first launch: {}", k.name, lines.join("; ")));
     let mut late = dl.late.clone();
     late.entries.extend(inferred_entries(&lines));
     late.fixed.insert(k.name.clone(), fixed);
     let new = discover(dl.seen.clone(), dl.options.clone(), (dl.tile, dl.tile_error.clone()), late)?;
     *program.dl.lock() = Some(new.clone());
-    Some(new)
+    Some((new, true))
+}
+
+/// Argument `index` of kernel `k` was set: when that completes the stride parameters an
+/// inferred annotation of the kernel waits for, the annotation is completed on clayout's worker
+/// and its copy prepared there, so that the first launch finds it built (`resolve` at the
+/// launch would wait for the build inside the application's timed loop).
+pub fn stride_set(program: &Arc<Program>, k: &Arc<KernelInfo>, index: u32) {
+    let Some(dl) = program.dl() else { return };
+    if dl.kernels.contains_key(&k.name) {
+        return;
+    }
+    let Some(inf) = dl.waiting.iter().find(|w| w.kernel == k.name) else { return };
+    let strides: Vec<usize> = inf.proposals.iter().filter_map(|p| p.stride_param().map(|s| s.1)).collect();
+    if !strides.contains(&(index as usize)) {
+        return;
+    }
+    {
+        let args = k.args.lock();
+        if !strides.iter().all(|&i| matches!(args.get(i), Some(Some(registry::ArgValue::Bytes(_))))) {
+            return;
+        }
+    }
+    let (program, k) = (program.clone(), k.clone());
+    super::worker::submit(move || {
+        if let Some((_, true)) = resolve(&program, &k) {
+            prepare(&program, false);
+        }
+    });
 }
 
 /// After a build of the program: what its kernels will need (the private program of the
@@ -431,7 +498,7 @@ pub fn make_plan(k: &KernelInfo, program: Option<&Arc<Program>>, wait: bool) -> 
     let Some(program) = program else { return Some(Ok(None)) };
     let Some(dl) = program.dl() else { return Some(Ok(None)) };
     let dl = if !dl.kernels.contains_key(&k.name) && dl.waiting.iter().any(|w| w.kernel == k.name) {
-        resolve(program, k).unwrap_or(dl)
+        resolve(program, k).map_or(dl, |(new, _)| new)
     } else {
         dl
     };
