@@ -232,6 +232,24 @@ fn samples_under_inferred_annotations() {
     check_auto("spmv-ell", &["-n", "1000", "-k", "32"], &["--soa"]);
 }
 
+/// An inferred stride (spmv-ell's `K`) is remembered from one run to the next; a run whose
+/// launches have another value runs them as written (same results), and the run after it
+/// uses its copy for the new value.
+#[test]
+fn inferred_stride_held_to_its_value() {
+    let cache = scratch("spmv-stride-cache");
+    let env = [("CLAYOUT_ANNOTATIONS", "auto".into()), ("CLAYOUT_CACHE_DIR", cache.into())];
+    for (k, rewritten) in [("32", true), ("32", true), ("16", false), ("16", true)] {
+        let args = ["-n", "1000", "-k", k];
+        let (plain, _) = run_variant("spmv-ell", &args, &[], false);
+        let (out, stats) = run_variant_env("spmv-ell", &args, &[], true, &env);
+        let stats = stats.unwrap();
+        assert_eq!(checksum(&out), checksum(&plain), "K = {k}: results differ\nstats: {stats}");
+        let in_asta = stats["launches_rewritten"].as_u64().unwrap_or(0);
+        assert_eq!(in_asta > 0, rewritten, "K = {k}: launches in ASTA: {in_asta}\nstats: {stats}");
+    }
+}
+
 #[test]
 fn suggestions_match_the_side_files() {
     check_suggest("blackscholes", &["-n", "1000"], &[&[]]);
