@@ -12,6 +12,7 @@
 use super::grammar::parse_annotation;
 use crate::clc::lex::{lex, matching_bracket, Token, TokenKind};
 use crate::clc::signature::{kernels_in, AddrSpace, KernelSig};
+use crate::clc::structs::const_int;
 use crate::clc::typedefs::{TypeClass, TypeTable};
 use crate::clc::types::IntType;
 
@@ -209,17 +210,27 @@ impl Body<'_> {
             if self.t.get(i + 2).map(|t| t.text(self.src)) != Some("0") {
                 continue;
             }
-            if !(self.punct(i + 4, ";") || self.punct(i + 4, ",")) {
+            // Casts and parentheses around it: `(int)get_global_id(0)`, `((int)get_global_id(0))`.
+            let (mut j, mut opens) = (i, 0);
+            loop {
+                if j > 0 && self.punct(j - 1, ")") {
+                    let Some(open) = (0..j - 1).rev().find(|&k| self.punct(k, "(")) else { break };
+                    if open + 1 == j - 1 || !(open + 1..j - 1).all(|k| self.t[k].kind == TokenKind::Ident) {
+                        break;
+                    }
+                    j = open;
+                } else if j > 0 && self.punct(j - 1, "(") {
+                    opens += 1;
+                    j -= 1;
+                } else {
+                    break;
+                }
+            }
+            if !(i + 4..i + 4 + opens).all(|k| self.punct(k, ")")) {
                 continue;
             }
-            let mut j = i;
-            if j > 0 && self.punct(j - 1, ")") {
-                // A cast: `(int)get_global_id(0)`.
-                let Some(open) = (0..j - 1).rev().find(|&k| self.punct(k, "(")) else { continue };
-                if !(open + 1..j - 1).all(|k| self.t[k].kind == TokenKind::Ident) {
-                    continue;
-                }
-                j = open;
+            if !(self.punct(i + 4 + opens, ";") || self.punct(i + 4 + opens, ",")) {
+                continue;
             }
             if j < 3 || !self.punct(j - 1, "=") || self.t[j - 2].kind != TokenKind::Ident {
                 continue;
@@ -293,11 +304,16 @@ impl Body<'_> {
     fn subscripts(&self, name: &str) -> Option<Vec<std::ops::Range<usize>>> {
         let mut out = Vec::new();
         for i in self.uses(name) {
-            if !self.punct(i + 1, "[") {
+            // `(p)[k]`, as macros write it, too.
+            let open = if self.punct(i + 1, "[") {
+                i + 1
+            } else if i > 0 && self.punct(i - 1, "(") && self.punct(i + 1, ")") && self.punct(i + 2, "[") {
+                i + 2
+            } else {
                 return None;
-            }
-            let end = matching_bracket(self.src, self.t, i + 1)?;
-            out.push(i + 2..end - 1);
+            };
+            let end = matching_bracket(self.src, self.t, open)?;
+            out.push(open + 1..end - 1);
         }
         Some(out)
     }
@@ -343,24 +359,15 @@ impl Body<'_> {
             }
         }
         terms.push(start..r.end);
-        let stride_at = |k: usize| match self.t[k].kind {
-            TokenKind::Number => Some(self.text(k).to_string()),
-            TokenKind::Ident => self.fixed_int_param(self.text(k)).map(|_| self.text(k).to_string()),
-            _ => None,
-        };
         let (mut aos, mut unit, mut soa, mut rest) = (Vec::new(), 0, Vec::new(), 0);
         for t in &terms {
             let has_g = t.clone().any(|k| self.ident(k, g));
             let product = t.len() == 3 && self.punct(t.start + 1, "*");
             if has_g {
-                if t.len() == 1 {
-                    unit += 1;
-                } else if product && self.ident(t.start, g) {
-                    aos.push(stride_at(t.start + 2));
-                } else if product && self.ident(t.start + 2, g) {
-                    aos.push(stride_at(t.start));
-                } else {
-                    return Shape::Other;
+                match self.g_term(self.unparen(t.clone()), g) {
+                    Some(None) => unit += 1,
+                    Some(Some(s)) => aos.push(Some(s)),
+                    None => return Shape::Other,
                 }
             } else if let (true, Some(n)) = (product, n) {
                 let (a, b) = (t.start, t.start + 2);
@@ -389,6 +396,49 @@ impl Body<'_> {
             ([], 1, [], 0) => Shape::Unit,
             _ => Shape::Other,
         }
+    }
+
+    /// `r` without parentheses around all of it.
+    fn unparen(&self, mut r: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        while r.len() >= 2 && self.punct(r.start, "(") && matching_bracket(self.src, self.t, r.start) == Some(r.end) {
+            r = r.start + 1..r.end - 1;
+        }
+        r
+    }
+
+    /// A term of a subscript that involves the global id `g`: `Some(None)` for `g` itself,
+    /// `Some(Some(S))` for `g*S` or `S*g` (S an integer, an integer constant expression, or a
+    /// parameter the body never changes, as its text), None for anything else.
+    fn g_term(&self, r: std::ops::Range<usize>, g: &str) -> Option<Option<String>> {
+        if r.len() == 1 && self.ident(r.start, g) {
+            return Some(None);
+        }
+        let mut depth = 0i32;
+        let mut stars = Vec::new();
+        for k in r.clone() {
+            match self.t[k].text(self.src) {
+                "(" | "[" if self.t[k].kind == TokenKind::Punct => depth += 1,
+                ")" | "]" if self.t[k].kind == TokenKind::Punct => depth -= 1,
+                "*" if depth == 0 && self.t[k].kind == TokenKind::Punct => stars.push(k),
+                _ => {}
+            }
+        }
+        let [star] = stars[..] else { return None };
+        let (a, b) = (self.unparen(r.start..star), self.unparen(star + 1..r.end));
+        let is_g = |x: &std::ops::Range<usize>| x.len() == 1 && self.ident(x.start, g);
+        let other = if is_g(&a) {
+            b
+        } else if is_g(&b) {
+            a
+        } else {
+            return None;
+        };
+        if other.len() == 1 && self.t[other.start].kind == TokenKind::Ident {
+            let name = self.text(other.start);
+            return self.fixed_int_param(name).map(|_| Some(name.to_string()));
+        }
+        let v = const_int(self.src, &self.t[other])?;
+        (v > 0).then(|| Some(v.to_string()))
     }
 
     fn stride(&self, s: &str) -> Option<Stride> {

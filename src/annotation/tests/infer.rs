@@ -158,3 +158,30 @@ fn the_samples_kernels() {
         ["ell_spmv_colmajor: SoA(32): cols[n], vals[n]"]
     );
 }
+
+#[test]
+fn strides_as_constant_expressions_and_in_parentheses() {
+    let src = r#"
+__kernel void k(__global const float *v, __global float *o, __global float *w, const int n)
+{
+    const int i = get_global_id(0);
+    if (i >= n) return;
+    for (int k = 0; k < 5; k++) o[((1 + 3) + 1) * i + k] = v[(i) * (5) + k];
+    w[(i * 2)] = w[((i)) * 2 + 1];
+}
+"#;
+    assert_eq!(lines(src, &none), ["k: AoS(5): v[n], o[n]", "k: AoS(2): w[n]"]);
+}
+
+#[test]
+fn macro_accessors_as_the_preprocessor_leaves_them() {
+    let src = r#"
+__kernel void k(__global float *words, const int n)
+{
+    const int i = ((int)get_global_id(0));
+    if (i >= n) return;
+    (words)[(i) * 8 + (3)] += (words)[(i) * 8 + (7)];
+}
+"#;
+    assert_eq!(lines(src, &none), ["k: AoS(8): words[n]"]);
+}
