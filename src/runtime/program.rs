@@ -58,18 +58,19 @@ pub struct ProgramDl {
     pub rewrites: Option<Rewrites>,
     /// The preparation of this build, on clayout's worker (`prepare`).
     prepared: Mutex<Option<Ticket>>,
-    /// Inferred annotations whose stride is a scalar parameter, waiting for the kernel's first
-    /// launch to know it (`resolve`).
+    /// Inferred annotations whose stride is a scalar parameter, waiting for the application to
+    /// set it (`stride_set`, `resolve`).
     waiting: Vec<KernelInference>,
-    /// Inferred annotations completed at a launch, and the values they assumed.
+    /// Inferred annotations completed with stride values, and the values they assumed.
     late: Late,
 }
 
-/// Inferred annotations completed with a launch's stride values: kernel by kernel, the side-file
-/// entries and the scalar arguments whose values every launch of the rewritten copy must have.
 /// Scalar arguments and the values a plan assumed for them.
 pub type Fixed = Vec<(ScalarArg, u64)>;
 
+/// Inferred annotations completed with stride values (a launch's, or remembered from an earlier
+/// run): kernel by kernel, the side-file entries and the scalar arguments whose values every
+/// launch of the rewritten copy must have.
 #[derive(Clone, Debug, Default)]
 pub struct Late {
     entries: Vec<SideEntry>,
