@@ -186,7 +186,9 @@ config_table! {
     tile: Tile = "CLAYOUT_TILE", default "",
         "Tile size T of the ASTA layout; empty lets clayout search the best tile once per GPU and structure for the transparent mode's copies (docs/cost-model.md) and otherwise take the device's coalescing width (32 on NVIDIA, 64 on AMD, 32 elsewhere).";
     annotations: Option<String> = "CLAYOUT_ANNOTATIONS", default "",
-        "Side file of //DL: annotations, one per line starting with the kernel name, for kernels whose source cannot be edited.";
+        "auto infers an annotation for every kernel from its source (docs/annotations.md); otherwise the side file of //DL: annotations, one per line starting with the kernel name, for kernels whose source cannot be edited.";
+    suggest: Option<String> = "CLAYOUT_SUGGEST", default "",
+        "File to which the annotations clayout infers are written at exit, each kernel's with whether the rewriter accepts it and its measured time as written (set by clayout-run --suggest; rewritten kernels then run as written, nothing is converted).";
     rewrite: bool = "CLAYOUT_REWRITE", default "1",
         "0 turns the transparent mode off: kernels annotated without a device layout (//DL: AoS: p[n]) then run as written, on host-layout buffers.";
     dump_dir: Option<String> = "CLAYOUT_DUMP_DIR", default "",
@@ -231,6 +233,24 @@ pub fn docs_table() -> String {
 }
 
 static CONFIG: OnceCell<(Config, Vec<String>)> = OnceCell::new();
+
+impl Config {
+    /// CLAYOUT_ANNOTATIONS=auto: annotations inferred from each program's source.
+    pub fn annotations_auto(&self) -> bool {
+        self.annotations.as_deref() == Some("auto")
+    }
+
+    /// The side file CLAYOUT_ANNOTATIONS names, unless it says `auto`.
+    pub fn side_file(&self) -> Option<&str> {
+        self.annotations.as_deref().filter(|a| *a != "auto")
+    }
+
+    /// Whether annotations are inferred from the source: under CLAYOUT_ANNOTATIONS=auto, and to
+    /// be suggested (CLAYOUT_SUGGEST).
+    pub fn infers(&self) -> bool {
+        self.annotations_auto() || self.suggest.is_some()
+    }
+}
 
 /// The process's configuration, read from the environment at the first call.
 pub fn get() -> &'static Config {

@@ -134,6 +134,9 @@ pub unsafe extern "C" fn clDeinitLayer() -> cl_int {
 
 extern "C" fn at_exit() {
     crate::guard::guard("annotations at exit", crate::runtime::program::report_unattached);
+    if crate::runtime::suggest::active() {
+        crate::guard::guard("suggestions at exit", crate::runtime::suggest::write_at_exit);
+    }
     if crate::config::get().stats != crate::config::StatsOut::None {
         crate::guard::guard("statistics at exit", crate::stats::write_at_exit);
     }

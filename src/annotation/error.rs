@@ -24,6 +24,8 @@ impl fmt::Display for SpanError {
 pub enum Origin {
     Source,
     SideFile,
+    /// Proposed by `infer` from the source (`CLAYOUT_ANNOTATIONS=auto`, `CLAYOUT_SUGGEST`).
+    Inferred,
 }
 
 impl fmt::Display for Origin {
@@ -31,6 +33,7 @@ impl fmt::Display for Origin {
         f.write_str(match self {
             Origin::Source => "kernel source",
             Origin::SideFile => "CLAYOUT_ANNOTATIONS",
+            Origin::Inferred => "inferred annotation",
         })
     }
 }

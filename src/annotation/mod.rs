@@ -7,6 +7,7 @@
 //! - `validate`: annotations against a kernel's signature, giving a `KernelLayout`.
 //! - `attach`: which kernel each `//DL:` comment belongs to; side-file precedence.
 //! - `side_file`: the `CLAYOUT_ANNOTATIONS` file.
+//! - `infer`: annotations proposed from the source (`CLAYOUT_ANNOTATIONS=auto`, `CLAYOUT_SUGGEST`).
 //! - `error`: the layer's errors, at a span of an annotation or placed in the source.
 //!
 //! The OpenCL C it reads (tokens, kernel signatures, typedefs) comes from `crate::clc`.
@@ -15,6 +16,7 @@ pub mod attach;
 pub mod error;
 pub mod extent;
 pub mod grammar;
+pub mod infer;
 pub mod side_file;
 pub mod validate;
 
@@ -25,6 +27,7 @@ pub use attach::{annotate_program, annotations_in_source, KernelAnnotation};
 pub use error::{AnnotationError, Origin, SpanError};
 pub use extent::{BinOp, Extent, ExtentEnv, ExtentKind, LaunchValues};
 pub use grammar::{parse_annotation, AnnotatedParam, Annotation, DeviceLayout, HostLayout};
+pub use infer::{infer, KernelInference, Proposal};
 pub use side_file::{parse_side_file, SideEntry};
 pub use validate::{validate, KernelLayout, LayoutParam, PlacedAnnotation, ScalarArg};
 

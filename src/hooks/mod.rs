@@ -569,7 +569,10 @@ pub unsafe fn clSetKernelArg(
 ) -> cl_int {
     let r = api().clSetKernelArg(kernel, arg_index, arg_size, arg_value);
     if r == CL_SUCCESS {
-        guard("clSetKernelArg", || set_arg(kernel, arg_index, registry::arg_value(reg(), arg_size, arg_value)));
+        guard("clSetKernelArg", || {
+            set_arg(kernel, arg_index, registry::arg_value(reg(), arg_size, arg_value));
+            crate::runtime::kernels::arg_set(key(kernel), arg_index);
+        });
     }
     r
 }

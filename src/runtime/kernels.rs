@@ -62,6 +62,18 @@ pub fn created(h: Handle, facts: Arc<KernelInfo>) {
     );
 }
 
+/// The application set argument `index` of kernel `h`: an inferred annotation waiting for a
+/// stride may be completed now (`program::stride_set`).
+pub fn arg_set(h: Handle, index: u32) {
+    if !crate::config::get().infers() {
+        return;
+    }
+    let Some(k) = get(h) else { return };
+    if let Some(p) = &k.program {
+        program::stride_set(p, &k.facts, index);
+    }
+}
+
 pub fn released(h: Handle) {
     KERNELS.remove(h);
 }

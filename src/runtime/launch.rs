@@ -51,6 +51,7 @@ pub unsafe fn launch(
         }
         p => p,
     };
+    let plan = plan.filter(|p| p.fixed.is_empty() || fixed_hold(&k, p));
     let Some(user) = user_wait(n, list) else { return enqueue(kernel, None, n, list, event) };
     if !crate::registry::get().queues.contains(key(queue)) {
         // Not a queue of the application's: the real library gives the launch its error.
@@ -85,6 +86,51 @@ pub unsafe fn launch(
         Some(Err(e)) => e,
         None => CL_OUT_OF_RESOURCES,
     }
+}
+
+/// Whether the scalar arguments an inferred annotation assumed (its stride) have the values it
+/// assumed at this launch; if not, the launch runs as written, said once per kernel and value.
+fn fixed_hold(k: &kernels::Kernel, plan: &KernelPlan) -> bool {
+    let info = &k.facts;
+    let args = info.args.lock();
+    let hold = plan.fixed.iter().all(|(a, want)| {
+        let got = match args.get(a.arg_index as usize) {
+            Some(Some(ArgValue::Bytes(b))) => a.int_type.decode(b).ok(),
+            _ => None,
+        };
+        if let Some(v) = got {
+            super::suggest::stride_seen(&info.name, &a.name, v);
+        }
+        if got == Some(*want) {
+            return true;
+        }
+        let what = format!("kernel {}", info.name);
+        let shown = got.map_or("an unreadable value".to_string(), |v| v.to_string());
+        crate::log::once(
+            crate::config::LogLevel::Info,
+            &format!("{what}: {} = {shown}", a.name),
+            &format!(
+                "{what}: its inferred annotation assumed {} = {want}, this launch has {shown}; it runs as written",
+                a.name
+            ),
+        );
+        false
+    });
+    if !hold {
+        // The next run of the program prepares its copy for this launch's values.
+        let now: std::collections::BTreeMap<String, u64> = plan
+            .fixed
+            .iter()
+            .filter_map(|(a, _)| match args.get(a.arg_index as usize) {
+                Some(Some(ArgValue::Bytes(b))) => Some((a.name.clone(), a.int_type.decode(b).ok()?)),
+                _ => None,
+            })
+            .collect();
+        if let (Some(p), true) = (&k.program, now.len() == plan.fixed.len()) {
+            super::program::remember_strides(p, &info.name, &now);
+        }
+    }
+    hold
 }
 
 /// A kernel written for a device layout that clayout cannot give it: it cannot run on

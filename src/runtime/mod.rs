@@ -2,7 +2,7 @@
 //! layout an annotated kernel needs before it runs, and back before the host can see them.
 //!
 //! From the bottom (each file imports only the ones above it in this list):
-//! - `stop`: the process-wide stop of conversions; `state`: the per-buffer state machine
+//! - `stop`: the process-wide stop of conversions; `suggest`: what `CLAYOUT_SUGGEST` writes; `state`: the per-buffer state machine
 //!   (pure, read this one first); `tile`: which tile a build uses; `probe`: clayout's small
 //!   programs; `timing`: device time of conversions; `plan`, `dims`: what a launch asks;
 //! - `cost/`: the cost model, its inputs, what it learns and measures;
@@ -34,6 +34,7 @@ pub mod refs;
 pub mod source;
 pub mod state;
 pub mod stop;
+pub mod suggest;
 pub mod tile;
 pub mod timing;
 pub mod transparent;

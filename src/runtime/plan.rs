@@ -28,6 +28,9 @@ pub struct KernelPlan {
     pub scalars: Vec<ScalarArg>,
     /// A rewritten kernel: which copy to run when its buffers are in ASTA.
     pub transparent: Option<super::transparent::TransparentPlan>,
+    /// Scalar arguments whose values the plan assumed (an inferred stride): a launch with
+    /// another value runs the kernel as written, its buffers in host layout.
+    pub fixed: Vec<(ScalarArg, u64)>,
 }
 
 /// `Ok(None)`: the kernel needs nothing converted. `Err`: it is written for a device layout but

@@ -10,13 +10,16 @@ use super::transparent::private::{Private, PrivateProgram};
 use super::transparent::{rewrite, Rewrites, TransparentPlan};
 use super::worker::Ticket;
 use super::{order, probe, tile};
-use crate::annotation::{annotate_program, parse_side_file, DeviceLayout, HostLayout, KernelLayout, SideEntry};
+use crate::annotation::{
+    annotate_program, annotations_in_source, infer, parse_side_file, DeviceLayout, HostLayout, KernelInference,
+    KernelLayout, Origin, ScalarArg, SideEntry,
+};
 use crate::layout::Layout;
 use crate::registry::{self, Handle, KernelInfo, ProgramInfo, ProgramOrigin, Table};
 use once_cell::sync::{Lazy, OnceCell};
 use opencl_sys::*;
 use parking_lot::Mutex;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::CString;
 use std::sync::Arc;
 
@@ -55,6 +58,23 @@ pub struct ProgramDl {
     pub rewrites: Option<Rewrites>,
     /// The preparation of this build, on clayout's worker (`prepare`).
     prepared: Mutex<Option<Ticket>>,
+    /// Inferred annotations whose stride is a scalar parameter, waiting for the application to
+    /// set it (`stride_set`, `resolve`).
+    waiting: Vec<KernelInference>,
+    /// Inferred annotations completed with stride values, and the values they assumed.
+    late: Late,
+}
+
+/// Scalar arguments and the values a plan assumed for them.
+pub type Fixed = Vec<(ScalarArg, u64)>;
+
+/// Inferred annotations completed with stride values (a launch's, or remembered from an earlier
+/// run): kernel by kernel, the side-file entries and the scalar arguments whose values every
+/// launch of the rewritten copy must have.
+#[derive(Clone, Debug, Default)]
+pub struct Late {
+    entries: Vec<SideEntry>,
+    fixed: HashMap<String, Fixed>,
 }
 
 impl ProgramDl {
@@ -113,7 +133,7 @@ fn read_limited(path: &str, limit: u64) -> Result<String, String> {
 fn side_entries() -> &'static [SideEntry] {
     static SIDE: OnceCell<Vec<SideEntry>> = OnceCell::new();
     SIDE.get_or_init(|| {
-        let Some(path) = crate::config::get().annotations.clone() else { return Vec::new() };
+        let Some(path) = crate::config::get().side_file().map(str::to_string) else { return Vec::new() };
         match read_limited(&path, SIDE_FILE_LIMIT) {
             Ok(text) => {
                 let (entries, errors) = parse_side_file(&text);
@@ -149,16 +169,93 @@ pub fn report_unattached() {
     }
 }
 
-/// Whether anything could annotate a program of these sources: a `DL:` comment, or a side file.
+/// Whether anything could annotate a program of these sources: a `DL:` comment, a side file,
+/// or the inference.
 fn may_be_annotated(sources: &[String]) -> bool {
-    !side_entries().is_empty() || sources.iter().any(|s| s.contains("DL:"))
+    crate::config::get().infers() || !side_entries().is_empty() || sources.iter().any(|s| s.contains("DL:"))
 }
 
-/// Reads the annotations of one build's view of a program (and the side file). None when
-/// nothing in it is annotated. Every annotation clayout cannot use is reported here, once.
-fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>)) -> Option<Arc<ProgramDl>> {
-    let found = annotate_program(&seen.text, side_entries());
-    if found.is_empty() {
+/// The inferred annotations of a program's text (CLAYOUT_ANNOTATIONS=auto, CLAYOUT_SUGGEST) for
+/// its kernels that neither the source nor the side file annotates, as side-file entries; and
+/// those waiting for a launch to know their stride. `late` holds those already completed.
+fn inferred(text: &str, late: &mut Late) -> (Vec<SideEntry>, Vec<KernelInference>) {
+    if !crate::config::get().infers() {
+        return (Vec::new(), Vec::new());
+    }
+    let own: Vec<String> = annotations_in_source(text).into_iter().filter_map(|a| a.kernel).collect();
+    let (mut entries, mut waiting) = (Vec::new(), Vec::new());
+    for inf in infer(text) {
+        if own.contains(&inf.kernel) || side_entries().iter().any(|e| e.kernel == inf.kernel) {
+            continue;
+        }
+        super::suggest::proposed(&inf);
+        if late.fixed.contains_key(&inf.kernel) {
+            continue;
+        }
+        match inf.lines(&|_| None) {
+            Ok(lines) => entries.extend(inferred_entries(&lines)),
+            Err(_) => {
+                // The values of the kernel's first launch in an earlier run of this program, if
+                // any: prepared now, as a side file would be, and held to them at every launch.
+                let remembered: Option<BTreeMap<String, u64>> =
+                    crate::cache::disk::get_json("strides", &strides_key(text, &inf.kernel));
+                match remembered.and_then(|v| completed(&inf, &v)) {
+                    Some((lines, fixed)) => {
+                        late.entries.extend(inferred_entries(&lines));
+                        late.fixed.insert(inf.kernel.clone(), fixed);
+                    }
+                    None => waiting.push(inf),
+                }
+            }
+        }
+    }
+    (entries, waiting)
+}
+
+/// The lines of an inference whose stride parameters have `values`, and those arguments.
+fn completed(inf: &KernelInference, values: &BTreeMap<String, u64>) -> Option<(Vec<String>, Fixed)> {
+    let lines = inf.lines(&|n| values.get(n).copied()).ok()?;
+    let mut fixed: Fixed = Vec::new();
+    for (name, index, int_type) in inf.proposals.iter().filter_map(|p| p.stride_param()) {
+        if fixed.iter().all(|(a, _)| a.name != name) {
+            fixed.push((ScalarArg { arg_index: index as u32, name: name.to_string(), int_type }, *values.get(name)?));
+        }
+    }
+    Some((lines, fixed))
+}
+
+/// The on-disk record of the stride values a kernel's inferred annotation was completed with.
+fn strides_key(text: &str, kernel: &str) -> String {
+    format!("{:016x}|{kernel}", crate::cache::disk::fnv1a(text.as_bytes()))
+}
+
+/// Keeps the stride values a launch of `kernel` had, so that the next run of the program
+/// prepares its copy for them at build time.
+pub fn remember_strides(program: &Program, kernel: &str, values: &BTreeMap<String, u64>) {
+    if let Some(dl) = program.dl() {
+        crate::cache::disk::put_json("strides", &strides_key(&dl.seen.text, kernel), values);
+    }
+}
+
+/// Inferred side-file lines as entries (they parse: `infer` checked each extent).
+fn inferred_entries(lines: &[String]) -> Vec<SideEntry> {
+    let (mut entries, _) = parse_side_file(&lines.join("\n"));
+    for e in &mut entries {
+        e.annotation.origin = Origin::Inferred;
+    }
+    entries
+}
+
+/// Reads the annotations of one build's view of a program (and the side file, and the inferred
+/// ones). None when nothing in it is annotated. Every annotation clayout cannot use is reported
+/// here, once.
+fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>), late: Late) -> Option<Arc<ProgramDl>> {
+    let mut late = late;
+    let (inferred, waiting) = inferred(&seen.text, &mut late);
+    let side: Vec<SideEntry> =
+        side_entries().iter().cloned().chain(inferred).chain(late.entries.iter().cloned()).collect();
+    let found = annotate_program(&seen.text, &side);
+    if found.is_empty() && waiting.is_empty() {
         return None;
     }
     if order::annotated_program_created() {
@@ -170,6 +267,7 @@ fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>)) ->
         let outcome = a.layout.map_err(|e| e.to_string());
         match (&a.kernel, &outcome) {
             (Some(k), Err(why)) => {
+                super::suggest::verdict(k, Err(format!("annotation not used ({why})")));
                 crate::log::warn(&format!("kernel {k}: annotation not used ({why}); the kernel runs as written"));
                 crate::stats::fallback(&format!("kernel {k}"), why);
             }
@@ -200,6 +298,8 @@ fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>)) ->
         sizes: Mutex::new(HashMap::new()),
         rewrites,
         prepared: Mutex::new(None),
+        waiting,
+        late,
     }))
 }
 
@@ -228,19 +328,19 @@ pub fn build_options(
     }
     let user = options.unwrap_or("");
     let seen = source::see(&program.facts.sources, user, device, headers);
-    let Some(dl) = discover(seen, user.to_string(), (None, None)) else { return none };
+    let Some(dl) = discover(seen, user.to_string(), (None, None), Late::default()) else { return none };
     if !dl.marshals() {
         return Build { options: None, dl: Some(dl) };
     }
     if let Some(Err(why)) = tile::user_tile_raw(user) {
         // The application's own kernels get its value; clayout's plans refuse it.
         let seen = dl.seen.clone();
-        return Build { options: None, dl: discover(seen, user.to_string(), (None, Some(why))) };
+        return Build { options: None, dl: discover(seen, user.to_string(), (None, Some(why)), Late::default()) };
     }
     // The program is read again as the build with the tile macro will see it.
     let (tile, opts) = tile::with_tile(user, device, None);
     let seen = source::see(&program.facts.sources, &opts, device, headers);
-    let dl = discover(seen, opts.clone(), (Some(tile), None));
+    let dl = discover(seen, opts.clone(), (Some(tile), None), Late::default());
     Build { options: CString::new(opts).ok(), dl }
 }
 
@@ -263,7 +363,67 @@ pub fn linked(program: &Program, inputs: &[Handle], options: Option<&str>) {
         compiler_options: dls[0].seen.compiler_options.clone(),
         unsure,
     };
-    *program.dl.lock() = discover(seen, options.unwrap_or("").to_string(), (None, None));
+    *program.dl.lock() = discover(seen, options.unwrap_or("").to_string(), (None, None), Late::default());
+}
+
+/// The first launch of a kernel whose inferred annotation waits for a stride parameter: its
+/// value at this launch completes the annotation, and the program's annotations are read again
+/// with it (the rewritten copies are then built for it, as after a build). The copy holds only
+/// for that value: a launch with another runs as written (`KernelPlan::fixed`). None when the
+/// value is not set or cannot be read.
+fn resolve(program: &Arc<Program>, k: &KernelInfo) -> Option<(Arc<ProgramDl>, bool)> {
+    static RESOLVING: Mutex<()> = Mutex::new(());
+    let _one = RESOLVING.lock();
+    let dl = program.dl()?;
+    if dl.kernels.contains_key(&k.name) {
+        return Some((dl, false));
+    }
+    let inf = dl.waiting.iter().find(|w| w.kernel == k.name)?;
+    let args = k.args.lock().clone();
+    let mut values = BTreeMap::new();
+    for (name, index, int_type) in inf.proposals.iter().filter_map(|p| p.stride_param()) {
+        let Some(Some(registry::ArgValue::Bytes(b))) = args.get(index) else { return None };
+        let v = int_type.decode(b).ok()?;
+        super::suggest::stride_seen(&k.name, name, v);
+        values.insert(name.to_string(), v);
+    }
+    let (lines, fixed) = completed(inf, &values)?;
+    remember_strides(program, &k.name, &values);
+    crate::log::info(&format!("kernel {}: inferred at its first launch: {}", k.name, lines.join("; ")));
+    let mut late = dl.late.clone();
+    late.entries.extend(inferred_entries(&lines));
+    late.fixed.insert(k.name.clone(), fixed);
+    let new = discover(dl.seen.clone(), dl.options.clone(), (dl.tile, dl.tile_error.clone()), late)?;
+    *program.dl.lock() = Some(new.clone());
+    Some((new, true))
+}
+
+/// Argument `index` of kernel `k` was set: when that completes the stride parameters an
+/// inferred annotation of the kernel waits for, the annotation is completed on clayout's worker
+/// and its copy prepared there, so that the first launch finds it built (`resolve` at the
+/// launch would wait for the build inside the application's timed loop).
+pub fn stride_set(program: &Arc<Program>, k: &Arc<KernelInfo>, index: u32) {
+    let Some(dl) = program.dl() else { return };
+    if dl.kernels.contains_key(&k.name) {
+        return;
+    }
+    let Some(inf) = dl.waiting.iter().find(|w| w.kernel == k.name) else { return };
+    let strides: Vec<usize> = inf.proposals.iter().filter_map(|p| p.stride_param().map(|s| s.1)).collect();
+    if !strides.contains(&(index as usize)) {
+        return;
+    }
+    {
+        let args = k.args.lock();
+        if !strides.iter().all(|&i| matches!(args.get(i), Some(Some(registry::ArgValue::Bytes(_))))) {
+            return;
+        }
+    }
+    let (program, k) = (program.clone(), k.clone());
+    super::worker::submit(move || {
+        if let Some((_, true)) = resolve(&program, &k) {
+            prepare(&program, false);
+        }
+    });
 }
 
 /// After a build of the program: what its kernels will need (the private program of the
@@ -338,6 +498,11 @@ fn prepare_marshaling(program: &ProgramInfo, dl: &ProgramDl) {
 pub fn make_plan(k: &KernelInfo, program: Option<&Arc<Program>>, wait: bool) -> Option<PlanResult> {
     let Some(program) = program else { return Some(Ok(None)) };
     let Some(dl) = program.dl() else { return Some(Ok(None)) };
+    let dl = if !dl.kernels.contains_key(&k.name) && dl.waiting.iter().any(|w| w.kernel == k.name) {
+        resolve(program, k).map_or(dl, |(new, _)| new)
+    } else {
+        dl
+    };
     let dl = &dl;
     let layout = match dl.kernels.get(&k.name) {
         Some(Ok(layout)) => layout,
@@ -355,7 +520,8 @@ pub fn make_plan(k: &KernelInfo, program: Option<&Arc<Program>>, wait: bool) -> 
             return Some(Ok(None));
         };
         let private = private_program(program, rewrites, wait)?;
-        let plan = private.and_then(|p| transparent_plan(p, rewritten, layout));
+        let fixed = dl.late.fixed.get(&k.name).cloned().unwrap_or_default();
+        let plan = private.and_then(|p| transparent_plan(p, rewritten, layout, fixed));
         return Some(match plan {
             Ok(p) => Ok(Some(Arc::new(p))),
             Err(why) => {
@@ -466,7 +632,7 @@ fn plan_layout(program: &ProgramInfo, dl: &ProgramDl, layout: &KernelLayout) -> 
             must: true,
         });
     }
-    Ok(KernelPlan { params, scalars: layout.scalar_args.clone(), transparent: None })
+    Ok(KernelPlan { params, scalars: layout.scalar_args.clone(), transparent: None, fixed: Vec::new() })
 }
 
 /// `sizeof(type_name)` as the device compiler sees it, from a probe kernel built with the
@@ -498,6 +664,7 @@ fn transparent_plan(
     private: Arc<PrivateProgram>,
     rewritten: &Arc<rewrite::RewrittenKernel>,
     layout: &KernelLayout,
+    fixed: Vec<(ScalarArg, u64)>,
 ) -> Result<KernelPlan, String> {
     let mut params = Vec::new();
     for p in &layout.params {
@@ -521,5 +688,6 @@ fn transparent_plan(
         params,
         scalars: layout.scalar_args.clone(),
         transparent: Some(TransparentPlan { program: private, kernel: rewritten.clone() }),
+        fixed,
     })
 }

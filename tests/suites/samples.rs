@@ -12,6 +12,8 @@
 //! the first one).
 
 use crate::common::*;
+use clayout::annotation::{parse_side_file, HostLayout, LaunchValues};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -59,6 +61,20 @@ fn run_variant_with(
     clayout: bool,
     transparent: bool,
 ) -> (Output, Option<serde_json::Value>) {
+    let side = paths().root.join("samples").join(sample).join(format!("{sample}.dl"));
+    let env: Vec<(&str, std::ffi::OsString)> =
+        if transparent { vec![("CLAYOUT_ANNOTATIONS", side.into())] } else { Vec::new() };
+    run_variant_env(sample, args, extra, clayout, &env)
+}
+
+/// Runs one variant with `env` set (under clayout when `clayout`).
+fn run_variant_env(
+    sample: &str,
+    args: &[&str],
+    extra: &[&str],
+    clayout: bool,
+    env: &[(&str, std::ffi::OsString)],
+) -> (Output, Option<serde_json::Value>) {
     let bin = samples_dir().join(sample).join(sample);
     let mut argv: Vec<std::ffi::OsString> = vec![bin.into()];
     argv.extend(args.iter().chain(extra).map(|a| a.into()));
@@ -71,11 +87,8 @@ fn run_variant_with(
     if clayout {
         cmd = cmd.under(crate::ROUTE).env("CLAYOUT_STATS", json.as_os_str());
     }
-    if transparent {
-        cmd = cmd.env(
-            "CLAYOUT_ANNOTATIONS",
-            paths().root.join("samples").join(sample).join(format!("{sample}.dl")).as_os_str(),
-        );
+    for (k, v) in env {
+        cmd = cmd.env(k, v.clone());
     }
     let out = run(&cmd, RUN_TIMEOUT);
     assert!(
@@ -91,8 +104,18 @@ fn run_variant_with(
 /// The unmodified AoS program (or with `extra`) under clayout with its side file: the
 /// transparent mode rewrites its kernels, converts, and must compute the same bits.
 fn check_transparent(sample: &str, args: &[&str], extra: &[&str]) {
+    let side = paths().root.join("samples").join(sample).join(format!("{sample}.dl"));
+    check_annotated(sample, args, extra, side.into());
+}
+
+/// The same without the side file, every annotation inferred (CLAYOUT_ANNOTATIONS=auto).
+fn check_auto(sample: &str, args: &[&str], extra: &[&str]) {
+    check_annotated(sample, args, extra, "auto".into());
+}
+
+fn check_annotated(sample: &str, args: &[&str], extra: &[&str], annotations: std::ffi::OsString) {
     let (plain, _) = run_variant(sample, args, extra, false);
-    let (out, stats) = run_variant_with(sample, args, extra, true, true);
+    let (out, stats) = run_variant_env(sample, args, extra, true, &[("CLAYOUT_ANNOTATIONS", annotations)]);
     let stats = stats.unwrap();
     assert_eq!(
         checksum(&out),
@@ -146,6 +169,93 @@ fn check_sample(sample: &str, args: &[&str], asta_variants: &[&[&str]]) {
         let fallbacks = stats["fallbacks"].as_array().map(|a| a.len()).unwrap_or(0);
         assert_eq!(fallbacks, 0, "{sample} {extra:?}: clayout fell back\nstats: {stats}");
     }
+}
+
+/// What `clayout-run --suggest` writes for the sample's runs (`extras`: their extra arguments),
+/// parsed: per kernel and parameter, its host layout and extent.
+fn suggested(
+    sample: &str,
+    args: &[&str],
+    extras: &[&[&str]],
+) -> BTreeMap<(String, String), (HostLayout, clayout::annotation::Extent)> {
+    let mut all = String::new();
+    for extra in extras {
+        let file = scratch(&format!("{sample}-suggest")).join("suggest.dl");
+        let env = [("CLAYOUT_SUGGEST", file.clone().into()), ("CLAYOUT_POLICY", "never".into())];
+        let (plain, _) = run_variant(sample, args, extra, false);
+        let (out, _) = run_variant_env(sample, args, extra, true, &env);
+        assert_eq!(checksum(&out), checksum(&plain), "{sample} {extra:?}: --suggest changed the results");
+        all += &std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{sample}: no suggestion file: {e}"));
+    }
+    by_param(&all, &format!("{sample}: suggestion\n{all}"))
+}
+
+fn by_param(text: &str, what: &str) -> BTreeMap<(String, String), (HostLayout, clayout::annotation::Extent)> {
+    let (entries, errors) = parse_side_file(text);
+    assert!(errors.is_empty(), "{what}: {errors:?}");
+    let mut out = BTreeMap::new();
+    for e in entries {
+        for p in &e.annotation.annotation.params {
+            let key = (e.kernel.clone(), p.name.clone());
+            let old = out.insert(key.clone(), (e.annotation.annotation.host, p.extent.clone()));
+            assert!(old.is_none(), "{what}: {key:?} annotated twice");
+        }
+    }
+    out
+}
+
+/// `--suggest` on the sample writes annotations equivalent to its side file: the same kernels,
+/// parameters and host layouts, and extents that evaluate the same.
+fn check_suggest(sample: &str, args: &[&str], extras: &[&[&str]]) {
+    let got = suggested(sample, args, extras);
+    let path = paths().root.join("samples").join(sample).join(format!("{sample}.dl"));
+    let want = by_param(&std::fs::read_to_string(&path).unwrap(), &path.display().to_string());
+    assert_eq!(got.keys().collect::<Vec<_>>(), want.keys().collect::<Vec<_>>(), "{sample}: kernels and parameters");
+    for (key, (host, extent)) in &want {
+        let (got_host, got_extent) = &got[key];
+        assert_eq!(got_host, host, "{sample} {key:?}: host layout");
+        // Every name either extent reads gets a value of its own.
+        let mut values = LaunchValues { global: vec![4096], auto_count: Some(777), ..Default::default() };
+        for (i, (name, _)) in extent.args().into_iter().chain(got_extent.args()).enumerate() {
+            values.args.entry(name.to_string()).or_insert(3 + 7 * i as u64);
+        }
+        assert_eq!(got_extent.eval(&values), extent.eval(&values), "{sample} {key:?}: extents {got_extent} / {extent}");
+    }
+}
+
+#[test]
+fn samples_under_inferred_annotations() {
+    check_auto("blackscholes", &["-n", "1000"], &[]);
+    check_auto("lbm", &["-x", "13", "-y", "10", "-z", "7"], &[]);
+    check_auto("particles", &["-n", "1000"], &[]);
+    check_auto("spmv-ell", &["-n", "1000", "-k", "32"], &[]);
+    check_auto("spmv-ell", &["-n", "1000", "-k", "32"], &["--soa"]);
+}
+
+/// An inferred stride (spmv-ell's `K`) is remembered from one run to the next; a run whose
+/// launches have another value runs them as written (same results), and the run after it
+/// uses its copy for the new value.
+#[test]
+fn inferred_stride_held_to_its_value() {
+    let cache = scratch("spmv-stride-cache");
+    let env = [("CLAYOUT_ANNOTATIONS", "auto".into()), ("CLAYOUT_CACHE_DIR", cache.into())];
+    for (k, rewritten) in [("32", true), ("32", true), ("16", false), ("16", true)] {
+        let args = ["-n", "1000", "-k", k];
+        let (plain, _) = run_variant("spmv-ell", &args, &[], false);
+        let (out, stats) = run_variant_env("spmv-ell", &args, &[], true, &env);
+        let stats = stats.unwrap();
+        assert_eq!(checksum(&out), checksum(&plain), "K = {k}: results differ\nstats: {stats}");
+        let in_asta = stats["launches_rewritten"].as_u64().unwrap_or(0);
+        assert_eq!(in_asta > 0, rewritten, "K = {k}: launches in ASTA: {in_asta}\nstats: {stats}");
+    }
+}
+
+#[test]
+fn suggestions_match_the_side_files() {
+    check_suggest("blackscholes", &["-n", "1000"], &[&[]]);
+    check_suggest("lbm", &["-x", "13", "-y", "10", "-z", "7"], &[&[]]);
+    check_suggest("particles", &["-n", "1000"], &[&[]]);
+    check_suggest("spmv-ell", &["-n", "1000", "-k", "32"], &[&[], &["--soa"]]);
 }
 
 #[test]

@@ -4,4 +4,5 @@ mod attach;
 mod eval;
 mod garbage;
 mod grammar;
+mod infer;
 mod side_file;

@@ -28,6 +28,9 @@ pub fn launch(
     event: *mut cl_event,
     enqueue: impl Enqueue,
 ) -> cl_int {
+    if super::super::suggest::active() {
+        return suggest_launch(queue, kernel, info, plan, needs, user, event, &enqueue);
+    }
     let staged_local = staged_local(plan, dims);
     let decision =
         crate::guard("cost model", || decide(info, plan, needs, staged_local.is_some())).unwrap_or_else(|| Decision {
@@ -64,6 +67,40 @@ pub fn launch(
         let ns = if r == CL_SUCCESS && ran == decision.variant { measure::stop(queue, t) } else { None };
         let m = structures(needs).unwrap_or(1.0);
         crate::guard("cost model", || plan.kernel.model.lock().record(&info.name, ran, ns, m));
+    }
+    r
+}
+
+/// A launch under CLAYOUT_SUGGEST: always as written on host-layout buffers (nothing is
+/// converted), its first launches timed, and what the cost model already knows of the kernel
+/// (its times on disk from earlier runs) noted for the suggestion.
+#[allow(clippy::too_many_arguments)]
+fn suggest_launch(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    info: &KernelInfo,
+    plan: &TransparentPlan,
+    needs: &[BufferNeed],
+    user: &[cl_event],
+    event: *mut cl_event,
+    enqueue: &impl Enqueue,
+) -> cl_int {
+    use super::super::suggest;
+    crate::guard("suggestion", || {
+        let mut model = plan.kernel.model.lock();
+        if model.disk_key.is_none() {
+            model.load(&plan.program.times_key(&plan.kernel.private_name));
+        }
+        suggest::model_times(&info.name, model.times.written, model.times.asta);
+    });
+    let timer =
+        if suggest::wants_time(&info.name) && measure::wait_list_complete(user) { measure::start(queue) } else { None };
+    let r = as_written(queue, kernel, needs, user, event, enqueue);
+    crate::stats::transparent_launch(false);
+    if let Some(t) = timer {
+        if let Some(ns) = measure::stop(queue, t).filter(|_| r == CL_SUCCESS) {
+            suggest::timed(&info.name, ns);
+        }
     }
     r
 }

@@ -77,6 +77,7 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
                     current = source;
                     copy
                 });
+                super::super::suggest::verdict(name, Ok(()));
                 crate::stats::rewritten_kernel();
                 crate::log::info(&format!("kernel {name}: rewritten to ASTA addressing as {}", req.private_name));
                 let indices = req.params.iter().map(|p| (p.name.clone(), p.index)).collect();
@@ -99,6 +100,7 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
                 );
             }
             Err(why) => {
+                super::super::suggest::verdict(name, Err(format!("the rewriter refuses it: {why}")));
                 crate::log::warn(&format!(
                     "kernel {name}: not rewritten ({why}); it runs as written, on host-layout buffers"
                 ));
@@ -122,6 +124,7 @@ pub fn refuse_all(kernels: &HashMap<String, Result<KernelLayout, String>>, why: 
     }
     let wanted = kernels.iter().filter(|(_, l)| l.as_ref().is_ok_and(|l| !l.marshals() && !l.params.is_empty()));
     for (name, _) in wanted {
+        super::super::suggest::verdict(name, Err(format!("not rewritten: {why}")));
         crate::log::warn(&format!("kernel {name}: not rewritten ({why}); it runs as written, on host-layout buffers"));
         crate::stats::rewrite_refused();
         crate::stats::fallback(&format!("kernel {name}"), &format!("not rewritten: {why}"));
