@@ -141,8 +141,8 @@ pub unsafe fn clEnqueueFillBuffer(
     let valid = !pattern.is_null()
         && pattern_size.is_power_of_two()
         && pattern_size <= 128
-        && offset % pattern_size == 0
-        && size % pattern_size == 0;
+        && offset.is_multiple_of(pattern_size)
+        && size.is_multiple_of(pattern_size);
     let usage = if valid { HostUse::Write { offset, size } } else { HostUse::Host };
     host_access(command_queue, &[(buffer, usage)], n, list, event, |n, l, ev| {
         api().clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, n, l, ev)
