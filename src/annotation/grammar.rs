@@ -65,6 +65,9 @@ pub struct AnnotatedParam {
     pub name: String,
     pub span: Span,
     pub extent: Extent,
+    /// Written `out NAME[extent]`: the kernel writes every word of each of the extent's
+    /// structures before it reads any, so the buffer's old contents need no conversion.
+    pub out: bool,
 }
 
 /// One `//DL:` line. Spans are byte offsets in the text given to `parse_annotation`.
@@ -284,6 +287,12 @@ impl Parser<'_> {
     }
 
     fn param(&mut self) -> Result<AnnotatedParam, SpanError> {
+        // `out` followed by a name is the flag; `out[n]` is a parameter named `out`.
+        let out = matches!((self.peek(), self.peek_at(1)), (Some(a), Some(b))
+            if a.kind == TokenKind::Ident && self.text_of(a) == "out" && b.kind == TokenKind::Ident);
+        if out {
+            self.pos += 1;
+        }
         let Some((name, span)) = self.ident() else {
             return Err(err(self.here(), format!("expected a parameter name, found {}", self.found())));
         };
@@ -300,7 +309,7 @@ impl Parser<'_> {
         self.ops = 0;
         let extent = self.expr()?;
         self.expect_punct("]", &format!("to close the extent of `{name}`"))?;
-        Ok(AnnotatedParam { name, span, extent })
+        Ok(AnnotatedParam { name, span, extent, out })
     }
 
     /// What follows the parameters: `-> ASTA`, `-> ASTA(T)`, the thesis's `AOS2ASTA_<struct>`,
@@ -440,7 +449,8 @@ impl fmt::Display for Annotation {
         }
         f.write_str(":")?;
         for (i, p) in self.params.iter().enumerate() {
-            write!(f, "{} {}[{}]", if i == 0 { "" } else { "," }, p.name, p.extent)?;
+            let out = if p.out { "out " } else { "" };
+            write!(f, "{} {out}{}[{}]", if i == 0 { "" } else { "," }, p.name, p.extent)?;
         }
         match &self.device {
             None => Ok(()),

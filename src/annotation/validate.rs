@@ -44,6 +44,9 @@ pub struct LayoutParam {
     pub extent: Extent,
     /// `None`: the kernel is written for the host layout and runs unchanged.
     pub device: Option<DeviceLayout>,
+    /// Annotated `out`: the kernel writes every word of the extent's structures before it
+    /// reads any of them.
+    pub out: bool,
 }
 
 /// A scalar argument that some extent reads.
@@ -96,6 +99,12 @@ pub fn validate(
             if out.params.iter().any(|q| q.name == p.name) {
                 return Err(fail(format!("`{}` is annotated twice for kernel `{k}`", p.name)));
             }
+            if p.out && param.is_const {
+                return Err(fail(format!(
+                    "`{}` is annotated `out` but points to const: the kernel cannot write it",
+                    p.name
+                )));
+            }
             let class = types.classify(&param.type_name);
             let (s, word) = shape(a.host, class, &param.type_name).map_err(|r| placed.error_at(a.host_span, r))?;
             for (name, span) in p.extent.args() {
@@ -114,6 +123,7 @@ pub fn validate(
                 word,
                 extent: p.extent.clone(),
                 device: a.device.clone(),
+                out: p.out,
             });
         }
     }

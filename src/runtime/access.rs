@@ -104,6 +104,10 @@ pub struct BufferNeed {
     /// The command cannot run correctly without this need met (a kernel written for the
     /// device layout): then a failed device conversion falls back to the host.
     pub must: bool,
+    /// The command overwrites the device layout's every structure before reading any (an
+    /// `out` annotation) and is sure to run once enqueued: a `Need::Device` then takes the
+    /// buffer's bytes as they are (`convert::ensure`). Ignored for any other need.
+    pub overwrite: bool,
 }
 
 /// Brings every buffer of `needs` to what it needs before a command on `queue`; returns the
@@ -131,11 +135,11 @@ pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_eve
     // The buffer whose bytes each need is about: a sub-buffer shows its parent's bytes, so the
     // parent must be in host layout (a sub-buffer asked for a device layout stays itself:
     // `ensure` refuses it).
-    let targets: Vec<(&Arc<Buffer>, Need, bool)> = needs
+    let targets: Vec<(&Arc<Buffer>, Need, bool, bool)> = needs
         .iter()
         .map(|n| match (n.need, &n.buffer.parent) {
-            (Need::Host | Need::HostOverwrite, Some(parent)) => (parent, Need::Host, n.must),
-            _ => (&n.buffer, n.need, n.must),
+            (Need::Host | Need::HostOverwrite, Some(parent)) => (parent, Need::Host, n.must, false),
+            _ => (&n.buffer, n.need, n.must, n.overwrite),
         })
         .collect();
     // Every buffer locked once, in handle order, so that two commands never wait on each other.
@@ -148,15 +152,16 @@ pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_eve
         .collect();
     let mut owned = Vec::new();
     let mut overwritten = Vec::new();
-    for (buffer, need, must) in &targets {
+    for (buffer, need, must, overwrite) in &targets {
         let i = handles.binary_search(&buffer.handle).expect("every target is locked");
         let st = &mut locked[i];
         let before = st.current;
-        match ensure(queue, buffer, st, *need, *must, user) {
+        match ensure(queue, buffer, st, *need, *must, *overwrite, user) {
             Ok(ev) => owned.extend(ev),
             Err(f) => return Err(NotMet { object: format!("buffer {:#x}", buffer.handle), reason: f.reason }),
         }
-        if *need == Need::HostOverwrite && before != st.current {
+        let skipped = *overwrite && super::state::overwrite_skips(before, *need);
+        if (*need == Need::HostOverwrite || skipped) && before != st.current {
             overwritten.push((i, before));
         }
     }
@@ -313,7 +318,7 @@ pub unsafe fn blocking_host_access<
         .iter()
         .filter_map(|&(mem, usage)| {
             let buffer = buffers::get(key(mem))?;
-            Some(BufferNeed { need: usage.need(&buffer, user), buffer, arg: None, must: false })
+            Some(BufferNeed { need: usage.need(&buffer, user), buffer, arg: None, must: false, overwrite: false })
         })
         .collect();
     match foreign_context(queue, &needs) {

@@ -3,7 +3,7 @@
 
 use super::buffers::{Buffer, BufferState};
 use super::order;
-use super::state::{after, plan, Current, Need, Step};
+use super::state::{after, overwrite_skips, plan, Current, Need, Step};
 use crate::cl::{self, cmd, info::event_status, Event};
 use crate::layout::permute_host;
 use crate::stats::{self, Direction};
@@ -39,12 +39,18 @@ fn last_pending(state: &mut BufferState) -> Option<cl_event> {
 /// `must`: the command cannot run correctly otherwise, so a device conversion that fails falls
 /// back to the host permutation (a buffer that must stay in host layout still fails), and it
 /// waits for the buffer's unfinished users where an optional conversion is not made.
+///
+/// `overwrite`: the command overwrites every structure of a device need before reading any
+/// and is sure to run; the buffer then takes the layout without a conversion where
+/// [`overwrite_skips`] allows.
+#[allow(clippy::too_many_arguments)]
 pub fn ensure(
     queue: cl_command_queue,
     buffer: &Arc<Buffer>,
     st: &mut BufferState,
     need: Need,
     must: bool,
+    overwrite: bool,
     asked: &[cl_event],
 ) -> Result<Option<Event>, Failed> {
     st.settle(buffer);
@@ -54,7 +60,8 @@ pub fn ensure(
         }
     }
     // Bytes nothing has written yet take the needed layout as they are: no conversion.
-    let steps = if st.defined { plan(st.current, need) } else { Vec::new() };
+    let skip = !st.defined || (overwrite && overwrite_skips(st.current, need));
+    let steps = if skip { Vec::new() } else { plan(st.current, need) };
     let pending = last_pending(st);
     if steps.is_empty() {
         st.current = after(need);

@@ -61,7 +61,7 @@ pub unsafe fn launch(
         // The real library refuses the launch (CL_INVALID_KERNEL_ARGS): let it, untouched.
         return enqueue(kernel, None, n, list, event);
     }
-    let needs = match crate::guard("launch plan", || needs(&k.facts, plan.as_deref(), &dims)) {
+    let needs = match crate::guard("launch plan", || needs(&k.facts, plan.as_deref(), &dims, user)) {
         Some(Ok(needs)) => needs,
         Some(Err(why)) => return cannot_run(&k.facts, &why),
         None => return cannot_run(&k.facts, "internal error while planning its conversions"),
@@ -151,7 +151,17 @@ fn cannot_run(info: &KernelInfo, why: &str) -> cl_int {
 /// given, the arithmetic fails) stays in host layout, and the kernel runs as written; one whose
 /// extent passes its buffer (a global size rounded up past the data) is converted as far as the
 /// buffer holds whole structures. A kernel written for a device layout has no such way out.
-fn needs(info: &KernelInfo, plan: Option<&KernelPlan>, dims: &Dims) -> Result<Vec<BufferNeed>, String> {
+///
+/// A parameter annotated `out` is overwritten by the launch, which needs no conversion of its
+/// old contents, when the launch is sure to run once enqueued: its wait list is complete (a
+/// user event set to a failure would leave the old bytes, in their old layout).
+fn needs(
+    info: &KernelInfo,
+    plan: Option<&KernelPlan>,
+    dims: &Dims,
+    user: &[cl_event],
+) -> Result<Vec<BufferNeed>, String> {
+    let sure_to_run = user.iter().all(|&e| crate::cl::info::event_status(e) == Some(CL_COMPLETE));
     let args = info.args.lock().clone();
     let mut out = Vec::new();
     for (i, a) in args.iter().enumerate() {
@@ -166,7 +176,7 @@ fn needs(info: &KernelInfo, plan: Option<&KernelPlan>, dims: &Dims) -> Result<Ve
                 None => continue,
             }
         };
-        let host = |buffer| BufferNeed { buffer, arg: Some(i), need: Need::Host, must: false };
+        let host = |buffer| BufferNeed { buffer, arg: Some(i), need: Need::Host, must: false, overwrite: false };
         let Some(p) = param else {
             out.push(host(buffer));
             continue;
@@ -204,7 +214,17 @@ fn needs(info: &KernelInfo, plan: Option<&KernelPlan>, dims: &Dims) -> Result<Ve
             arg: Some(i),
             need: Need::Device(DeviceLayout { host: p.host, device: p.device, shape }),
             must: p.must,
+            overwrite: p.out && sure_to_run,
         });
+    }
+    // A buffer also bound to an argument that reads it keeps its contents, whichever argument
+    // comes first.
+    let owner = |n: &BufferNeed| n.buffer.bytes_owner().handle;
+    let kept: Vec<_> = out.iter().filter(|n| !n.overwrite).map(owner).collect();
+    for n in &mut out {
+        if n.overwrite && kept.contains(&owner(n)) {
+            n.overwrite = false;
+        }
     }
     Ok(out)
 }

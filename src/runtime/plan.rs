@@ -20,6 +20,8 @@ pub struct ParamPlan {
     pub extent: Extent,
     /// The kernel is written for the device layout: it cannot run on host-layout data.
     pub must: bool,
+    /// Annotated `out`: the launch overwrites the extent's structures before reading them.
+    pub out: bool,
 }
 
 #[derive(Debug)]

@@ -630,6 +630,7 @@ fn plan_layout(program: &ProgramInfo, dl: &ProgramDl, layout: &KernelLayout) -> 
             struct_bytes: s as u64 * word as u64,
             extent: p.extent.clone(),
             must: true,
+            out: p.out,
         });
     }
     Ok(KernelPlan { params, scalars: layout.scalar_args.clone(), transparent: None, fixed: Vec::new() })
@@ -682,6 +683,7 @@ fn transparent_plan(
             struct_bytes: l.words as u64 * l.word_bytes as u64,
             extent: p.extent.clone(),
             must: false,
+            out: p.out,
         });
     }
     Ok(KernelPlan {

@@ -82,6 +82,19 @@ pub fn plan(current: Current, need: Need) -> Vec<Step> {
     }
 }
 
+/// Whether a command that overwrites every structure of `need`'s device layout before reading
+/// any (an `out` annotation) can take the buffer from `current` without a conversion: the
+/// bytes a conversion would arrange are all overwritten, so only the state changes. Not when
+/// the buffer is in a device layout over more bytes than `need`'s: the bytes past `need`'s
+/// structures would then be taken for host-layout bytes.
+pub fn overwrite_skips(current: Current, need: Need) -> bool {
+    match (current, need) {
+        (Current::Host, Need::Device(_)) => true,
+        (Current::Device(c), Need::Device(d)) => c.shape.bytes() <= d.shape.bytes(),
+        _ => false,
+    }
+}
+
 /// The state after `need` is met.
 pub fn after(need: Need) -> Current {
     match need {
@@ -96,6 +109,18 @@ mod tests {
 
     fn d(t: u32, m: u64) -> DeviceLayout {
         DeviceLayout { host: Layout::Aos, device: Layout::Asta { t }, shape: Shape::new(m, 5, 4) }
+    }
+
+    #[test]
+    fn an_overwrite_skips_only_what_it_overwrites() {
+        let dev = |m| Current::Device(d(32, m));
+        assert!(overwrite_skips(Current::Host, Need::Device(d(32, 100))));
+        assert!(overwrite_skips(dev(100), Need::Device(d(64, 100))));
+        assert!(overwrite_skips(dev(50), Need::Device(d(32, 100))));
+        // Structures 100..200 would stay arranged for 200 and be read as host layout.
+        assert!(!overwrite_skips(dev(200), Need::Device(d(32, 100))));
+        assert!(!overwrite_skips(dev(100), Need::Host));
+        assert!(!overwrite_skips(Current::Host, Need::HostOverwrite));
     }
 
     #[test]

@@ -186,3 +186,20 @@ fn reasons_quoting_multiline_source_stay_on_one_line() {
     assert!(e.reason.contains("parameter 3"), "{e}");
     assert!(!e.to_string().contains('\n'));
 }
+
+#[test]
+fn out_only_on_a_buffer_the_kernel_can_write() {
+    let src = "typedef struct { float x, y; } P;
+//DL: AoS: a[n], out b[n]
+__kernel void k(__global const P *a, __global P *b, int n) {}
+";
+    let l = &layouts(src)[0];
+    assert_eq!(l.params.iter().map(|p| (p.name.as_str(), p.out)).collect::<Vec<_>>(), [("a", false), ("b", true)]);
+    let e = error(
+        "typedef struct { float x, y; } P;
+//DL: AoS: out a[n]
+__kernel void k(__global const P *a, int n) {}
+",
+    );
+    assert!(e.reason.contains("points to const"), "{e}");
+}

@@ -169,3 +169,17 @@ fn dl_comment_bodies() {
     assert_eq!(dl_comment_body("// DL:x"), Some((6, "x")));
     assert_eq!(dl_comment_body("// dl: x"), None);
 }
+
+#[test]
+fn out_marks_a_parameter_the_kernel_overwrites() {
+    let a = ok("//DL: AoS: src[n], out dst[n]");
+    assert_eq!((a.params[0].name.as_str(), a.params[0].out), ("src", false));
+    assert_eq!((a.params[1].name.as_str(), a.params[1].out), ("dst", true));
+    assert_eq!(a.to_string(), "AoS: src[n], out dst[n]");
+    // A parameter named `out` is a name, not the flag.
+    let a = ok("//DL: AoS: out[n] -> ASTA");
+    assert_eq!((a.params[0].name.as_str(), a.params[0].out), ("out", false));
+    let a = ok("//DL: AoS: out out[n]");
+    assert_eq!((a.params[0].name.as_str(), a.params[0].out), ("out", true));
+    assert!(bad("//DL: AoS: out").0.contains("expected `[`"));
+}
