@@ -134,6 +134,10 @@ pub unsafe extern "C" fn clDeinitLayer() -> cl_int {
 
 extern "C" fn at_exit() {
     crate::guard::guard("annotations at exit", crate::runtime::program::report_unattached);
+    crate::guard::guard("run lengths at exit", || {
+        crate::runtime::buffers::end_epochs_at_exit();
+        crate::runtime::cost::habits::flush();
+    });
     if crate::config::get().stats != crate::config::StatsOut::None {
         crate::guard::guard("statistics at exit", crate::stats::write_at_exit);
     }

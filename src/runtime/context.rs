@@ -9,6 +9,9 @@ use opencl_sys::*;
 pub fn releasing(context: cl_context) {
     // A build clayout's worker runs for a program of this context holds the context.
     super::worker::drain(std::time::Duration::from_secs(60));
+    // What the run learnt of its epochs, on disk before a process that exits without running
+    // its exit handlers loses it.
+    super::cost::habits::flush();
     crate::marshal::release_context(context);
     super::order::forget_finished();
     check_references(context);

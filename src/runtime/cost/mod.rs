@@ -47,6 +47,11 @@ pub struct Offer<'a> {
 /// cost as written, and notes the converting argument in the buffers the launch converts.
 pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mut [BufferView]) -> Decision {
     let policy = offer.policy;
+    // Every policy teaches the run-length model how long epochs last.
+    for b in buffers.iter_mut() {
+        let by = model.disk_key.as_ref().map(|k| habits::ConvertedBy { kernel: k.clone(), arg: b.arg });
+        b.cost.launched(by);
+    }
     if policy == Policy::Always || (policy == Policy::Never && !offer.staged_ok) {
         // Nothing to measure: the policy alone decides. Whether the buffers can be converted is
         // checked once, by the ASTA copy's launch, which falls back to the kernel as written.
@@ -60,8 +65,16 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     let m = offer.structures;
     let (mut in_asta, mut sent_back) = (true, false);
     let (mut epoch, mut balance, mut convert_ns) = (0.0f64, f64::INFINITY, 0.0);
+    // The least of the buffers' histories, None while one of them has none.
+    let mut past: Option<Option<u32>> = None;
     for b in buffers.iter_mut() {
         let arg = b.arg;
+        let q = model.disk_key.as_ref().and_then(|k| habits::quartile(k, arg));
+        past = Some(match (past, q) {
+            (None, q) => q,
+            (Some(Some(a)), Some(b)) => Some(a.min(b)),
+            _ => None,
+        });
         b.cost.reuse.epoch_ns += model.times.written.unwrap_or(0.0) * m;
         epoch = epoch.max(b.cost.reuse.epoch_ns);
         balance = balance.min(b.cost.reuse.asta_gain_ns);
@@ -88,6 +101,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         convert_ns,
         epoch_written_ns: epoch,
         asta_balance_ns: if balance.is_finite() { balance } else { 0.0 },
+        past_quartile: past.flatten(),
     };
     let mut d = model::decide(&l);
     let gain = l.asta_gain_ns().filter(|_| d.variant == Variant::Asta);
@@ -103,7 +117,9 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
             b.cost.reuse.sent_back = true;
         }
     }
-    if d.measure && model.untimed >= 3 {
+    // Timings still on their way count: a form is not timed more often than the model needs.
+    let v = d.variant as usize;
+    if d.measure && (model.untimed >= 3 || model.times.timed[v] + model.pending[v] >= model::TIMED_LAUNCHES) {
         d.measure = false;
     }
     if model.last != Some(d.variant) || d.measure {

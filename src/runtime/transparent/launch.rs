@@ -29,13 +29,23 @@ pub fn launch(
     enqueue: impl Enqueue,
 ) -> cl_int {
     let staged_local = staged_local(plan, dims);
+    let size = size_key(dims, needs);
     let decision =
-        crate::guard("cost model", || decide(info, plan, needs, staged_local.is_some())).unwrap_or_else(|| Decision {
-            variant: Variant::Written,
-            measure: false,
-            reason: "internal error in the cost model".into(),
+        crate::guard("cost model", || decide(info, plan, needs, staged_local.is_some(), size)).unwrap_or_else(|| {
+            Decision { variant: Variant::Written, measure: false, reason: "internal error in the cost model".into() }
         });
-    let timer = if decision.measure && measure::wait_list_complete(user) { measure::start(queue) } else { None };
+    let markers = (decision.measure && measure::wait_list_complete(user)).then(measure::Markers::default);
+    // The launch itself between two markers when it is timed: nothing waits for them here.
+    let enqueue = |k: cl_kernel, local: Option<usize>, n: cl_uint, list: *const cl_event, ev: *mut cl_event| {
+        if let Some(m) = &markers {
+            m.before(queue);
+        }
+        let r = enqueue(k, local, n, list, ev);
+        if let Some(m) = &markers {
+            m.after(queue, r == CL_SUCCESS);
+        }
+        r
+    };
     let attempt = match decision.variant {
         Variant::Asta => Some(crate::guard("transparent launch", || {
             try_copy(queue, info, copies, plan, needs, (user, event), &enqueue)
@@ -60,12 +70,43 @@ pub fn launch(
     };
     crate::stats::transparent_launch(ran == Variant::Asta);
     crate::stats::decision(&info.name, ran.form(), &decision.reason);
-    if let Some(t) = timer {
-        let ns = if r == CL_SUCCESS && ran == decision.variant { measure::stop(queue, t) } else { None };
+    if let Some(markers) = markers {
         let m = structures(needs).unwrap_or(1.0);
-        crate::guard("cost model", || plan.kernel.model.lock().record(&info.name, ran, ns, m));
+        let timed = r == CL_SUCCESS && ran == decision.variant;
+        let (kernel, name) = (plan.kernel.clone(), info.name.clone());
+        let done: measure::Done = Box::new(move |ns| {
+            let mut model = kernel.model.lock();
+            model.pending[ran as usize] = model.pending[ran as usize].saturating_sub(1);
+            model.record(&name, ran, ns, m, size);
+        });
+        if timed {
+            plan.kernel.model.lock().pending[ran as usize] += 1;
+            if !markers.finish(done) {
+                done_untimed(plan, ran);
+            }
+        } else {
+            crate::guard("cost model", || plan.kernel.model.lock().record(&info.name, ran, None, m, size));
+        }
     }
     r
+}
+
+/// A timing that was counted as pending did not start.
+fn done_untimed(plan: &TransparentPlan, ran: Variant) {
+    let mut model = plan.kernel.model.lock();
+    model.pending[ran as usize] = model.pending[ran as usize].saturating_sub(1);
+    model.untimed += 1;
+}
+
+/// The size the launch's times belong to (`cost::kernel::size_key`).
+fn size_key(dims: &Dims, needs: &[BufferNeed]) -> u64 {
+    cost::kernel::size_key(
+        &dims.global,
+        needs.iter().filter_map(|n| match n.need {
+            Need::Device(d) => Some((d.shape.m, d.shape.s, d.shape.w)),
+            _ => None,
+        }),
+    )
 }
 
 /// The first rewritten buffer's structure count: the unit of the model's times.
@@ -78,13 +119,14 @@ fn structures(needs: &[BufferNeed]) -> Option<f64> {
 
 /// Asks the cost model which form this launch runs in, with the states of the buffers it would
 /// convert held locked while it reads and notes them.
-fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], staged_ok: bool) -> Decision {
+fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], staged_ok: bool, size: u64) -> Decision {
     let policy = crate::config::get().policy;
     let asta_blocked = policy == crate::config::Policy::Auto && asta_blocker(needs).is_some();
     let mut model = plan.kernel.model.lock();
     if model.disk_key.is_none() {
         model.load(&plan.program.times_key(&plan.kernel.private_name));
     }
+    model.select(size);
     let offer = Offer {
         policy,
         staged_ok,
