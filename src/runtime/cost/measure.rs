@@ -83,10 +83,15 @@ impl Markers {
         *self.before.lock() = cmd::marker(queue, &[]).ok();
     }
 
-    /// Right after the launch's enqueue; `enqueued`: whether it was.
+    /// Right after the launch's enqueue; `enqueued`: whether it was. The queue is flushed (a
+    /// submission, not a wait), so that the timing comes back while the application goes on
+    /// enqueueing rather than at its next wait.
     pub fn after(&self, queue: cl_command_queue, enqueued: bool) {
         let before = self.before.lock().take();
         let after = if enqueued { cmd::marker(queue, &[]).ok() } else { None };
+        if after.is_some() {
+            let _ = cmd::flush(queue);
+        }
         *self.pair.lock() = before.zip(after);
     }
 

@@ -97,7 +97,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         in_asta,
         sent_back,
         m,
-        times: model.times,
+        times: with_pending(model),
         convert_ns,
         epoch_written_ns: epoch,
         asta_balance_ns: if balance.is_finite() { balance } else { 0.0 },
@@ -127,6 +127,16 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     }
     model.last = Some(d.variant);
     d
+}
+
+/// The kernel's times with the timings still on their way counted as taken: the model moves on
+/// to the next form to time rather than timing one form again while its results travel.
+fn with_pending(model: &KernelModel) -> Times {
+    let mut t = model.times;
+    for (n, p) in t.timed.iter_mut().zip(model.pending) {
+        *n += p;
+    }
+    t
 }
 
 /// Notes in each buffer this launch converts which kernel argument converted it.

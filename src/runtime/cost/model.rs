@@ -203,7 +203,9 @@ fn host_only(l: &Launch, why: &str) -> Decision {
     if l.times.unsettled(Variant::Staged) {
         return measure(Variant::Staged, format!("{why}: measuring the staged copy"));
     }
-    let (v, t) = host_best(l).expect("both measured");
+    let Some((v, t)) = host_best(l).filter(|_| l.times.staged.is_some()) else {
+        return run(Variant::Written, format!("{why}: the timings are on their way, as written meanwhile"));
+    };
     run(v, format!("{why}: {} is the faster host-layout form ({:.3} ns per structure)", v.name(), t))
 }
 
@@ -241,6 +243,9 @@ fn auto(l: &Launch) -> Decision {
     }
     if l.staged_ok && l.times.unsettled(Variant::Staged) {
         return measure(Variant::Staged, "measuring the staged copy");
+    }
+    if l.times.written.is_none() || (l.staged_ok && l.times.staged.is_none()) {
+        return run(Variant::Written, "the timings of the host-layout forms are on their way: as written meanwhile");
     }
     let (hv, h) = host_best(l).expect("the kernel as written is measured");
     if l.sent_back {
@@ -427,6 +432,27 @@ mod tests {
         l.asta_ok = false;
         let d = decide(&l);
         assert_eq!((d.variant, d.measure), (Variant::Written, false));
+    }
+
+    #[test]
+    fn timings_on_their_way_run_as_written() {
+        // Both host-layout forms were timed twice (counted while their results travel), and
+        // the results have not come back: nothing to lean on yet.
+        let mut l = launch(Times { timed: [TIMED_LAUNCHES; 3], ..Times::default() });
+        l.staged_ok = true;
+        l.convert_ns = 1.0;
+        l.epoch_written_ns = 1e9;
+        assert_eq!(
+            decide(&l),
+            run(Variant::Written, "the timings of the host-layout forms are on their way: as written meanwhile")
+        );
+        l.times.written = Some(1.0);
+        assert_eq!(decide(&l).variant, Variant::Written, "the staged copy's timing is still missing");
+        l.times.staged = Some(2.0);
+        assert_eq!(decide(&l).variant, Variant::Asta);
+        l.policy = Policy::Never;
+        l.times.staged = None;
+        assert_eq!(decide(&l).variant, Variant::Written);
     }
 
     #[test]

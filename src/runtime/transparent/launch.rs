@@ -69,6 +69,9 @@ pub fn launch(
         }
     };
     crate::stats::transparent_launch(ran == Variant::Asta);
+    if ran == Variant::Asta {
+        search_later(plan);
+    }
     crate::stats::decision(&info.name, ran.form(), &decision.reason);
     if let Some(markers) = markers {
         let m = structures(needs).unwrap_or(1.0);
@@ -89,6 +92,23 @@ pub fn launch(
         }
     }
     r
+}
+
+/// The first conversion of a structure whose tile was never searched asks for the search, on
+/// clayout's worker, for the runs after this one (this run keeps the tile it was built with).
+fn search_later(plan: &TransparentPlan) {
+    let Some((s, w, h)) = plan.program.search_later else { return };
+    let dev = plan.program.device as cl_device_id;
+    if !cost::tune::search_wanted(dev, s, w, h) {
+        return;
+    }
+    let ctx = plan.program.context as cl_context;
+    let (held, stop) = (crate::cl::Context::retain(ctx), cost::tune::stop_flag(ctx));
+    let (ctx, dev) = (ctx as usize, dev as usize);
+    super::super::worker::submit(move || {
+        let _held = held;
+        cost::tune::search_in_background(ctx as cl_context, dev as cl_device_id, s, w, h, &stop);
+    });
 }
 
 /// A timing that was counted as pending did not start.

@@ -48,6 +48,11 @@ pub struct PrivateProgram {
     pub rates: HashMap<(u32, u32, Layout), Tuned>,
     /// The largest work-group the staged copies' local memory holds (0: none can run).
     pub stage_wg: usize,
+    /// The context it was built in (a handle).
+    pub context: usize,
+    /// The structure whose tile no search has found yet (the default was taken): searched in
+    /// the background once the cost model converts, for the runs after this one.
+    pub search_later: Option<(u32, u32, Layout)>,
 }
 
 impl PrivateProgram {
@@ -140,8 +145,14 @@ fn build_private(
     shapes.sort_by_key(|&(s, w, h)| (std::cmp::Reverse(s * w), s, w, h == Layout::Soa));
     shapes.dedup();
     let fixed = tile::fixed_tile(user);
+    // A search costs builds of every candidate tile's kernels, seconds on a cold driver: a tile
+    // found before is taken, else the default, and the search waits until a conversion is made.
     let searched = match (fixed, shapes.first()) {
-        (None, Some(&(s, w, h))) => tune::tuned(ctx, device, s, w, h, None).filter(|t| t.searched).map(|t| t.tile),
+        (None, Some(&(s, w, h))) => tune::searched(device, s, w, h),
+        _ => None,
+    };
+    let search_later = match (fixed, searched, shapes.first()) {
+        (None, None, Some(&first)) if tune::searches(device) => Some(first),
         _ => None,
     };
     // The text is preprocessed: the application's -D, -U and -I are spent, and the macros the
@@ -199,8 +210,17 @@ fn build_private(
     }
     crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
     let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{options}").as_bytes());
-    let private =
-        PrivateProgram { program: built, tile, wrong_layouts, device: device as usize, source_hash, rates, stage_wg };
+    let private = PrivateProgram {
+        program: built,
+        tile,
+        wrong_layouts,
+        device: device as usize,
+        source_hash,
+        rates,
+        stage_wg,
+        context: ctx as usize,
+        search_later,
+    };
     // What earlier runs measured, read now rather than in the application's first launch.
     for k in kernels.values() {
         k.model.lock().load(&private.times_key(&k.private_name));
