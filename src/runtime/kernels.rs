@@ -40,6 +40,18 @@ impl Kernel {
     }
 }
 
+impl Kernel {
+    /// The kernel's rewritten copy (its model among it) when the transparent mode rewrote it,
+    /// whether or not the copies are built yet.
+    pub fn rewritten(&self) -> Option<Arc<super::transparent::rewrite::RewrittenKernel>> {
+        let dl = self.program.as_ref()?.dl()?;
+        if !matches!(dl.kernels.get(&self.facts.name), Some(Ok(l)) if !l.marshals()) {
+            return None;
+        }
+        dl.rewrites.as_ref()?.rewritten.kernels.get(&self.facts.name).cloned()
+    }
+}
+
 static KERNELS: Lazy<Table<Kernel>> = Lazy::new(Table::default);
 
 pub fn get(h: Handle) -> Option<Arc<Kernel>> {

@@ -36,11 +36,29 @@ pub unsafe fn launch(
         return enqueue(kernel, None, n, list, event);
     }
     let Some(k) = kernels::get(key(kernel)) else { return enqueue(kernel, None, n, list, event) };
-    // The first launch waits for what clayout's worker is still building for it (the plan is
-    // then made once, and every launch follows the policy).
-    let plan = match crate::guard("kernel plan", || k.plan(true)) {
+    // A launch waits for what clayout's worker is still building for it (the plan is then made
+    // once, and every launch follows the policy), except under `auto` while the model only
+    // wants the kernel timed as written (`transparent::launch::runs_while_building`): a short
+    // run never needs the copies.
+    let auto = crate::config::get().policy == crate::config::Policy::Auto;
+    let rewritten = if auto { k.rewritten() } else { None };
+    let mut building = false;
+    let plan = match crate::guard("kernel plan", || match k.plan(rewritten.is_none()) {
+        None if rewritten.as_ref().is_some_and(|r| {
+            needs(&k.facts, None, &dims)
+                .is_ok_and(|host| super::transparent::launch::runs_while_building(r, &host, &dims))
+        }) =>
+        {
+            None
+        }
+        None => k.plan(true),
+        p => p,
+    }) {
         Some(Some(Ok(plan))) => plan,
-        Some(None) => None,
+        Some(None) => {
+            building = true;
+            None
+        }
         Some(Some(Err(why))) => return cannot_run(&k.facts, &why),
         None => return cannot_run(&k.facts, "internal error while planning its conversions"),
     };
@@ -62,6 +80,11 @@ pub unsafe fn launch(
         Some(Foreign::Forward) => return enqueue(kernel, None, n, list, event),
         Some(Foreign::Fail) => return CL_INVALID_CONTEXT,
         None => {}
+    }
+    if let Some(rewritten) = rewritten.filter(|_| building) {
+        return super::transparent::launch::while_building(
+            queue, kernel, &k.facts, &rewritten, &needs, &dims, user, event, enqueue,
+        );
     }
     if let Some(t) = plan.as_ref().and_then(|p| p.transparent.as_ref()) {
         return super::transparent::launch::launch(

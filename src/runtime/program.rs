@@ -293,6 +293,17 @@ pub fn prepare(program: &Arc<Program>, build_running: bool) {
             prepare_marshaling(&program.facts, &dl);
         }
     };
+    if let Some(rw) = dl.rewrites.as_ref() {
+        // What earlier runs measured and learnt, read now (a few small files), so that the
+        // launches that come before the copies are built decide from it too.
+        if let Some(device) = registry::get().first_device(program.facts.context) {
+            let hash =
+                super::transparent::private::build_hash(&rw.rewritten.source, &options, &dl.seen.compiler_options);
+            for k in rw.rewritten.kernels.values() {
+                k.model.lock().load(&super::transparent::private::times_key(device, &k.private_name, hash));
+            }
+        }
+    }
     let ticket = super::worker::submit(job);
     if let Some(rw) = dl.rewrites.as_ref() {
         // Unless the job already ran (no worker thread), its outcome is not known yet.

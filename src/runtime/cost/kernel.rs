@@ -66,7 +66,14 @@ impl KernelModel {
         let key: Arc<str> = key.into();
         if let Some(t) = crate::cache::disk::get_json::<SizedTimes>("times", &record_key(&key)) {
             crate::log::debug(&format!("kernel {key}: times from the cache: {t:?}"));
-            self.sized = t;
+            // Timed in this run while the copies were being built: kept where the cache has
+            // nothing for that size.
+            let mine = std::mem::replace(&mut self.sized, t);
+            for (size, times) in mine.sizes.into_iter().chain([(self.size, self.times)]) {
+                if times.timed != [0; 3] && self.sized.at(size).timed == [0; 3] {
+                    self.sized.put(size, times);
+                }
+            }
             self.times = self.sized.at(self.size);
         }
         habits::preload(&key);
@@ -85,18 +92,28 @@ impl KernelModel {
         }
     }
 
-    /// Keeps a launch's measured time per structure, measured at `size` (or counts that it
-    /// could not be timed).
-    pub fn record(&mut self, kernel: &str, ran: Variant, ns: Option<f64>, structures: f64, size: u64) {
+    /// The times with the timings still on their way counted as taken: the model moves on to
+    /// the next form to time rather than timing one form again while its results travel.
+    pub fn counting_pending(&self) -> Times {
+        let mut t = self.times;
+        for (n, p) in t.timed.iter_mut().zip(self.pending) {
+            *n += p;
+        }
+        t
+    }
+
+    /// Keeps a launch's measured time, measured at `size` (or counts that it could not be
+    /// timed).
+    pub fn record(&mut self, kernel: &str, ran: Variant, ns: Option<f64>, size: u64) {
         let Some(ns) = ns else {
             self.untimed += 1;
             return;
         };
         if size == self.size {
-            self.times.record(ran, ns / structures);
+            self.times.record(ran, ns);
         } else {
             let mut t = self.sized.at(size);
-            t.record(ran, ns / structures);
+            t.record(ran, ns);
             self.sized.put(size, t);
         }
         crate::stats::kernel_time(kernel, ran.form(), ns);
@@ -107,12 +124,12 @@ impl KernelModel {
     }
 }
 
-/// The size a launch's times belong to: its global work size and the shapes of the buffers it
-/// converts (structures, words, word bytes).
-pub fn size_key(global: &[u64], shapes: impl Iterator<Item = (u64, u32, u32)>) -> u64 {
+/// The size a launch's times belong to: its global work size and the sizes in bytes of its
+/// buffer arguments.
+pub fn size_key(global: &[u64], buffers: impl Iterator<Item = u64>) -> u64 {
     let mut text = format!("{global:?}");
-    for (m, s, w) in shapes {
-        text.push_str(&format!("|{m}x{s}x{w}"));
+    for b in buffers {
+        text.push_str(&format!("|{b}"));
     }
     crate::cache::disk::fnv1a(text.as_bytes())
 }
@@ -124,23 +141,22 @@ mod tests {
     #[test]
     fn times_belong_to_their_size() {
         let mut k = KernelModel::default();
-        let (a, b) =
-            (size_key(&[64000], [(64000, 4, 4)].into_iter()), size_key(&[262144], [(262144, 4, 4)].into_iter()));
+        let (a, b) = (size_key(&[64000], [64000 * 16].into_iter()), size_key(&[262144], [262144 * 16].into_iter()));
         assert_ne!(a, b);
         k.select(a);
-        k.record("k", Variant::Written, Some(1000.0), 10.0, a);
-        k.record("k", Variant::Asta, Some(500.0), 10.0, a);
-        assert_eq!(k.times.asta, Some(50.0));
+        k.record("k", Variant::Written, Some(1000.0), a);
+        k.record("k", Variant::Asta, Some(500.0), a);
+        assert_eq!(k.times.asta, Some(500.0));
         k.select(b);
         assert_eq!(k.times, Times::default(), "another size is measured again");
         // A timing of the old size coming back late goes to that size.
-        k.record("k", Variant::Written, Some(900.0), 10.0, a);
+        k.record("k", Variant::Written, Some(900.0), a);
         assert_eq!(k.times, Times::default());
-        k.record("k", Variant::Asta, Some(3000.0), 10.0, b);
+        k.record("k", Variant::Asta, Some(3000.0), b);
         k.select(a);
-        assert_eq!((k.times.written, k.times.asta), (Some(90.0), Some(50.0)));
+        assert_eq!((k.times.written, k.times.asta), (Some(900.0), Some(500.0)));
         k.select(b);
-        assert_eq!(k.times.asta, Some(300.0));
+        assert_eq!(k.times.asta, Some(3000.0));
     }
 
     #[test]

@@ -39,8 +39,6 @@ pub struct Offer<'a> {
     pub asta_blocked: bool,
     /// Conversion costs of each (S, w, host layout) at the tile of the kernel's copy.
     pub rates: &'a HashMap<(u32, u32, Layout), Tuned>,
-    /// Structures of the first rewritten buffer: the unit of the kernel's times.
-    pub structures: f64,
 }
 
 /// Which form this launch runs in. Keeps each buffer's count of what its launches would have
@@ -62,7 +60,8 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         }
         return d;
     }
-    let m = offer.structures;
+    // Times are per launch, kept per size (`kernel`).
+    let m = 1.0;
     let (mut in_asta, mut sent_back) = (true, false);
     let (mut epoch, mut balance, mut convert_ns) = (0.0f64, f64::INFINITY, 0.0);
     // The least of the buffers' histories, None while one of them has none.
@@ -97,7 +96,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         in_asta,
         sent_back,
         m,
-        times: with_pending(model),
+        times: model.counting_pending(),
         convert_ns,
         epoch_written_ns: epoch,
         asta_balance_ns: if balance.is_finite() { balance } else { 0.0 },
@@ -127,16 +126,6 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     }
     model.last = Some(d.variant);
     d
-}
-
-/// The kernel's times with the timings still on their way counted as taken: the model moves on
-/// to the next form to time rather than timing one form again while its results travel.
-fn with_pending(model: &KernelModel) -> Times {
-    let mut t = model.times;
-    for (n, p) in t.timed.iter_mut().zip(model.pending) {
-        *n += p;
-    }
-    t
 }
 
 /// Notes in each buffer this launch converts which kernel argument converted it.

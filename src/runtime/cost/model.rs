@@ -54,8 +54,8 @@ impl Variant {
     }
 }
 
-/// Measured device time of one kernel in each form, in nanoseconds per structure of its
-/// (first) rewritten buffer, so that a time measured at one size predicts another.
+/// Measured device time of one kernel in each form, in nanoseconds per launch at one size
+/// (`kernel::SizedTimes` keeps them per size).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Times {
     pub written: Option<f64>,
@@ -112,7 +112,7 @@ pub struct Launch {
     /// accessed them: the kernels sharing them disagree, and converting again would only
     /// start another round trip.
     pub sent_back: bool,
-    /// Structures of the first rewritten buffer (the unit of `Times`).
+    /// Launches' worth of `Times` this launch is (1: times are per launch at its size).
     pub m: f64,
     pub times: Times,
     /// Device time of converting the buffers to ASTA now and back later, in ns.

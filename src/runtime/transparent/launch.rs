@@ -9,9 +9,11 @@ use super::super::dims::{Dims, Enqueue};
 use super::super::state::Need;
 use super::copies::{self, Extra, KernelCopies};
 use super::private::{TransparentPlan, STAGE_WG_MIN};
+use super::rewrite::RewrittenKernel;
 use crate::config::LogLevel;
 use crate::registry::{ArgValue, KernelInfo};
 use opencl_sys::*;
+use std::sync::Arc;
 
 /// Runs one launch of a rewritten kernel. A launch the model asked to time is timed here,
 /// around the enqueue, with no lock held.
@@ -74,22 +76,96 @@ pub fn launch(
     }
     crate::stats::decision(&info.name, ran.form(), &decision.reason);
     if let Some(markers) = markers {
-        let m = structures(needs).unwrap_or(1.0);
-        let timed = r == CL_SUCCESS && ran == decision.variant;
-        let (kernel, name) = (plan.kernel.clone(), info.name.clone());
-        let done: measure::Done = Box::new(move |ns| {
-            let mut model = kernel.model.lock();
-            model.pending[ran as usize] = model.pending[ran as usize].saturating_sub(1);
-            model.record(&name, ran, ns, m, size);
-        });
-        if timed {
-            plan.kernel.model.lock().pending[ran as usize] += 1;
-            if !markers.finish(done) {
-                done_untimed(plan, ran);
-            }
+        finish_timing(&plan.kernel, info, markers, r == CL_SUCCESS && ran == decision.variant, ran, size);
+    }
+    r
+}
+
+/// Hands a timed launch's markers the way back to the kernel's model.
+fn finish_timing(
+    kernel: &Arc<RewrittenKernel>,
+    info: &KernelInfo,
+    markers: measure::Markers,
+    timed: bool,
+    ran: Variant,
+    size: u64,
+) {
+    if !timed {
+        crate::guard("cost model", || kernel.model.lock().record(&info.name, ran, None, size));
+        return;
+    }
+    let (k, name) = (kernel.clone(), info.name.clone());
+    let done: measure::Done = Box::new(move |ns| {
+        let mut model = k.model.lock();
+        model.pending[ran as usize] = model.pending[ran as usize].saturating_sub(1);
+        model.record(&name, ran, ns, size);
+    });
+    kernel.model.lock().pending[ran as usize] += 1;
+    if !markers.finish(done) {
+        let mut model = kernel.model.lock();
+        model.pending[ran as usize] = model.pending[ran as usize].saturating_sub(1);
+        model.untimed += 1;
+    }
+}
+
+/// Whether a launch of this kernel under `auto` may run as written while its copies are still
+/// being built: as long as the model has not had the kernel as written timed (counting the
+/// timings on their way) at this launch's size it would run it so anyway; past that it wants
+/// the copies, and the launch waits for them.
+pub fn runs_while_building(rewritten: &RewrittenKernel, needs: &[BufferNeed], dims: &Dims) -> bool {
+    let mut model = rewritten.model.lock();
+    model.select(size_key(dims, needs));
+    model.counting_pending().unsettled(Variant::Written) && model.untimed < 3
+}
+
+/// A launch of a rewritten kernel under `auto` while its copies are still being built on
+/// clayout's worker: it runs as written (its buffers in host layout, `needs` says so) rather
+/// than waiting, and is timed for the model if that is what the model would do first.
+/// (`runs_while_building` said it may.)
+#[allow(clippy::too_many_arguments)]
+pub fn while_building(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    info: &KernelInfo,
+    rewritten: &Arc<RewrittenKernel>,
+    needs: &[BufferNeed],
+    dims: &Dims,
+    user: &[cl_event],
+    event: *mut cl_event,
+    enqueue: impl Enqueue,
+) -> cl_int {
+    let size = size_key(dims, needs);
+    let (measure, reason) = {
+        let mut model = rewritten.model.lock();
+        model.select(size);
+        let t = model.counting_pending();
+        if !t.unsettled(Variant::Written) || model.untimed >= 3 {
+            (false, "its copies are still being built: as written meanwhile")
+        } else if t.timed[Variant::Written as usize] == 0 {
+            (true, "first launch: measuring the kernel as written (its copies are still being built)")
         } else {
-            crate::guard("cost model", || plan.kernel.model.lock().record(&info.name, ran, None, m, size));
+            (true, "measuring the kernel as written again (its copies are still being built)")
         }
+    };
+    for n in needs.iter().filter(|n| n.arg.is_some_and(|a| rewritten.indices.values().any(|&i| i == a))) {
+        n.buffer.bytes_owner().state.lock().cost.launched(None);
+    }
+    let markers = (measure && measure::wait_list_complete(user)).then(measure::Markers::default);
+    let enqueue = |k: cl_kernel, local: Option<usize>, n: cl_uint, list: *const cl_event, ev: *mut cl_event| {
+        if let Some(m) = &markers {
+            m.before(queue);
+        }
+        let r = enqueue(k, local, n, list, ev);
+        if let Some(m) = &markers {
+            m.after(queue, r == CL_SUCCESS);
+        }
+        r
+    };
+    let r = as_written(queue, kernel, needs, user, event, &enqueue);
+    crate::stats::transparent_launch(false);
+    crate::stats::decision(&info.name, Variant::Written.form(), reason);
+    if let Some(markers) = markers {
+        finish_timing(rewritten, info, markers, r == CL_SUCCESS, Variant::Written, size);
     }
     r
 }
@@ -111,30 +187,10 @@ fn search_later(plan: &TransparentPlan) {
     });
 }
 
-/// A timing that was counted as pending did not start.
-fn done_untimed(plan: &TransparentPlan, ran: Variant) {
-    let mut model = plan.kernel.model.lock();
-    model.pending[ran as usize] = model.pending[ran as usize].saturating_sub(1);
-    model.untimed += 1;
-}
-
-/// The size the launch's times belong to (`cost::kernel::size_key`).
+/// The size the launch's times belong to (`cost::kernel::size_key`): its global size and the
+/// sizes of its buffer arguments, known whether or not its copies are built yet.
 fn size_key(dims: &Dims, needs: &[BufferNeed]) -> u64 {
-    cost::kernel::size_key(
-        &dims.global,
-        needs.iter().filter_map(|n| match n.need {
-            Need::Device(d) => Some((d.shape.m, d.shape.s, d.shape.w)),
-            _ => None,
-        }),
-    )
-}
-
-/// The first rewritten buffer's structure count: the unit of the model's times.
-fn structures(needs: &[BufferNeed]) -> Option<f64> {
-    needs.iter().find_map(|n| match n.need {
-        Need::Device(d) => Some(d.shape.m as f64),
-        _ => None,
-    })
+    cost::kernel::size_key(&dims.global, needs.iter().map(|n| n.buffer.facts.size as u64))
 }
 
 /// Asks the cost model which form this launch runs in, with the states of the buffers it would
@@ -147,13 +203,7 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
         model.load(&plan.program.times_key(&plan.kernel.private_name));
     }
     model.select(size);
-    let offer = Offer {
-        policy,
-        staged_ok,
-        asta_blocked,
-        rates: &plan.program.rates,
-        structures: structures(needs).unwrap_or(1.0),
-    };
+    let offer = Offer { policy, staged_ok, asta_blocked, rates: &plan.program.rates };
     let devices: Vec<(&BufferNeed, _)> = needs
         .iter()
         .filter_map(|n| match n.need {

@@ -41,8 +41,8 @@ pub struct PrivateProgram {
     pub wrong_layouts: HashMap<String, String>,
     /// The device it was built and tuned for (a handle: devices outlive programs).
     pub device: usize,
-    /// Hash of the source and options it was built from: the kernels' times in the disk cache
-    /// belong to exactly this build.
+    /// Hash of the rewritten source and the application's options (`build_hash`): the kernels'
+    /// times and habits in the disk cache belong to this build, whatever tile it took.
     pub source_hash: u64,
     /// Conversion costs of each (S, w, host layout) of the copies, at the program's tile.
     pub rates: HashMap<(u32, u32, Layout), Tuned>,
@@ -58,8 +58,20 @@ pub struct PrivateProgram {
 impl PrivateProgram {
     /// Key of a copy's times in the disk cache: they belong to exactly this build on this device.
     pub fn times_key(&self, private_name: &str) -> String {
-        format!("{}|{}|{}", crate::cache::disk::device_key(self.device as cl_device_id), private_name, self.source_hash)
+        times_key(self.device as cl_device_id, private_name, self.source_hash)
     }
+}
+
+/// Key of a copy's times and habits in the disk cache.
+pub fn times_key(device: cl_device_id, private_name: &str, build_hash: u64) -> String {
+    format!("{}|{}|{}", crate::cache::disk::device_key(device), private_name, build_hash)
+}
+
+/// What the copies' times belong to: the rewritten source and the application's options. Not
+/// the tile: a tile search finishes after the first run that converts, and what that run learnt
+/// (the epochs' lengths above all) must reach the next one.
+pub fn build_hash(source: &str, user: &str, compiler_options: &str) -> u64 {
+    crate::cache::disk::fnv1a(format!("{source}\n{user}\n{compiler_options}").as_bytes())
 }
 
 /// Per-kernel part of a launch plan in the transparent mode.
@@ -209,7 +221,7 @@ fn build_private(
         }
     }
     crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
-    let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{options}").as_bytes());
+    let source_hash = build_hash(source, user, compiler_options);
     let private = PrivateProgram {
         program: built,
         tile,
@@ -221,9 +233,12 @@ fn build_private(
         context: ctx as usize,
         search_later,
     };
-    // What earlier runs measured, read now rather than in the application's first launch.
+    // What earlier runs measured, unless the build's hook read it already.
     for k in kernels.values() {
-        k.model.lock().load(&private.times_key(&k.private_name));
+        let mut model = k.model.lock();
+        if model.disk_key.is_none() {
+            model.load(&private.times_key(&k.private_name));
+        }
     }
     Ok(private)
 }
