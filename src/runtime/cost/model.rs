@@ -254,6 +254,9 @@ fn auto(l: &Launch) -> Decision {
     if !l.asta_ok {
         return run(hv, format!("the buffers cannot be converted; {} is the faster host-layout form", hv.name()));
     }
+    if !l.convert_ns.is_finite() {
+        return run(hv, format!("the conversions' cost is not measured yet; {} meanwhile", hv.name()));
+    }
     // Until the ASTA copy is measured, the most it can gain is all of the host form's time.
     let gain = (h - l.times.asta.unwrap_or(0.0)) * l.m;
     if gain <= 0.0 {

@@ -83,6 +83,18 @@ pub fn searched(dev: cl_device_id, s: u32, w: u32, host: Layout) -> Option<u32> 
     t.searched.then_some(t.tile)
 }
 
+/// What `tuned` would answer if it needs no measuring (this process or a run before measured
+/// it); None otherwise.
+pub fn cached(dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> Option<Tuned> {
+    let key = Key { device: dev as usize, s, w, host, fixed_tile };
+    if let Some(t) = TUNED.lock().get(&key) {
+        return *t;
+    }
+    let t = crate::cache::disk::get_json::<Tuned>("tune", &disk_key(dev, s, w, host, fixed_tile))?;
+    TUNED.lock().insert(key, Some(t));
+    Some(t)
+}
+
 /// Whether a search for this structure is still to be asked for in this process (true once).
 pub fn search_wanted(dev: cl_device_id, s: u32, w: u32, host: Layout) -> bool {
     WANTED.lock().insert(Key { device: dev as usize, s, w, host, fixed_tile: None })

@@ -147,8 +147,13 @@ pub fn while_building(
             (true, "measuring the kernel as written again (its copies are still being built)")
         }
     };
-    for n in needs.iter().filter(|n| n.arg.is_some_and(|a| rewritten.indices.values().any(|&i| i == a))) {
-        n.buffer.bytes_owner().state.lock().cost.launched(None);
+    // The epoch's count, under the arguments' places among the rewritten ones (as the copies'
+    // launches count them).
+    let key = rewritten.model.lock().disk_key.clone();
+    let rewritten_args = needs.iter().filter(|n| n.arg.is_some_and(|a| rewritten.indices.values().any(|&i| i == a)));
+    for (arg, n) in (0u32..).zip(rewritten_args) {
+        let by = key.as_ref().map(|k| cost::habits::ConvertedBy { kernel: k.clone(), arg });
+        n.buffer.bytes_owner().state.lock().cost.launched(by);
     }
     let markers = (measure && measure::wait_list_complete(user)).then(measure::Markers::default);
     let enqueue = |k: cl_kernel, local: Option<usize>, n: cl_uint, list: *const cl_event, ev: *mut cl_event| {
@@ -203,7 +208,8 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
         model.load(&plan.program.times_key(&plan.kernel.private_name));
     }
     model.select(size);
-    let offer = Offer { policy, staged_ok, asta_blocked, rates: &plan.program.rates };
+    let rates = plan.program.rates.lock().clone();
+    let offer = Offer { policy, staged_ok, asta_blocked, rates: &rates };
     let devices: Vec<(&BufferNeed, _)> = needs
         .iter()
         .filter_map(|n| match n.need {
@@ -228,7 +234,28 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
         .iter_mut()
         .map(|(arg, want, st)| BufferView { arg: *arg, current: st.current, want: *want, cost: &mut st.cost })
         .collect();
-    cost::decide(&info.name, &mut model, &offer, &mut views)
+    let d = cost::decide(&info.name, &mut model, &offer, &mut views);
+    if policy == crate::config::Policy::Auto && !model.counting_pending().unsettled(Variant::Written) {
+        measure_rates(plan);
+    }
+    d
+}
+
+/// The first launch whose model has the kernel as written timed asks for the conversions' cost
+/// where no run before measured it (their kernels built and timed on clayout's worker): until
+/// then the model does not convert, and a short run never pays for them.
+fn measure_rates(plan: &TransparentPlan) {
+    let p = &plan.program;
+    if p.rates_asked.swap(true, std::sync::atomic::Ordering::Relaxed) || !p.rates_missing() {
+        return;
+    }
+    let ctx = p.context as cl_context;
+    let (held, stop) = (crate::cl::Context::retain(ctx), cost::tune::stop_flag(ctx));
+    let (p, ctx) = (p.clone(), ctx as usize);
+    super::super::worker::submit(move || {
+        let _held = held;
+        p.measure_rates(ctx as cl_context, &stop);
+    });
 }
 
 /// The application's kernel, every buffer in host layout: the path that is always correct.

@@ -44,8 +44,13 @@ pub struct PrivateProgram {
     /// Hash of the rewritten source and the application's options (`build_hash`): the kernels'
     /// times and habits in the disk cache belong to this build, whatever tile it took.
     pub source_hash: u64,
-    /// Conversion costs of each (S, w, host layout) of the copies, at the program's tile.
-    pub rates: HashMap<(u32, u32, Layout), Tuned>,
+    /// Conversion costs of each (S, w, host layout) of the copies, at the program's tile: from
+    /// the cache at the build, else measured once the cost model asks (`measure_rates`).
+    pub rates: Mutex<HashMap<(u32, u32, Layout), Tuned>>,
+    /// Every (S, w, host layout) of the copies.
+    pub shapes: Vec<(u32, u32, Layout)>,
+    /// The measurement of the missing rates was asked for.
+    pub rates_asked: std::sync::atomic::AtomicBool,
     /// The largest work-group the staged copies' local memory holds (0: none can run).
     pub stage_wg: usize,
     /// The context it was built in (a handle).
@@ -59,6 +64,35 @@ impl PrivateProgram {
     /// Key of a copy's times in the disk cache: they belong to exactly this build on this device.
     pub fn times_key(&self, private_name: &str) -> String {
         times_key(self.device as cl_device_id, private_name, self.source_hash)
+    }
+}
+
+fn prepare_conversions(ctx: cl_context, device: cl_device_id, s: u32, w: u32, tile: u32) {
+    if let Err(e) = crate::marshal::prepare(ctx, device, s, tile, w) {
+        crate::log::debug(&format!("conversion kernels for S={s} w={w} T={tile} not built ahead: {e}"));
+    }
+}
+
+impl PrivateProgram {
+    /// Whether the cost of some structure's conversions is unknown yet.
+    pub fn rates_missing(&self) -> bool {
+        let rates = self.rates.lock();
+        self.shapes.iter().any(|k| !rates.contains_key(k))
+    }
+
+    /// Builds the conversion kernels whose cost is unknown and measures it (on clayout's
+    /// worker), unless `stop` is raised first.
+    pub fn measure_rates(&self, ctx: cl_context, stop: &tune::Stop) {
+        let device = self.device as cl_device_id;
+        for &(s, w, h) in &self.shapes {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) || self.rates.lock().contains_key(&(s, w, h)) {
+                continue;
+            }
+            prepare_conversions(ctx, device, s, w, self.tile);
+            if let Some(t) = tune::tuned(ctx, device, s, w, h, Some(self.tile)) {
+                self.rates.lock().insert((s, w, h), t);
+            }
+        }
     }
 }
 
@@ -208,17 +242,18 @@ fn build_private(
     }
     // The conversion kernels these buffers will need, built now rather than in the first
     // launch, and what they cost. A failure here is only logged: the conversion will retry,
-    // and fall back then.
+    // and fall back then. Under `auto`, only where a run before measured their cost: the
+    // others (seconds of builds on a cold driver) wait until the cost model asks.
+    let auto = crate::config::get().policy == crate::config::Policy::Auto;
     let mut rates = HashMap::new();
-    for (s, w, h) in shapes {
-        if let Err(e) = crate::marshal::prepare(ctx, device, s, tile, w) {
-            crate::log::debug(&format!("conversion kernels for S={s} w={w} T={tile} not built ahead: {e}"));
+    for &(s, w, h) in &shapes {
+        if auto {
+            match tune::cached(device, s, w, h, Some(tile)) {
+                Some(t) => rates.insert((s, w, h), t),
+                None => continue,
+            };
         }
-        if crate::config::get().policy == crate::config::Policy::Auto {
-            if let Some(t) = tune::tuned(ctx, device, s, w, h, Some(tile)) {
-                rates.insert((s, w, h), t);
-            }
-        }
+        prepare_conversions(ctx, device, s, w, tile);
     }
     crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
     let source_hash = build_hash(source, user, compiler_options);
@@ -228,7 +263,9 @@ fn build_private(
         wrong_layouts,
         device: device as usize,
         source_hash,
-        rates,
+        rates: Mutex::new(rates),
+        shapes,
+        rates_asked: Default::default(),
         stage_wg,
         context: ctx as usize,
         search_later,
