@@ -29,6 +29,11 @@ impl Kernel {
         (0..n as usize).all(|i| args.get(i).is_some_and(Option::is_some))
     }
 
+    /// The plan, if it was made already (nothing is prepared or waited for).
+    pub fn made_plan(&self) -> Option<PlanResult> {
+        self.plan.get().cloned()
+    }
+
     /// What the kernel's annotation asks at each launch, worked out once. None while what it
     /// needs is being prepared and `wait` is false.
     pub fn plan(&self, wait: bool) -> Option<PlanResult> {

@@ -38,21 +38,24 @@ pub unsafe fn launch(
     let Some(k) = kernels::get(key(kernel)) else { return enqueue(kernel, None, n, list, event) };
     // A launch waits for what clayout's worker is still building for it (the plan is then made
     // once, and every launch follows the policy), except under `auto` while the model only
-    // wants the kernel timed as written (`transparent::launch::runs_while_building`): a short
-    // run never needs the copies.
+    // wants the kernel timed as written (`transparent::launch::runs_while_building`): such a
+    // launch neither asks for the copies nor waits for them, so a short run never pays for them.
     let auto = crate::config::get().policy == crate::config::Policy::Auto;
     let rewritten = if auto { k.rewritten() } else { None };
     let mut building = false;
-    let plan = match crate::guard("kernel plan", || match k.plan(rewritten.is_none()) {
-        None if rewritten.as_ref().is_some_and(|r| {
+    let plan = match crate::guard("kernel plan", || {
+        if let Some(p) = k.made_plan() {
+            return Some(p);
+        }
+        let as_written = rewritten.as_ref().is_some_and(|r| {
             needs(&k.facts, None, &dims)
                 .is_ok_and(|host| super::transparent::launch::runs_while_building(r, &host, &dims))
-        }) =>
-        {
+        });
+        if as_written {
             None
+        } else {
+            k.plan(true)
         }
-        None => k.plan(true),
-        p => p,
     }) {
         Some(Some(Ok(plan))) => plan,
         Some(None) => {

@@ -272,6 +272,14 @@ pub fn linked(program: &Program, inputs: &[Handle], options: Option<&str>) {
 /// calls. `build_running`: the application built with a callback, so the build may still be
 /// running. Failures are left for the launches to report.
 pub fn prepare(program: &Arc<Program>, build_running: bool) {
+    // Under `auto` the rewritten copies wait until a launch wants them (a run of one or two
+    // launches, timed as written, never does): their build is seconds on a cold driver, and the
+    // last release of the context would wait for it.
+    prepare_with(program, build_running, crate::config::get().policy != crate::config::Policy::Auto);
+}
+
+/// `prepare`, the rewritten copies built now only if `copies`.
+fn prepare_with(program: &Arc<Program>, build_running: bool, copies: bool) {
     let Some(dl) = program.dl() else { return };
     let options = program.facts.build_options.lock().clone().unwrap_or_default();
     // The job holds references of its own on the application's context and program: the
@@ -287,7 +295,7 @@ pub fn prepare(program: &Arc<Program>, build_running: bool) {
             if build_running {
                 wait_for_build(&program);
             }
-            if let Some(rw) = dl.rewrites.as_ref() {
+            if let Some(rw) = dl.rewrites.as_ref().filter(|_| copies) {
                 rw.build(&program.facts, &options, &dl.seen.compiler_options);
             }
             prepare_marshaling(&program.facts, &dl);
@@ -305,7 +313,7 @@ pub fn prepare(program: &Arc<Program>, build_running: bool) {
         }
     }
     let ticket = super::worker::submit(job);
-    if let Some(rw) = dl.rewrites.as_ref() {
+    if let Some(rw) = dl.rewrites.as_ref().filter(|_| copies) {
         // Unless the job already ran (no worker thread), its outcome is not known yet.
         if !ticket.is_done() {
             rw.building(&options, ticket.clone());
@@ -418,7 +426,7 @@ fn private_program(
             Private::Building(t) if wait => t.wait(),
             Private::Building(_) => return None,
             Private::NotStarted => {
-                prepare(program, false);
+                prepare_with(program, false, true);
                 if !wait {
                     return None;
                 }

@@ -108,8 +108,8 @@ fn finish_timing(
     }
 }
 
-/// Whether a launch of this kernel under `auto` may run as written while its copies are still
-/// being built: as long as the model has not had the kernel as written timed (counting the
+/// Whether a launch of this kernel under `auto` may run as written without its copies (neither
+/// built nor waited for): as long as the model has not had the kernel as written timed (counting the
 /// timings on their way) at this launch's size it would run it so anyway; past that it wants
 /// the copies, and the launch waits for them.
 pub fn runs_while_building(rewritten: &RewrittenKernel, needs: &[BufferNeed], dims: &Dims) -> bool {
@@ -118,9 +118,9 @@ pub fn runs_while_building(rewritten: &RewrittenKernel, needs: &[BufferNeed], di
     model.counting_pending().unsettled(Variant::Written) && model.untimed < 3
 }
 
-/// A launch of a rewritten kernel under `auto` while its copies are still being built on
-/// clayout's worker: it runs as written (its buffers in host layout, `needs` says so) rather
-/// than waiting, and is timed for the model if that is what the model would do first.
+/// A launch of a rewritten kernel under `auto` before its copies are asked for: it runs as
+/// written (its buffers in host layout, `needs` says so), timed for the model, which is what the
+/// model would do first anyway.
 /// (`runs_while_building` said it may.)
 #[allow(clippy::too_many_arguments)]
 pub fn while_building(
@@ -140,11 +140,11 @@ pub fn while_building(
         model.select(size);
         let t = model.counting_pending();
         if !t.unsettled(Variant::Written) || model.untimed >= 3 {
-            (false, "its copies are still being built: as written meanwhile")
+            (false, "as written until its copies are built")
         } else if t.timed[Variant::Written as usize] == 0 {
-            (true, "first launch: measuring the kernel as written (its copies are still being built)")
+            (true, "first launch: measuring the kernel as written (before its copies are built)")
         } else {
-            (true, "measuring the kernel as written again (its copies are still being built)")
+            (true, "measuring the kernel as written again (before its copies are built)")
         }
     };
     // The epoch's count, under the arguments' places among the rewritten ones (as the copies'
