@@ -41,27 +41,26 @@ pub unsafe fn launch(
     // wants the kernel timed as written (`transparent::launch::runs_while_building`): such a
     // launch neither asks for the copies nor waits for them, so a short run never pays for them.
     let auto = crate::config::get().policy == crate::config::Policy::Auto;
-    let rewritten = if auto { k.rewritten() } else { None };
-    let mut building = false;
+    // The kernel's rewritten copy while it runs without its plan (`while_building`).
+    let mut without_plan = None;
     let plan = match crate::guard("kernel plan", || {
         if let Some(p) = k.made_plan() {
             return Some(p);
         }
+        let rewritten = if auto { k.rewritten() } else { None };
         let as_written = rewritten.as_ref().is_some_and(|r| {
             needs(&k.facts, None, &dims)
                 .is_ok_and(|host| super::transparent::launch::runs_while_building(r, &host, &dims))
         });
         if as_written {
+            without_plan = rewritten;
             None
         } else {
             k.plan(true)
         }
     }) {
         Some(Some(Ok(plan))) => plan,
-        Some(None) => {
-            building = true;
-            None
-        }
+        Some(None) => None,
         Some(Some(Err(why))) => return cannot_run(&k.facts, &why),
         None => return cannot_run(&k.facts, "internal error while planning its conversions"),
     };
@@ -84,7 +83,7 @@ pub unsafe fn launch(
         Some(Foreign::Fail) => return CL_INVALID_CONTEXT,
         None => {}
     }
-    if let Some(rewritten) = rewritten.filter(|_| building) {
+    if let Some(rewritten) = without_plan {
         return super::transparent::launch::while_building(
             queue, kernel, &k.facts, &rewritten, &needs, &dims, user, event, enqueue,
         );
