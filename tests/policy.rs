@@ -195,3 +195,36 @@ fn what_becomes_of_converted_buffers_is_remembered() {
         third.show("damaged")
     );
 }
+
+/// The record `kind` in `dir` (one expected), as text.
+fn only_record(dir: &std::path::Path, kind: &str) -> String {
+    let found: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{kind}-")))
+        .collect();
+    assert_eq!(found.len(), 1, "{kind} records in {}: {found:?}", dir.display());
+    String::from_utf8_lossy(&std::fs::read(&found[0]).unwrap()).into_owned()
+}
+
+/// How many launches each epoch of a converted argument's buffers lasted (from one host access
+/// to the next) is learnt across runs, under every policy: `launches` reads its buffer back after
+/// 10 launches, `map` maps it after 3, 2 and 1. (How `auto` uses it is unit-tested in
+/// src/runtime/cost/model.rs.)
+#[test]
+fn epoch_lengths_are_learnt_across_runs() {
+    let dir = fresh_dir("policy-runs");
+    let cache = dir.to_str().unwrap();
+    let base = run(&seq("launches"), TIMEOUT);
+    let (first, _) = under("always", "launches", cache);
+    assert_same(&base, &first);
+    assert!(only_record(&dir, "runs").contains(r#""0":[10]"#), "{}", only_record(&dir, "runs"));
+    let (second, _) = under("auto", "launches", cache);
+    assert_same(&base, &second);
+    assert!(only_record(&dir, "runs").contains(r#""0":[10,10]"#), "{}", only_record(&dir, "runs"));
+    let dir = fresh_dir("policy-runs-map");
+    let base = run(&seq("map"), TIMEOUT);
+    let (out, _) = under("auto", "map", dir.to_str().unwrap());
+    assert_same(&base, &out);
+    assert!(only_record(&dir, "runs").contains(r#""0":[3,2,1]"#), "{}", only_record(&dir, "runs"));
+}
