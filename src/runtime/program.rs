@@ -308,7 +308,8 @@ fn prepare_with(program: &Arc<Program>, build_running: bool, copies: bool) {
             let hash =
                 super::transparent::private::build_hash(&rw.rewritten.source, &options, &dl.seen.compiler_options);
             for k in rw.rewritten.kernels.values() {
-                k.model.lock().load(&super::transparent::private::times_key(device, &k.private_name, hash));
+                let key = super::transparent::private::times_key(device, &k.private_name, hash);
+                k.model.lock().load(&key);
             }
         }
     }

@@ -36,6 +36,8 @@ pub fn launch(
         crate::guard("cost model", || decide(info, plan, needs, staged_local.is_some(), size)).unwrap_or_else(|| {
             Decision { variant: Variant::Written, measure: false, reason: "internal error in the cost model".into() }
         });
+    // With no lock held: it may call the real library.
+    crate::guard("conversion costs", || measure_rates(plan));
     let markers = (decision.measure && measure::wait_list_complete(user)).then(measure::Markers::default);
     // The launch itself between two markers when it is timed: nothing waits for them here.
     let enqueue = |k: cl_kernel, local: Option<usize>, n: cl_uint, list: *const cl_event, ev: *mut cl_event| {
@@ -234,11 +236,7 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
         .iter_mut()
         .map(|(arg, want, st)| BufferView { arg: *arg, current: st.current, want: *want, cost: &mut st.cost })
         .collect();
-    let d = cost::decide(&info.name, &mut model, &offer, &mut views);
-    if policy == crate::config::Policy::Auto && !model.counting_pending().unsettled(Variant::Written) {
-        measure_rates(plan);
-    }
-    d
+    cost::decide(&info.name, &mut model, &offer, &mut views)
 }
 
 /// The first launch whose model has the kernel as written timed asks for the conversions' cost
@@ -246,7 +244,12 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
 /// then the model does not convert, and a short run never pays for them.
 fn measure_rates(plan: &TransparentPlan) {
     let p = &plan.program;
-    if p.rates_asked.swap(true, std::sync::atomic::Ordering::Relaxed) || !p.rates_missing() {
+    if p.rates_asked.load(std::sync::atomic::Ordering::Relaxed)
+        || crate::config::get().policy != crate::config::Policy::Auto
+        || plan.kernel.model.lock().counting_pending().unsettled(Variant::Written)
+        || p.rates_asked.swap(true, std::sync::atomic::Ordering::Relaxed)
+        || !p.rates_missing()
+    {
         return;
     }
     let ctx = p.context as cl_context;

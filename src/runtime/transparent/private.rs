@@ -272,9 +272,10 @@ fn build_private(
     };
     // What earlier runs measured, unless the build's hook read it already.
     for k in kernels.values() {
+        let key = private.times_key(&k.private_name);
         let mut model = k.model.lock();
         if model.disk_key.is_none() {
-            model.load(&private.times_key(&k.private_name));
+            model.load(&key);
         }
     }
     Ok(private)
