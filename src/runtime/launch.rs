@@ -37,26 +37,27 @@ pub unsafe fn launch(
     }
     let Some(k) = kernels::get(key(kernel)) else { return enqueue(kernel, None, n, list, event) };
     // A launch waits for what clayout's worker is still building for it (the plan is then made
-    // once, and every launch follows the policy), except under `auto` while the model only
-    // wants the kernel timed as written (`transparent::launch::runs_while_building`): such a
-    // launch neither asks for the copies nor waits for them, so a short run never pays for them.
+    // once, and every launch follows the policy), except under `auto` while the model runs the
+    // kernel as written on what it knows (`transparent::launch::without_copies`): such a launch
+    // neither asks for the copies nor waits for them, so a short run never pays for them.
     let auto = crate::config::get().policy == crate::config::Policy::Auto;
-    // The kernel's rewritten copy while it runs without its plan (`while_building`).
+    // The kernel's rewritten copy and the model's decision while it runs without its plan.
     let mut without_plan = None;
     let plan = match crate::guard("kernel plan", || {
         if let Some(p) = k.made_plan() {
             return Some(p);
         }
         let rewritten = if auto { k.rewritten() } else { None };
-        let as_written = rewritten.as_ref().is_some_and(|r| {
-            needs(&k.facts, None, &dims)
-                .is_ok_and(|host| super::transparent::launch::runs_while_building(r, &host, &dims))
+        let decided = rewritten.as_ref().and_then(|r| {
+            let host = needs(&k.facts, None, &dims).ok()?;
+            super::transparent::launch::without_copies(r, &host, &dims)
         });
-        if as_written {
-            without_plan = rewritten;
-            None
-        } else {
-            k.plan(true)
+        match (rewritten, decided) {
+            (Some(r), Some(d)) => {
+                without_plan = Some((r, d));
+                None
+            }
+            _ => k.plan(true),
         }
     }) {
         Some(Some(Ok(plan))) => plan,
@@ -83,9 +84,9 @@ pub unsafe fn launch(
         Some(Foreign::Fail) => return CL_INVALID_CONTEXT,
         None => {}
     }
-    if let Some(rewritten) = without_plan {
+    if let Some((rewritten, decision)) = without_plan {
         return super::transparent::launch::while_building(
-            queue, kernel, &k.facts, &rewritten, &needs, &dims, user, event, enqueue,
+            queue, kernel, &k.facts, &rewritten, decision, &needs, &dims, user, event, enqueue,
         );
     }
     if let Some(t) = plan.as_ref().and_then(|p| p.transparent.as_ref()) {

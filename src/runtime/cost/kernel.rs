@@ -102,6 +102,19 @@ impl KernelModel {
         t
     }
 
+    /// Notes what converting the buffers costs at the current size, kept on disk when it is
+    /// news (a later run then decides before the kernel's copies exist).
+    pub fn reckoned(&mut self, convert_ns: f64) {
+        if self.times.convert_ns.is_some_and(|c| (c - convert_ns).abs() <= 0.1 * c) {
+            return;
+        }
+        self.times.convert_ns = Some(convert_ns);
+        self.sized.put(self.size, self.times);
+        if let Some(key) = &self.disk_key {
+            crate::cache::disk::put_json("times", &record_key(key), &self.sized);
+        }
+    }
+
     /// Keeps a launch's measured time, measured at `size` (or counts that it could not be
     /// timed).
     pub fn record(&mut self, kernel: &str, ran: Variant, ns: Option<f64>, size: u64) {

@@ -64,6 +64,10 @@ pub struct Times {
     /// Launches timed in each form (written, staged, ASTA).
     #[serde(default)]
     pub timed: [u32; 3],
+    /// What converting the buffers there and back cost at this size when the model last
+    /// reckoned it, in ns: lets a later run decide before the kernel's copies exist.
+    #[serde(default)]
+    pub convert_ns: Option<f64>,
 }
 
 /// Launches of a form timed before the model trusts its time: the first launch of a kernel
@@ -162,11 +166,11 @@ pub struct Decision {
     pub reason: String,
 }
 
-fn run(variant: Variant, reason: impl Into<String>) -> Decision {
+pub fn run(variant: Variant, reason: impl Into<String>) -> Decision {
     Decision { variant, measure: false, reason: reason.into() }
 }
 
-fn measure(variant: Variant, reason: impl Into<String>) -> Decision {
+pub fn measure(variant: Variant, reason: impl Into<String>) -> Decision {
     Decision { variant, measure: true, reason: reason.into() }
 }
 
@@ -323,7 +327,7 @@ mod tests {
 
     fn t(w: Option<f64>, s: Option<f64>, a: Option<f64>) -> Times {
         let n = |x: Option<f64>| if x.is_some() { TIMED_LAUNCHES } else { 0 };
-        Times { written: w, staged: s, asta: a, timed: [n(w), n(s), n(a)] }
+        Times { written: w, staged: s, asta: a, timed: [n(w), n(s), n(a)], convert_ns: None }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use super::super::access::{self, BufferNeed};
 use super::super::convert::stays_host;
 use super::super::cost::{self, measure, BufferView, Decision, Offer, Variant};
 use super::super::dims::{Dims, Enqueue};
-use super::super::state::Need;
+use super::super::state::{Current, Need};
 use super::copies::{self, Extra, KernelCopies};
 use super::private::{TransparentPlan, STAGE_WG_MIN};
 use super::rewrite::RewrittenKernel;
@@ -110,26 +110,41 @@ fn finish_timing(
     }
 }
 
-/// Whether a launch of this kernel under `auto` may run as written without its copies (neither
-/// built nor waited for): as long as the model has not had the kernel as written timed (counting the
-/// timings on their way) at this launch's size it would run it so anyway; past that it wants
-/// the copies, and the launch waits for them.
-pub fn runs_while_building(rewritten: &RewrittenKernel, needs: &[BufferNeed], dims: &Dims) -> bool {
+/// Under `auto`, before the kernel's copies exist: how this launch runs without them, if the
+/// model's decision needs none (`cost::decide_without_copies`), with the model and the states of
+/// the buffers at its converted arguments locked as `decide` locks them.
+pub fn without_copies(rewritten: &RewrittenKernel, needs: &[BufferNeed], dims: &Dims) -> Option<Decision> {
     let mut model = rewritten.model.lock();
     model.select(size_key(dims, needs));
-    model.counting_pending().unsettled(Variant::Written) && model.untimed < 3
+    let args: Vec<&BufferNeed> =
+        needs.iter().filter(|n| n.arg.is_some_and(|a| rewritten.indices.values().any(|&i| i == a))).collect();
+    let mut order: Vec<usize> = (0..args.len()).collect();
+    order.sort_by_key(|&i| args[i].buffer.handle);
+    order.dedup_by_key(|i| args[*i].buffer.handle);
+    let mut guards: Vec<_> = order.iter().map(|&i| (args[i].buffer.handle, args[i].buffer.state.lock())).collect();
+    let mut taken = Vec::new();
+    for (arg, n) in (0u32..).zip(&args) {
+        if let Some(at) = guards.iter().position(|(h, _)| *h == n.buffer.handle) {
+            taken.push((arg, guards.swap_remove(at).1));
+        }
+    }
+    let mut views: Vec<cost::HostView> = taken
+        .iter_mut()
+        .map(|(arg, st)| cost::HostView { arg: *arg, host: st.current == Current::Host, cost: &mut st.cost })
+        .collect();
+    cost::decide_without_copies(&mut model, rewritten.staged.is_some(), &mut views)
 }
 
 /// A launch of a rewritten kernel under `auto` before its copies are asked for: it runs as
-/// written (its buffers in host layout, `needs` says so), timed for the model, which is what the
-/// model would do first anyway.
-/// (`runs_while_building` said it may.)
+/// written (its buffers in host layout, `needs` says so), timed if `decision` says so
+/// (`without_copies` made it).
 #[allow(clippy::too_many_arguments)]
 pub fn while_building(
     queue: cl_command_queue,
     kernel: cl_kernel,
     info: &KernelInfo,
     rewritten: &Arc<RewrittenKernel>,
+    decision: Decision,
     needs: &[BufferNeed],
     dims: &Dims,
     user: &[cl_event],
@@ -137,27 +152,7 @@ pub fn while_building(
     enqueue: impl Enqueue,
 ) -> cl_int {
     let size = size_key(dims, needs);
-    let (measure, reason) = {
-        let mut model = rewritten.model.lock();
-        model.select(size);
-        let t = model.counting_pending();
-        if !t.unsettled(Variant::Written) || model.untimed >= 3 {
-            (false, "as written until its copies are built")
-        } else if t.timed[Variant::Written as usize] == 0 {
-            (true, "first launch: measuring the kernel as written (before its copies are built)")
-        } else {
-            (true, "measuring the kernel as written again (before its copies are built)")
-        }
-    };
-    // The epoch's count, under the arguments' places among the rewritten ones (as the copies'
-    // launches count them).
-    let key = rewritten.model.lock().disk_key.clone();
-    let rewritten_args = needs.iter().filter(|n| n.arg.is_some_and(|a| rewritten.indices.values().any(|&i| i == a)));
-    for (arg, n) in (0u32..).zip(rewritten_args) {
-        let by = key.as_ref().map(|k| cost::habits::ConvertedBy { kernel: k.clone(), arg });
-        n.buffer.bytes_owner().state.lock().cost.launched(by);
-    }
-    let markers = (measure && measure::wait_list_complete(user)).then(measure::Markers::default);
+    let markers = (decision.measure && measure::wait_list_complete(user)).then(measure::Markers::default);
     let enqueue = |k: cl_kernel, local: Option<usize>, n: cl_uint, list: *const cl_event, ev: *mut cl_event| {
         if let Some(m) = &markers {
             m.before(queue);
@@ -170,7 +165,7 @@ pub fn while_building(
     };
     let r = as_written(queue, kernel, needs, user, event, &enqueue);
     crate::stats::transparent_launch(false);
-    crate::stats::decision(&info.name, Variant::Written.form(), reason);
+    crate::stats::decision(&info.name, Variant::Written.form(), &decision.reason);
     if let Some(markers) = markers {
         finish_timing(rewritten, info, markers, r == CL_SUCCESS, Variant::Written, size);
     }
