@@ -80,6 +80,12 @@ impl KernelModel {
         self.disk_key = Some(key);
     }
 
+    /// Whether a launch ran one of the kernel's copies (staged or ASTA), at some size, in a run
+    /// whose times are kept.
+    pub fn used_copies(&self) -> bool {
+        self.sized.sizes.iter().map(|(_, t)| t).chain([&self.times]).any(|t| t.timed[1] + t.timed[2] > 0)
+    }
+
     /// The launch about to be decided runs at `size`: the times measured there, if any.
     pub fn select(&mut self, size: u64) {
         if size != self.size {
