@@ -80,10 +80,10 @@ impl KernelModel {
         self.disk_key = Some(key);
     }
 
-    /// Whether a launch ran one of the kernel's copies (staged or ASTA), at some size, in a run
-    /// whose times are kept.
+    /// Whether the model chose one of the kernel's copies (staged or ASTA, not to time it), at
+    /// some size, in a run whose times are kept.
     pub fn used_copies(&self) -> bool {
-        self.sized.sizes.iter().map(|(_, t)| t).chain([&self.times]).any(|t| t.timed[1] + t.timed[2] > 0)
+        self.sized.sizes.iter().map(|(_, t)| t).chain([&self.times]).any(|t| t.chose_copy)
     }
 
     /// The launch about to be decided runs at `size`: the times measured there, if any.
@@ -115,6 +115,11 @@ impl KernelModel {
             return;
         }
         self.times.convert_ns = Some(convert_ns);
+        self.save();
+    }
+
+    /// Keeps the times of every size on disk.
+    pub fn save(&mut self) {
         self.sized.put(self.size, self.times);
         if let Some(key) = &self.disk_key {
             crate::cache::disk::put_json("times", &record_key(key), &self.sized);

@@ -124,6 +124,10 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     if d.measure && (model.untimed >= 3 || model.times.timed[v] + model.pending[v] >= model::TIMED_LAUNCHES) {
         d.measure = false;
     }
+    if d.variant != Variant::Written && !d.measure && !model.times.chose_copy {
+        model.times.chose_copy = true;
+        model.save();
+    }
     if model.last != Some(d.variant) || d.measure {
         crate::log::debug(&format!("kernel {kernel}: runs {} ({})", d.variant.name(), d.reason));
     }
@@ -227,6 +231,7 @@ mod tests {
             asta,
             timed: [model::TIMED_LAUNCHES, 0, n(asta)],
             convert_ns,
+            chose_copy: false,
         };
         KernelModel { times, ..KernelModel::default() }
     }

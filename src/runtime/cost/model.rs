@@ -68,6 +68,10 @@ pub struct Times {
     /// reckoned it, in ns: lets a later run decide before the kernel's copies exist.
     #[serde(default)]
     pub convert_ns: Option<f64>,
+    /// The model chose a copy (not to time it) at this size: the copies are likely wanted in
+    /// the next run too.
+    #[serde(default)]
+    pub chose_copy: bool,
 }
 
 /// Launches of a form timed before the model trusts its time: the first launch of a kernel
@@ -327,7 +331,7 @@ mod tests {
 
     fn t(w: Option<f64>, s: Option<f64>, a: Option<f64>) -> Times {
         let n = |x: Option<f64>| if x.is_some() { TIMED_LAUNCHES } else { 0 };
-        Times { written: w, staged: s, asta: a, timed: [n(w), n(s), n(a)], convert_ns: None }
+        Times { written: w, staged: s, asta: a, timed: [n(w), n(s), n(a)], ..Times::default() }
     }
 
     #[test]
