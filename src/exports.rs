@@ -137,10 +137,6 @@ extern "C" fn at_exit() {
     if crate::runtime::suggest::active() {
         crate::guard::guard("suggestions at exit", crate::runtime::suggest::write_at_exit);
     }
-    crate::guard::guard("run lengths at exit", || {
-        crate::runtime::buffers::end_epochs_at_exit();
-        crate::runtime::cost::habits::flush();
-    });
     if crate::config::get().stats != crate::config::StatsOut::None {
         crate::guard::guard("statistics at exit", crate::stats::write_at_exit);
     }

@@ -108,20 +108,9 @@ pub fn released(h: Handle) {
     if matches!(st.current, Current::Device(_)) {
         st.cost.released_converted();
     }
-    st.cost.end_epoch();
     st.current = Current::Host;
     st.last_event = None;
     st.users.clear();
-}
-
-/// The process exits: the epochs of the buffers still alive end (what their launches lasted is
-/// learnt), without waiting for a buffer another thread holds.
-pub fn end_epochs_at_exit() {
-    for (_, b) in BUFFERS.snapshot() {
-        if let Some(mut st) = b.state.try_lock() {
-            st.cost.end_epoch();
-        }
-    }
 }
 
 /// Drops the references every buffer's record keeps on completed commands.

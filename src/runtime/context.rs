@@ -7,13 +7,8 @@ use opencl_sys::*;
 
 /// Before the application's last release of `context` reaches the real library.
 pub fn releasing(context: cl_context) {
-    // A build clayout's worker runs for a program of this context holds the context; a tile
-    // search for later runs is not worth waiting for.
-    super::cost::tune::cancel(context);
+    // A build clayout's worker runs for a program of this context holds the context.
     super::worker::drain(std::time::Duration::from_secs(60));
-    // What the run learnt of its epochs, on disk before a process that exits without running
-    // its exit handlers loses it.
-    super::cost::habits::flush();
     crate::marshal::release_context(context);
     super::order::forget_finished();
     check_references(context);

@@ -29,11 +29,6 @@ impl Kernel {
         (0..n as usize).all(|i| args.get(i).is_some_and(Option::is_some))
     }
 
-    /// The plan, if it was made already (nothing is prepared or waited for).
-    pub fn made_plan(&self) -> Option<PlanResult> {
-        self.plan.get().cloned()
-    }
-
     /// What the kernel's annotation asks at each launch, worked out once. None while what it
     /// needs is being prepared and `wait` is false.
     pub fn plan(&self, wait: bool) -> Option<PlanResult> {
@@ -42,18 +37,6 @@ impl Kernel {
         }
         let p = program::make_plan(&self.facts, self.program.as_ref(), wait)?;
         Some(self.plan.get_or_init(|| p).clone())
-    }
-}
-
-impl Kernel {
-    /// The kernel's rewritten copy (its model among it) when the transparent mode rewrote it,
-    /// whether or not the copies are built yet.
-    pub fn rewritten(&self) -> Option<Arc<super::transparent::rewrite::RewrittenKernel>> {
-        let dl = self.program.as_ref()?.dl()?;
-        if !matches!(dl.kernels.get(&self.facts.name), Some(Ok(l)) if !l.marshals()) {
-            return None;
-        }
-        dl.rewrites.as_ref()?.rewritten.kernels.get(&self.facts.name).cloned()
     }
 }
 

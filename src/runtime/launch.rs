@@ -36,30 +36,9 @@ pub unsafe fn launch(
         return enqueue(kernel, None, n, list, event);
     }
     let Some(k) = kernels::get(key(kernel)) else { return enqueue(kernel, None, n, list, event) };
-    // A launch waits for what clayout's worker is still building for it (the plan is then made
-    // once, and every launch follows the policy), except under `auto` while the model runs the
-    // kernel as written on what it knows (`transparent::launch::without_copies`): such a launch
-    // neither asks for the copies nor waits for them, so a short run never pays for them.
-    let auto = crate::config::get().policy == crate::config::Policy::Auto;
-    // The kernel's rewritten copy and the model's decision while it runs without its plan.
-    let mut without_plan = None;
-    let plan = match crate::guard("kernel plan", || {
-        if let Some(p) = k.made_plan() {
-            return Some(p);
-        }
-        let rewritten = if auto { k.rewritten() } else { None };
-        let decided = rewritten.as_ref().and_then(|r| {
-            let host = needs(&k.facts, None, &dims, &[]).ok()?;
-            super::transparent::launch::without_copies(r, &host, &dims)
-        });
-        match (rewritten, decided) {
-            (Some(r), Some(d)) => {
-                without_plan = Some((r, d));
-                None
-            }
-            _ => k.plan(true),
-        }
-    }) {
+    // The first launch waits for what clayout's worker is still building for it (the plan is
+    // then made once, and every launch follows the policy).
+    let plan = match crate::guard("kernel plan", || k.plan(true)) {
         Some(Some(Ok(plan))) => plan,
         Some(None) => None,
         Some(Some(Err(why))) => return cannot_run(&k.facts, &why),
@@ -91,11 +70,6 @@ pub unsafe fn launch(
         Some(Foreign::Forward) => return enqueue(kernel, None, n, list, event),
         Some(Foreign::Fail) => return CL_INVALID_CONTEXT,
         None => {}
-    }
-    if let Some((rewritten, decision)) = without_plan {
-        return super::transparent::launch::while_building(
-            queue, kernel, &k.facts, &rewritten, decision, &needs, &dims, user, event, enqueue,
-        );
     }
     if let Some(t) = plan.as_ref().and_then(|p| p.transparent.as_ref()) {
         return super::transparent::launch::launch(

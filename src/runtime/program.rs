@@ -432,35 +432,6 @@ pub fn stride_set(program: &Arc<Program>, k: &Arc<KernelInfo>, index: u32) {
 /// calls. `build_running`: the application built with a callback, so the build may still be
 /// running. Failures are left for the launches to report.
 pub fn prepare(program: &Arc<Program>, build_running: bool) {
-    // Under `auto` the rewritten copies wait until a launch wants them (a run of one or two
-    // launches, timed as written, never does): their build is seconds on a cold driver, and the
-    // last release of the context would wait for it. Unless a run before used them: then they
-    // are likely wanted again, and come from the cache's binary.
-    let used = load_models(program).unwrap_or(false);
-    prepare_with(program, build_running, used || crate::config::get().policy != crate::config::Policy::Auto);
-}
-
-/// Reads what earlier runs measured and learnt of the rewritten kernels of the program's build
-/// into their models (a few small files), so that the launches that come before the copies are
-/// built decide from it too; whether a run before used a copy of one of them.
-fn load_models(program: &Program) -> Option<bool> {
-    let dl = program.dl()?;
-    let rw = dl.rewrites.as_ref()?;
-    let device = registry::get().first_device(program.facts.context)?;
-    let options = program.facts.build_options.lock().clone().unwrap_or_default();
-    let hash = super::transparent::private::build_hash(&rw.rewritten.source, &options, &dl.seen.compiler_options);
-    let mut used = false;
-    for k in rw.rewritten.kernels.values() {
-        let key = super::transparent::private::times_key(device, &k.private_name, hash);
-        let mut model = k.model.lock();
-        model.load(&key);
-        used |= model.used_copies();
-    }
-    Some(used)
-}
-
-/// `prepare`, the rewritten copies built now only if `copies`.
-fn prepare_with(program: &Arc<Program>, build_running: bool, copies: bool) {
     let Some(dl) = program.dl() else { return };
     let options = program.facts.build_options.lock().clone().unwrap_or_default();
     // The job holds references of its own on the application's context and program: the
@@ -476,14 +447,14 @@ fn prepare_with(program: &Arc<Program>, build_running: bool, copies: bool) {
             if build_running {
                 wait_for_build(&program);
             }
-            if let Some(rw) = dl.rewrites.as_ref().filter(|_| copies) {
+            if let Some(rw) = dl.rewrites.as_ref() {
                 rw.build(&program.facts, &options, &dl.seen.compiler_options);
             }
             prepare_marshaling(&program.facts, &dl);
         }
     };
     let ticket = super::worker::submit(job);
-    if let Some(rw) = dl.rewrites.as_ref().filter(|_| copies) {
+    if let Some(rw) = dl.rewrites.as_ref() {
         // Unless the job already ran (no worker thread), its outcome is not known yet.
         if !ticket.is_done() {
             rw.building(&options, ticket.clone());
@@ -602,7 +573,7 @@ fn private_program(
             Private::Building(t) if wait => t.wait(),
             Private::Building(_) => return None,
             Private::NotStarted => {
-                prepare_with(program, false, true);
+                prepare(program, false);
                 if !wait {
                     return None;
                 }

@@ -20,7 +20,7 @@ struct Entry {
     /// The values each stride parameter had at the kernel's launches.
     strides: BTreeMap<String, BTreeSet<u64>>,
     times_ns: Vec<f64>,
-    /// The cost model's times per launch at the launch's size (as written, ASTA) from earlier runs, if any.
+    /// The cost model's times per structure (as written, ASTA) from earlier runs, if any.
     model: Option<(Option<f64>, Option<f64>)>,
 }
 
@@ -84,7 +84,7 @@ pub fn timed(kernel: &str, ns: f64) {
     with(kernel, |e| e.times_ns.push(ns));
 }
 
-/// The cost model's times per launch at the launch's size for the kernel, as it found them on disk.
+/// The cost model's times per structure for the kernel, as it found them on disk.
 pub fn model_times(kernel: &str, written: Option<f64>, asta: Option<f64>) {
     if active() {
         with(kernel, |e| e.model = Some((written, asta)));
@@ -165,10 +165,8 @@ fn time_text(ns: &[f64]) -> String {
 fn gain_text(model: Option<(Option<f64>, Option<f64>)>) -> String {
     match model {
         Some((Some(w), Some(a))) if a > 0.0 => format!(
-            "{:.2}x for the kernel alone, conversions not counted (the cost model's times per launch at this size from earlier runs on this device: {:.3} ms as written, {:.3} ms in ASTA)",
-            w / a,
-            w / 1e6,
-            a / 1e6
+            "{:.2}x for the kernel alone, conversions not counted (the cost model's times per structure from earlier runs on this device: {w:.3} ns as written, {a:.3} ns in ASTA)",
+            w / a
         ),
         _ => "not known: no ASTA time measured on this device yet (under CLAYOUT_ANNOTATIONS=auto the cost model times both forms and keeps the faster)".to_string(),
     }

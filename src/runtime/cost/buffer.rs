@@ -15,8 +15,6 @@ pub struct Reuse {
     /// What the launches in ASTA have gained over their fastest host-layout form, in ns (negative
     /// where kernels sharing the buffer lose there more than the others gain).
     pub asta_gain_ns: f64,
-    /// Launches of rewritten kernels on the buffer.
-    pub launches: u32,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -25,37 +23,11 @@ pub struct BufferCost {
     /// The rewritten kernel's argument that converted the buffer to its device layout, until it
     /// comes back or is released.
     pub converted_by: Option<ConvertedBy>,
-    /// The rewritten kernels' arguments that launched on the buffer in this epoch: each learns
-    /// how long the epoch lasted when it ends (`habits::epoch_ended`).
-    pub users: Vec<ConvertedBy>,
 }
-
-/// Arguments an epoch's length is told to; past that, the rest learn nothing from it.
-const USERS_KEPT: usize = 8;
 
 impl BufferCost {
     /// The host sees the buffer: the count of launches on it starts over.
     pub fn host_access(&mut self) {
-        self.end_epoch();
-    }
-
-    /// A launch of a rewritten kernel on the buffer, at its argument `by` (None: its times have
-    /// no key yet).
-    pub fn launched(&mut self, by: Option<ConvertedBy>) {
-        self.reuse.launches = self.reuse.launches.saturating_add(1);
-        if let Some(by) = by {
-            if !self.users.contains(&by) && self.users.len() < USERS_KEPT {
-                self.users.push(by);
-            }
-        }
-    }
-
-    /// The epoch ends (the host accessed the buffer, the application released it, or the
-    /// process exits): each argument that launched on it learns its length.
-    pub fn end_epoch(&mut self) {
-        for by in self.users.drain(..) {
-            habits::epoch_ended(&by, self.reuse.launches);
-        }
         self.reuse = Reuse::default();
     }
 

@@ -7,10 +7,6 @@
 //! read again (spmv-ell's matrix): its worst case is the conversion there alone. One conversion
 //! back seen at that argument, in any run, and it counts again, for good.
 //!
-//! And how long the buffers at each argument lasted between two host accesses (an epoch: what
-//! one conversion there and back can be shared over), in launches, over the last
-//! `KEPT_LENGTHS` epochs of this run and the runs before: the run-length model's history.
-//!
 //! Keyed by the kernel's key in the times cache (device, program source, kernel) and the
 //! argument's place among the kernel's converted arguments.
 
@@ -46,38 +42,6 @@ impl Habits {
     }
 }
 
-/// Epoch lengths kept per argument: old enough runs are forgotten, so that a program whose
-/// runs change is followed.
-pub const KEPT_LENGTHS: usize = 16;
-
-/// What the epochs of the buffers at each argument lasted, in launches, newest last.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Lengths {
-    pub by_arg: std::collections::BTreeMap<u32, Vec<u32>>,
-}
-
-impl Lengths {
-    /// Adds an epoch of `launches` at `arg`; the oldest goes past `KEPT_LENGTHS`.
-    pub fn push(&mut self, arg: u32, launches: u32) {
-        if launches == 0 {
-            return;
-        }
-        let v = self.by_arg.entry(arg).or_default();
-        v.push(launches);
-        if v.len() > KEPT_LENGTHS {
-            v.remove(0);
-        }
-    }
-
-    /// The length that three epochs in four at `arg` reached (the lower quartile, nearest rank
-    /// from below: with fewer than four epochs, the shortest); None before any epoch ended.
-    pub fn quartile(&self, arg: u32) -> Option<u32> {
-        let mut v = self.by_arg.get(&arg).filter(|v| !v.is_empty())?.clone();
-        v.sort_unstable();
-        Some(v[(v.len() - 1) / 4])
-    }
-}
-
 /// Which kernel argument converted a buffer: kept in the buffer's state until it comes back or
 /// is released.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,10 +62,9 @@ fn with<R>(kernel: &Arc<str>, f: impl FnOnce(&mut Habits) -> R) -> R {
     f(h)
 }
 
-/// Reads the kernel's records from disk ahead of its first launch.
+/// Reads the kernel's record from disk ahead of its first launch.
 pub fn preload(kernel: &Arc<str>) {
     with(kernel, |_| ());
-    with_lengths(kernel, |_| ());
 }
 
 /// Whether a buffer this kernel converts at `arg` may come back to host layout.
@@ -124,54 +87,6 @@ pub fn saw(by: &ConvertedBy, came_back: bool) {
     }
 }
 
-/// A kernel's epoch lengths in memory, with whether they changed since they were last written.
-type Kept = (Lengths, bool);
-
-static LENGTHS: Lazy<Mutex<HashMap<Arc<str>, Kept>>> = Lazy::new(|| Mutex::new(HashMap::new()));
-
-const LENGTHS_KIND: &str = "runs";
-
-fn with_lengths<R>(kernel: &Arc<str>, f: impl FnOnce(&mut (Lengths, bool)) -> R) -> R {
-    let mut all = LENGTHS.lock();
-    let h = all
-        .entry(kernel.clone())
-        .or_insert_with(|| (crate::cache::disk::get_json::<Lengths>(LENGTHS_KIND, kernel).unwrap_or_default(), false));
-    f(h)
-}
-
-/// The lower quartile of the epoch lengths seen at the kernel's argument `arg` (`Lengths::quartile`).
-pub fn quartile(kernel: &Arc<str>, arg: u32) -> Option<u32> {
-    with_lengths(kernel, |(l, _)| l.quartile(arg))
-}
-
-/// An epoch of `launches` ended for a buffer the kernel launched on at `arg`. Kept in memory;
-/// written at exit or when a context goes (`flush`), never inside the application's call.
-pub fn epoch_ended(by: &ConvertedBy, launches: u32) {
-    if launches > 0 {
-        with_lengths(&by.kernel, |(l, dirty)| {
-            l.push(by.arg, launches);
-            *dirty = true;
-        });
-    }
-}
-
-/// Writes the epoch lengths that changed.
-pub fn flush() {
-    let dirty: Vec<(Arc<str>, Lengths)> = {
-        let Some(mut all) = LENGTHS.try_lock() else { return };
-        all.iter_mut()
-            .filter(|(_, (_, d))| *d)
-            .map(|(k, (l, d))| {
-                *d = false;
-                (k.clone(), l.clone())
-            })
-            .collect()
-    };
-    for (k, l) in dirty {
-        crate::cache::disk::put_json(LENGTHS_KIND, &k, &l);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,30 +105,5 @@ mod tests {
         assert!(h.may_come_back(0));
         assert!(h.may_come_back(64), "past the bits: the worst case");
         assert!(!h.saw(64, false));
-    }
-
-    #[test]
-    fn epoch_lengths_keep_the_last_runs_and_their_lower_quartile() {
-        let mut l = Lengths::default();
-        assert_eq!(l.quartile(0), None, "nothing seen");
-        l.push(0, 0);
-        assert_eq!(l.quartile(0), None, "an epoch without launches says nothing");
-        l.push(0, 100);
-        assert_eq!(l.quartile(0), Some(100), "one run: its length");
-        l.push(0, 1);
-        assert_eq!(l.quartile(0), Some(1), "a short run among few: the shortest counts");
-        for n in [200, 300, 400, 500, 600] {
-            l.push(0, n);
-        }
-        // 1, 100, 200, ..., 600: three in four reached 100.
-        assert_eq!(l.quartile(0), Some(100));
-        assert_eq!(l.quartile(1), None, "another argument");
-        for _ in 0..KEPT_LENGTHS {
-            l.push(0, 30);
-        }
-        assert_eq!(l.by_arg[&0].len(), KEPT_LENGTHS);
-        assert_eq!(l.quartile(0), Some(30), "old runs forgotten");
-        let json = serde_json::to_string(&l).unwrap();
-        assert_eq!(serde_json::from_str::<Lengths>(&json).unwrap(), l);
     }
 }

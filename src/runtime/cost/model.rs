@@ -13,14 +13,6 @@
 //! these buffers have cost so far as written. A conversion that one launch repays is therefore
 //! made at once; one that needs many launches waits until they have happened.
 //!
-//! Once the buffers' arguments have a history of epoch lengths (`habits::Lengths`), the model
-//! leans on it: when three epochs in four lasted past the break-even (the launches whose gain
-//! repays the conversion), it converts at once; otherwise it converts like the deterministic
-//! ski-rental rule, at the launch where the gain the launches so far gave up reaches the
-//! conversion's cost, which never pays more than twice what a choice made knowing the epoch's
-//! length pays. Either way no later than the budget rule would: a history never delays a
-//! conversion, so a short run cannot make the next long one worse.
-//!
 //! Pure: times in, decision and reason out; the runtime measures and carries it out.
 
 use crate::config::Policy;
@@ -54,8 +46,8 @@ impl Variant {
     }
 }
 
-/// Measured device time of one kernel in each form, in nanoseconds per launch at one size
-/// (`kernel::SizedTimes` keeps them per size).
+/// Measured device time of one kernel in each form, in nanoseconds per structure of its
+/// (first) rewritten buffer, so that a time measured at one size predicts another.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Times {
     pub written: Option<f64>,
@@ -64,14 +56,6 @@ pub struct Times {
     /// Launches timed in each form (written, staged, ASTA).
     #[serde(default)]
     pub timed: [u32; 3],
-    /// What converting the buffers there and back cost at this size when the model last
-    /// reckoned it, in ns: lets a later run decide before the kernel's copies exist.
-    #[serde(default)]
-    pub convert_ns: Option<f64>,
-    /// The model chose a copy (not to time it) at this size: the copies are likely wanted in
-    /// the next run too.
-    #[serde(default)]
-    pub chose_copy: bool,
 }
 
 /// Launches of a form timed before the model trusts its time: the first launch of a kernel
@@ -120,7 +104,7 @@ pub struct Launch {
     /// accessed them: the kernels sharing them disagree, and converting again would only
     /// start another round trip.
     pub sent_back: bool,
-    /// Launches' worth of `Times` this launch is (1: times are per launch at its size).
+    /// Structures of the first rewritten buffer (the unit of `Times`).
     pub m: f64,
     pub times: Times,
     /// Device time of converting the buffers to ASTA now and back later, in ns.
@@ -131,9 +115,6 @@ pub struct Launch {
     /// What the launches in ASTA on these buffers have gained so far over their host-layout
     /// forms, all kernels sharing them together (the least of the buffers), in ns.
     pub asta_balance_ns: f64,
-    /// What three epochs in four of these buffers' arguments lasted, in launches, in this run
-    /// and the runs before (the least of the buffers); None while some argument has no history.
-    pub past_quartile: Option<u32>,
 }
 
 impl Launch {
@@ -150,7 +131,6 @@ impl Launch {
             convert_ns: 0.0,
             epoch_written_ns: 0.0,
             asta_balance_ns: 0.0,
-            past_quartile: None,
         }
     }
 
@@ -170,11 +150,11 @@ pub struct Decision {
     pub reason: String,
 }
 
-pub fn run(variant: Variant, reason: impl Into<String>) -> Decision {
+fn run(variant: Variant, reason: impl Into<String>) -> Decision {
     Decision { variant, measure: false, reason: reason.into() }
 }
 
-pub fn measure(variant: Variant, reason: impl Into<String>) -> Decision {
+fn measure(variant: Variant, reason: impl Into<String>) -> Decision {
     Decision { variant, measure: true, reason: reason.into() }
 }
 
@@ -211,9 +191,7 @@ fn host_only(l: &Launch, why: &str) -> Decision {
     if l.times.unsettled(Variant::Staged) {
         return measure(Variant::Staged, format!("{why}: measuring the staged copy"));
     }
-    let Some((v, t)) = host_best(l).filter(|_| l.times.staged.is_some()) else {
-        return run(Variant::Written, format!("{why}: the timings are on their way, as written meanwhile"));
-    };
+    let (v, t) = host_best(l).expect("both measured");
     run(v, format!("{why}: {} is the faster host-layout form ({:.3} ns per structure)", v.name(), t))
 }
 
@@ -252,18 +230,12 @@ fn auto(l: &Launch) -> Decision {
     if l.staged_ok && l.times.unsettled(Variant::Staged) {
         return measure(Variant::Staged, "measuring the staged copy");
     }
-    if l.times.written.is_none() || (l.staged_ok && l.times.staged.is_none()) {
-        return run(Variant::Written, "the timings of the host-layout forms are on their way: as written meanwhile");
-    }
     let (hv, h) = host_best(l).expect("the kernel as written is measured");
     if l.sent_back {
         return run(hv, format!("another launch sent these buffers back to host layout since the host last saw them: they stay there; {} is the faster host-layout form", hv.name()));
     }
     if !l.asta_ok {
         return run(hv, format!("the buffers cannot be converted; {} is the faster host-layout form", hv.name()));
-    }
-    if !l.convert_ns.is_finite() {
-        return run(hv, format!("the conversions' cost is not measured yet; {} meanwhile", hv.name()));
     }
     // Until the ASTA copy is measured, the most it can gain is all of the host form's time.
     let gain = (h - l.times.asta.unwrap_or(0.0)) * l.m;
@@ -273,9 +245,8 @@ fn auto(l: &Launch) -> Decision {
     let worst = l.convert_ns - gain;
     let budget = LOSS_BUDGET * l.epoch_written_ns;
     let measured = if l.times.asta.is_some() { "measured" } else { "at most, ASTA not yet measured" };
-    let convert = |why: String| Decision { variant: Variant::Asta, measure: l.times.asta.is_none(), reason: why };
     if worst <= budget {
-        return convert(if worst <= 0.0 {
+        let why = if worst <= 0.0 {
             format!(
                 "converting: one launch repays the conversion ({} against a gain of {} per launch, {measured})",
                 ms(l.convert_ns),
@@ -283,30 +254,10 @@ fn auto(l: &Launch) -> Decision {
             )
         } else {
             format!("converting: the worst case ({} lost if the host reads right after) is within {:.0}% of the {} the launches so far took as written", ms(worst), LOSS_BUDGET * 100.0, ms(l.epoch_written_ns))
-        });
+        };
+        return Decision { variant: Variant::Asta, measure: l.times.asta.is_none(), reason: why };
     }
-    // Launches whose gain repays the conversion.
-    let break_even = l.convert_ns / gain;
-    if let Some(q) = l.past_quartile {
-        if q as f64 >= break_even {
-            return convert(format!(
-                "converting: three epochs in four of these buffers lasted {q} launches or more, past the {break_even:.1} that repay the conversion ({} against a gain of {} per launch, {measured})",
-                ms(l.convert_ns),
-                ms(gain)
-            ));
-        }
-        // What the launches so far (this one included) would have gained in ASTA, at this
-        // kernel's share of gain.
-        let forgone = l.epoch_written_ns * gain / (h * l.m).max(f64::MIN_POSITIVE);
-        if forgone >= l.convert_ns {
-            return convert(format!(
-                "converting: epochs of these buffers vary in length (three in four reached {q} launches), and the launches so far would have repaid the conversion ({} given up against {})",
-                ms(forgone),
-                ms(l.convert_ns)
-            ));
-        }
-    }
-    run(hv, format!("not converting yet: the conversion ({}) would need {:.1} launches to repay, gain {} per launch ({measured})", ms(l.convert_ns), break_even, ms(gain)))
+    run(hv, format!("not converting yet: the conversion ({}) would need {:.1} launches to repay, gain {} per launch ({measured})", ms(l.convert_ns), l.convert_ns / gain, ms(gain)))
 }
 
 #[cfg(test)]
@@ -325,13 +276,12 @@ mod tests {
             convert_ns: 0.0,
             epoch_written_ns: 0.0,
             asta_balance_ns: 0.0,
-            past_quartile: None,
         }
     }
 
     fn t(w: Option<f64>, s: Option<f64>, a: Option<f64>) -> Times {
         let n = |x: Option<f64>| if x.is_some() { TIMED_LAUNCHES } else { 0 };
-        Times { written: w, staged: s, asta: a, timed: [n(w), n(s), n(a)], ..Times::default() }
+        Times { written: w, staged: s, asta: a, timed: [n(w), n(s), n(a)] }
     }
 
     #[test]
@@ -446,121 +396,11 @@ mod tests {
     }
 
     #[test]
-    fn timings_on_their_way_run_as_written() {
-        // Both host-layout forms were timed twice (counted while their results travel), and
-        // the results have not come back: nothing to lean on yet.
-        let mut l = launch(Times { timed: [TIMED_LAUNCHES; 3], ..Times::default() });
-        l.staged_ok = true;
-        l.convert_ns = 1.0;
-        l.epoch_written_ns = 1e9;
-        assert_eq!(
-            decide(&l),
-            run(Variant::Written, "the timings of the host-layout forms are on their way: as written meanwhile")
-        );
-        l.times.written = Some(1.0);
-        assert_eq!(decide(&l).variant, Variant::Written, "the staged copy's timing is still missing");
-        l.times.staged = Some(2.0);
-        assert_eq!(decide(&l).variant, Variant::Asta);
-        l.policy = Policy::Never;
-        l.times.staged = None;
-        assert_eq!(decide(&l).variant, Variant::Written);
-    }
-
-    #[test]
     fn records_keep_the_fastest() {
         let mut x = Times::default();
         x.record(Variant::Asta, 3.0);
         x.record(Variant::Asta, 2.0);
         x.record(Variant::Asta, 2.5);
         assert_eq!(x.asta, Some(2.0));
-    }
-
-    /// Launches of a blackscholes-like kernel (0.45 ms as written, 0.25 ms in ASTA, 0.92 ms of
-    /// conversions: 4.6 launches repay it) before `auto` converts, with a given history.
-    fn converts_after(past_quartile: Option<u32>) -> u32 {
-        let mut l = launch(t(Some(0.45), None, Some(0.25)));
-        l.convert_ns = 0.92e6;
-        l.past_quartile = past_quartile;
-        (1..=10_000)
-            .find(|&n| {
-                l.epoch_written_ns = 0.45e6 * n as f64;
-                decide(&l).variant == Variant::Asta
-            })
-            .unwrap()
-    }
-
-    #[test]
-    fn without_history_only_the_budget_converts() {
-        // (0.92 - 0.2) / 2 % of 0.45 ms: 80 launches.
-        assert_eq!(converts_after(None), 80);
-    }
-
-    #[test]
-    fn history_of_long_epochs_converts_at_once() {
-        assert_eq!(converts_after(Some(5)), 1);
-        assert_eq!(converts_after(Some(1000)), 1);
-    }
-
-    #[test]
-    fn varied_history_converts_like_ski_rental() {
-        // The gain given up reaches the conversion at the fifth launch (5 x 0.2 >= 0.92).
-        assert_eq!(converts_after(Some(1)), 5);
-        assert_eq!(converts_after(Some(4)), 5);
-    }
-
-    /// Extra time over the epoch's launches in ASTA with a free conversion, for an epoch of `n`
-    /// launches when `auto` converts at launch `k` (gain `g`, conversion `c`).
-    fn extra(n: u32, k: u32, g: f64, c: f64) -> f64 {
-        if n < k {
-            n as f64 * g
-        } else {
-            (k - 1) as f64 * g + c
-        }
-    }
-
-    #[test]
-    fn the_ski_rental_rule_pays_at_most_twice_the_offline_optimum() {
-        for (written, asta, c) in [(0.45, 0.25, 0.92), (1.0, 0.1, 0.5), (1.0, 0.99, 3.0), (0.3, 0.2, 0.05)] {
-            let mut l = launch(t(Some(written), None, Some(asta)));
-            l.convert_ns = c * 1e6;
-            l.past_quartile = Some(0);
-            let k = (1..=100_000)
-                .find(|&n| {
-                    l.epoch_written_ns = written * 1e6 * n as f64;
-                    decide(&l).variant == Variant::Asta
-                })
-                .unwrap();
-            let g = written - asta;
-            for n in 1..=2000 {
-                let best = (n as f64 * g).min(c);
-                let x = extra(n, k, g, c);
-                // Where ASTA gains under 2 % per launch the budget rule converts first: the loss
-                // against the kernel as written is then within the budget instead.
-                let within_budget = x - n as f64 * g <= LOSS_BUDGET * n as f64 * written + 1e-9;
-                assert!(x <= 2.0 * best + 1e-9 || within_budget, "n={n} k={k}: {x} > 2 x {best}");
-            }
-        }
-    }
-
-    #[test]
-    fn a_history_never_converts_later_than_none() {
-        let none = converts_after(None);
-        for q in [0, 1, 2, 3, 4, 5, 30, 1000] {
-            assert!(converts_after(Some(q)) <= none, "history {q}");
-        }
-    }
-
-    #[test]
-    fn keeps_most_of_always_gain_at_thirty_launches_whatever_the_history() {
-        // blackscholes-like: always gains 30 x 0.2 - 0.92; auto with any history converts at the
-        // fifth launch at the latest.
-        let (g, c) = (0.2, 0.92);
-        let always = 30.0 * g - c;
-        for q in [0, 1, 2, 4, 30] {
-            let k = converts_after(Some(q));
-            let auto = (30 - k + 1) as f64 * g - c;
-            // 1 - (k - 1) g / (30 g - c): the launches before converting are what it gives up.
-            assert!(auto / always >= 0.84, "history {q}: converts at {k}, keeps {:.2}", auto / always);
-        }
     }
 }

@@ -5,9 +5,7 @@
 //!
 //! - the tile: a short search over ASTA tiles, each scored by a kernel that streams every word
 //!   of every structure in that tile's ASTA layout plus a conversion there and back shared over
-//!   `EPOCH` launches. Lazily: a program's copies are built with a tile an earlier search found,
-//!   else the default, and the search runs in the background only once the cost model converts
-//!   (`search_wanted`), for the runs after this one; a context going cancels it (`cancel`);
+//!   `EPOCH` launches;
 //! - the conversions' cost per byte, each direction, at the chosen tile.
 
 use crate::cl::{cmd, info::device_scalar};
@@ -53,85 +51,6 @@ struct Key {
 
 static TUNED: Lazy<Mutex<HashMap<Key, Option<Tuned>>>> = Lazy::new(|| Mutex::new(HashMap::new()));
 
-/// Searches asked for in this process, so that each runs once.
-static WANTED: Lazy<Mutex<std::collections::HashSet<Key>>> = Lazy::new(|| Mutex::new(Default::default()));
-
-/// The stop flags of the background searches of each context.
-type Stops = HashMap<usize, Vec<Stop>>;
-static STOPS: Lazy<Mutex<Stops>> = Lazy::new(|| Mutex::new(HashMap::new()));
-
-/// Whether tiles are searched on `dev` (GPUs; other devices take the default tile).
-pub fn searches(dev: cl_device_id) -> bool {
-    is_gpu(dev)
-}
-
-fn disk_key(dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> String {
-    // "added": conversion times as a busy queue sees them (records before it timed them alone).
-    format!("added|{}|S={s}|w={w}|host={host:?}|tile={fixed_tile:?}", crate::cache::disk::device_key(dev))
-}
-
-/// The tile a search found for this structure, in this process or a run before; never searches.
-pub fn searched(dev: cl_device_id, s: u32, w: u32, host: Layout) -> Option<u32> {
-    let key = Key { device: dev as usize, s, w, host, fixed_tile: None };
-    if let Some(t) = TUNED.lock().get(&key) {
-        return t.filter(|t| t.searched).map(|t| t.tile);
-    }
-    let t = crate::cache::disk::get_json::<Tuned>("tune", &disk_key(dev, s, w, host, None))?;
-    let mut all = TUNED.lock();
-    all.insert(Key { fixed_tile: Some(t.tile), ..key.clone() }, Some(t));
-    all.insert(key, Some(t));
-    t.searched.then_some(t.tile)
-}
-
-/// What `tuned` would answer if it needs no measuring (this process or a run before measured
-/// it); None otherwise.
-pub fn cached(dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> Option<Tuned> {
-    let key = Key { device: dev as usize, s, w, host, fixed_tile };
-    if let Some(t) = TUNED.lock().get(&key) {
-        return *t;
-    }
-    let t = crate::cache::disk::get_json::<Tuned>("tune", &disk_key(dev, s, w, host, fixed_tile))?;
-    TUNED.lock().insert(key, Some(t));
-    Some(t)
-}
-
-/// Whether a search for this structure is still to be asked for in this process (true once).
-pub fn search_wanted(dev: cl_device_id, s: u32, w: u32, host: Layout) -> bool {
-    WANTED.lock().insert(Key { device: dev as usize, s, w, host, fixed_tile: None })
-}
-
-/// A stop flag for a background search in `ctx`, raised when the context goes (`cancel`).
-pub fn stop_flag(ctx: cl_context) -> Stop {
-    let stop = Stop::default();
-    STOPS.lock().entry(ctx as usize).or_default().push(stop.clone());
-    stop
-}
-
-pub type Stop = std::sync::Arc<std::sync::atomic::AtomicBool>;
-
-/// The tile search for a structure, on clayout's worker: kept on disk for the runs after this
-/// one; given up between two tiles once `stop` is raised.
-pub fn search_in_background(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, stop: &Stop) {
-    let stopped = || stop.load(std::sync::atomic::Ordering::Relaxed);
-    if stopped() {
-        return;
-    }
-    let key = Key { device: dev as usize, s, w, host, fixed_tile: None };
-    let t = crate::guard("tuning", || measure(ctx, dev, s, w, host, None, &stopped)).flatten();
-    if let Some(t) = t.filter(|_| !stopped()) {
-        crate::log::info(&format!("searched the tile of S={s} w={w} {host:?} for later runs: tile {}", t.tile));
-        crate::cache::disk::put_json("tune", &disk_key(dev, s, w, host, None), &t);
-        TUNED.lock().insert(key, Some(t));
-    }
-}
-
-/// The application releases `ctx`: its background searches stop at their next tile.
-pub fn cancel(ctx: cl_context) {
-    for s in STOPS.lock().remove(&(ctx as usize)).unwrap_or_default() {
-        s.store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
 /// The scratch size: big enough that a GPU runs at bandwidth, small next to its memory; a CPU
 /// device gets a smaller one, still large enough that its timings are not mostly noise.
 fn scratch_bytes(dev: cl_device_id) -> u64 {
@@ -165,9 +84,11 @@ pub fn tuned(
     if let Some(t) = TUNED.lock().get(&key) {
         return *t;
     }
-    let disk_key = disk_key(dev, s, w, host, fixed_tile);
+    // "added": conversion times as a busy queue sees them (records before it timed them alone).
+    let disk_key =
+        format!("added|{}|S={s}|w={w}|host={host:?}|tile={fixed_tile:?}", crate::cache::disk::device_key(dev));
     let found = crate::cache::disk::get_json::<Tuned>("tune", &disk_key).or_else(|| {
-        let t = crate::guard("tuning", || measure(ctx, dev, s, w, host, fixed_tile, &|| false)).flatten();
+        let t = crate::guard("tuning", || measure(ctx, dev, s, w, host, fixed_tile)).flatten();
         match &t {
             Some(t) => {
                 crate::log::info(&format!(
@@ -194,15 +115,7 @@ pub fn tuned(
     found
 }
 
-fn measure(
-    ctx: cl_context,
-    dev: cl_device_id,
-    s: u32,
-    w: u32,
-    host: Layout,
-    fixed_tile: Option<u32>,
-    stop: &dyn Fn() -> bool,
-) -> Option<Tuned> {
+fn measure(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> Option<Tuned> {
     let default = crate::marshal::default_tile(dev);
     let tiles: Vec<u32> = match fixed_tile {
         Some(t) => vec![t],
@@ -214,25 +127,12 @@ fn measure(
         }
         None => vec![default],
     };
-    search_until(ctx, dev, s, w, host, &tiles, stop)
+    search(ctx, dev, s, w, host, &tiles)
 }
 
 /// Times conversions (and, with more than one tile, the streaming kernel) for each of `tiles`
 /// on a scratch buffer, and returns the best tile with its conversion costs.
 pub fn search(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, tiles: &[u32]) -> Option<Tuned> {
-    search_until(ctx, dev, s, w, host, tiles, &|| false)
-}
-
-/// `search`, given up (None) once `stop` says so, checked before each tile.
-fn search_until(
-    ctx: cl_context,
-    dev: cl_device_id,
-    s: u32,
-    w: u32,
-    host: Layout,
-    tiles: &[u32],
-    stop: &dyn Fn() -> bool,
-) -> Option<Tuned> {
     let q = cmd::create_queue(ctx, dev, 0).ok()?;
     let bytes = scratch_bytes(dev);
     let m = bytes / (s as u64 * w as u64);
@@ -241,9 +141,6 @@ fn search_until(
     let (q, mem) = (q.raw(), mem);
     let mut best: Option<(f64, Tuned)> = None;
     for &t in tiles {
-        if stop() {
-            return None;
-        }
         let asta = Layout::Asta { t };
         // Repeating a conversion permutes whatever the scratch holds: the same work each time.
         let Some(to) = time_added(q, || convert(q, mem.raw(), shape, host, asta)) else { continue };

@@ -6,14 +6,12 @@ use super::super::access::{self, BufferNeed};
 use super::super::convert::stays_host;
 use super::super::cost::{self, measure, BufferView, Decision, Offer, Variant};
 use super::super::dims::{Dims, Enqueue};
-use super::super::state::{Current, Need};
+use super::super::state::Need;
 use super::copies::{self, Extra, KernelCopies};
 use super::private::{TransparentPlan, STAGE_WG_MIN};
-use super::rewrite::RewrittenKernel;
 use crate::config::LogLevel;
 use crate::registry::{ArgValue, KernelInfo};
 use opencl_sys::*;
-use std::sync::Arc;
 
 /// Runs one launch of a rewritten kernel. A launch the model asked to time is timed here,
 /// around the enqueue, with no lock held.
@@ -31,28 +29,16 @@ pub fn launch(
     enqueue: impl Enqueue,
 ) -> cl_int {
     if super::super::suggest::active() {
-        return suggest_launch(queue, kernel, info, plan, needs, size_key(dims, needs), user, event, &enqueue);
+        return suggest_launch(queue, kernel, info, plan, needs, user, event, &enqueue);
     }
     let staged_local = staged_local(plan, dims);
-    let size = size_key(dims, needs);
     let decision =
-        crate::guard("cost model", || decide(info, plan, needs, staged_local.is_some(), size)).unwrap_or_else(|| {
-            Decision { variant: Variant::Written, measure: false, reason: "internal error in the cost model".into() }
+        crate::guard("cost model", || decide(info, plan, needs, staged_local.is_some())).unwrap_or_else(|| Decision {
+            variant: Variant::Written,
+            measure: false,
+            reason: "internal error in the cost model".into(),
         });
-    // With no lock held: it may call the real library.
-    crate::guard("conversion costs", || measure_rates(plan));
-    let markers = (decision.measure && measure::wait_list_complete(user)).then(measure::Markers::default);
-    // The launch itself between two markers when it is timed: nothing waits for them here.
-    let enqueue = |k: cl_kernel, local: Option<usize>, n: cl_uint, list: *const cl_event, ev: *mut cl_event| {
-        if let Some(m) = &markers {
-            m.before(queue);
-        }
-        let r = enqueue(k, local, n, list, ev);
-        if let Some(m) = &markers {
-            m.after(queue, r == CL_SUCCESS);
-        }
-        r
-    };
+    let timer = if decision.measure && measure::wait_list_complete(user) { measure::start(queue) } else { None };
     let attempt = match decision.variant {
         Variant::Asta => Some(crate::guard("transparent launch", || {
             try_copy(queue, info, copies, plan, needs, (user, event), &enqueue)
@@ -76,12 +62,11 @@ pub fn launch(
         }
     };
     crate::stats::transparent_launch(ran == Variant::Asta);
-    if ran == Variant::Asta {
-        search_later(plan);
-    }
     crate::stats::decision(&info.name, ran.form(), &decision.reason);
-    if let Some(markers) = markers {
-        finish_timing(&plan.kernel, info, markers, r == CL_SUCCESS && ran == decision.variant, ran, size);
+    if let Some(t) = timer {
+        let ns = if r == CL_SUCCESS && ran == decision.variant { measure::stop(queue, t) } else { None };
+        let m = structures(needs).unwrap_or(1.0);
+        crate::guard("cost model", || plan.kernel.model.lock().record(&info.name, ran, ns, m));
     }
     r
 }
@@ -96,7 +81,6 @@ fn suggest_launch(
     info: &KernelInfo,
     plan: &TransparentPlan,
     needs: &[BufferNeed],
-    size: u64,
     user: &[cl_event],
     event: *mut cl_event,
     enqueue: &impl Enqueue,
@@ -107,159 +91,44 @@ fn suggest_launch(
         if model.disk_key.is_none() {
             model.load(&plan.program.times_key(&plan.kernel.private_name));
         }
-        model.select(size);
         suggest::model_times(&info.name, model.times.written, model.times.asta);
     });
-    // Timed by markers on the queue, as the cost model times launches: nothing waits.
-    let markers =
-        (suggest::wants_time(&info.name) && measure::wait_list_complete(user)).then(measure::Markers::default);
-    let enqueue = |k: cl_kernel, local: Option<usize>, n: cl_uint, list: *const cl_event, ev: *mut cl_event| {
-        if let Some(m) = &markers {
-            m.before(queue);
-        }
-        let r = enqueue(k, local, n, list, ev);
-        if let Some(m) = &markers {
-            m.after(queue, r == CL_SUCCESS);
-        }
-        r
-    };
-    let r = as_written(queue, kernel, needs, user, event, &enqueue);
+    let timer =
+        if suggest::wants_time(&info.name) && measure::wait_list_complete(user) { measure::start(queue) } else { None };
+    let r = as_written(queue, kernel, needs, user, event, enqueue);
     crate::stats::transparent_launch(false);
-    if let Some(m) = markers {
-        let name = info.name.clone();
-        m.finish(Box::new(move |ns| {
-            if let Some(ns) = ns {
-                suggest::timed(&name, ns);
-            }
-        }));
+    if let Some(t) = timer {
+        if let Some(ns) = measure::stop(queue, t).filter(|_| r == CL_SUCCESS) {
+            suggest::timed(&info.name, ns);
+        }
     }
     r
 }
 
-/// Hands a timed launch's markers the way back to the kernel's model.
-fn finish_timing(
-    kernel: &Arc<RewrittenKernel>,
-    info: &KernelInfo,
-    markers: measure::Markers,
-    timed: bool,
-    ran: Variant,
-    size: u64,
-) {
-    if !timed {
-        crate::guard("cost model", || kernel.model.lock().record(&info.name, ran, None, size));
-        return;
-    }
-    let (k, name) = (kernel.clone(), info.name.clone());
-    let done: measure::Done = Box::new(move |ns| {
-        let mut model = k.model.lock();
-        model.pending[ran as usize] = model.pending[ran as usize].saturating_sub(1);
-        model.record(&name, ran, ns, size);
-    });
-    kernel.model.lock().pending[ran as usize] += 1;
-    if !markers.finish(done) {
-        let mut model = kernel.model.lock();
-        model.pending[ran as usize] = model.pending[ran as usize].saturating_sub(1);
-        model.untimed += 1;
-    }
-}
-
-/// Under `auto`, before the kernel's copies exist: how this launch runs without them, if the
-/// model's decision needs none (`cost::decide_without_copies`), with the model and the states of
-/// the buffers at its converted arguments locked as `decide` locks them.
-pub fn without_copies(rewritten: &RewrittenKernel, needs: &[BufferNeed], dims: &Dims) -> Option<Decision> {
-    let mut model = rewritten.model.lock();
-    model.select(size_key(dims, needs));
-    let args: Vec<&BufferNeed> =
-        needs.iter().filter(|n| n.arg.is_some_and(|a| rewritten.indices.values().any(|&i| i == a))).collect();
-    let mut order: Vec<usize> = (0..args.len()).collect();
-    order.sort_by_key(|&i| args[i].buffer.handle);
-    order.dedup_by_key(|i| args[*i].buffer.handle);
-    let mut guards: Vec<_> = order.iter().map(|&i| (args[i].buffer.handle, args[i].buffer.state.lock())).collect();
-    let mut taken = Vec::new();
-    for (arg, n) in (0u32..).zip(&args) {
-        if let Some(at) = guards.iter().position(|(h, _)| *h == n.buffer.handle) {
-            taken.push((arg, guards.swap_remove(at).1));
-        }
-    }
-    let mut views: Vec<cost::HostView> = taken
-        .iter_mut()
-        .map(|(arg, st)| cost::HostView { arg: *arg, host: st.current == Current::Host, cost: &mut st.cost })
-        .collect();
-    cost::decide_without_copies(&mut model, rewritten.staged.is_some(), &mut views)
-}
-
-/// A launch of a rewritten kernel under `auto` before its copies are asked for: it runs as
-/// written (its buffers in host layout, `needs` says so), timed if `decision` says so
-/// (`without_copies` made it).
-#[allow(clippy::too_many_arguments)]
-pub fn while_building(
-    queue: cl_command_queue,
-    kernel: cl_kernel,
-    info: &KernelInfo,
-    rewritten: &Arc<RewrittenKernel>,
-    decision: Decision,
-    needs: &[BufferNeed],
-    dims: &Dims,
-    user: &[cl_event],
-    event: *mut cl_event,
-    enqueue: impl Enqueue,
-) -> cl_int {
-    let size = size_key(dims, needs);
-    let markers = (decision.measure && measure::wait_list_complete(user)).then(measure::Markers::default);
-    let enqueue = |k: cl_kernel, local: Option<usize>, n: cl_uint, list: *const cl_event, ev: *mut cl_event| {
-        if let Some(m) = &markers {
-            m.before(queue);
-        }
-        let r = enqueue(k, local, n, list, ev);
-        if let Some(m) = &markers {
-            m.after(queue, r == CL_SUCCESS);
-        }
-        r
-    };
-    let r = as_written(queue, kernel, needs, user, event, &enqueue);
-    crate::stats::transparent_launch(false);
-    crate::stats::decision(&info.name, Variant::Written.form(), &decision.reason);
-    if let Some(markers) = markers {
-        finish_timing(rewritten, info, markers, r == CL_SUCCESS, Variant::Written, size);
-    }
-    r
-}
-
-/// The first conversion of a structure whose tile was never searched asks for the search, on
-/// clayout's worker, for the runs after this one (this run keeps the tile it was built with).
-fn search_later(plan: &TransparentPlan) {
-    let Some((s, w, h)) = plan.program.search_later else { return };
-    let dev = plan.program.device as cl_device_id;
-    if !cost::tune::search_wanted(dev, s, w, h) {
-        return;
-    }
-    let ctx = plan.program.context as cl_context;
-    let (held, stop) = (crate::cl::Context::retain(ctx), cost::tune::stop_flag(ctx));
-    let (ctx, dev) = (ctx as usize, dev as usize);
-    super::super::worker::submit(move || {
-        let _held = held;
-        cost::tune::search_in_background(ctx as cl_context, dev as cl_device_id, s, w, h, &stop);
-    });
-}
-
-/// The size the launch's times belong to (`cost::kernel::size_key`): its global size and the
-/// sizes of its buffer arguments, known whether or not its copies are built yet.
-fn size_key(dims: &Dims, needs: &[BufferNeed]) -> u64 {
-    cost::kernel::size_key(&dims.global, needs.iter().map(|n| n.buffer.facts.size as u64))
+/// The first rewritten buffer's structure count: the unit of the model's times.
+fn structures(needs: &[BufferNeed]) -> Option<f64> {
+    needs.iter().find_map(|n| match n.need {
+        Need::Device(d) => Some(d.shape.m as f64),
+        _ => None,
+    })
 }
 
 /// Asks the cost model which form this launch runs in, with the states of the buffers it would
 /// convert held locked while it reads and notes them.
-fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], staged_ok: bool, size: u64) -> Decision {
+fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], staged_ok: bool) -> Decision {
     let policy = crate::config::get().policy;
     let asta_blocked = policy == crate::config::Policy::Auto && asta_blocker(needs).is_some();
     let mut model = plan.kernel.model.lock();
     if model.disk_key.is_none() {
         model.load(&plan.program.times_key(&plan.kernel.private_name));
     }
-    model.select(size);
-    let rates = plan.program.rates.lock().clone();
-    let offer = Offer { policy, staged_ok, asta_blocked, rates: &rates };
+    let offer = Offer {
+        policy,
+        staged_ok,
+        asta_blocked,
+        rates: &plan.program.rates,
+        structures: structures(needs).unwrap_or(1.0),
+    };
     let devices: Vec<(&BufferNeed, _)> = needs
         .iter()
         .filter_map(|n| match n.need {
@@ -285,28 +154,6 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
         .map(|(arg, want, st)| BufferView { arg: *arg, current: st.current, want: *want, cost: &mut st.cost })
         .collect();
     cost::decide(&info.name, &mut model, &offer, &mut views)
-}
-
-/// The first launch whose model has the kernel as written timed asks for the conversions' cost
-/// where no run before measured it (their kernels built and timed on clayout's worker): until
-/// then the model does not convert, and a short run never pays for them.
-fn measure_rates(plan: &TransparentPlan) {
-    let p = &plan.program;
-    if p.rates_asked.load(std::sync::atomic::Ordering::Relaxed)
-        || crate::config::get().policy != crate::config::Policy::Auto
-        || plan.kernel.model.lock().counting_pending().unsettled(Variant::Written)
-        || p.rates_asked.swap(true, std::sync::atomic::Ordering::Relaxed)
-        || !p.rates_missing()
-    {
-        return;
-    }
-    let ctx = p.context as cl_context;
-    let (held, stop) = (crate::cl::Context::retain(ctx), cost::tune::stop_flag(ctx));
-    let (p, ctx) = (p.clone(), ctx as usize);
-    super::super::worker::submit(move || {
-        let _held = held;
-        p.measure_rates(ctx as cl_context, &stop);
-    });
 }
 
 /// The application's kernel, every buffer in host layout: the path that is always correct.

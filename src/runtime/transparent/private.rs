@@ -41,71 +41,20 @@ pub struct PrivateProgram {
     pub wrong_layouts: HashMap<String, String>,
     /// The device it was built and tuned for (a handle: devices outlive programs).
     pub device: usize,
-    /// Hash of the rewritten source and the application's options (`build_hash`): the kernels'
-    /// times and habits in the disk cache belong to this build, whatever tile it took.
+    /// Hash of the source and options it was built from: the kernels' times in the disk cache
+    /// belong to exactly this build.
     pub source_hash: u64,
-    /// Conversion costs of each (S, w, host layout) of the copies, at the program's tile: from
-    /// the cache at the build, else measured once the cost model asks (`measure_rates`).
-    pub rates: Mutex<HashMap<(u32, u32, Layout), Tuned>>,
-    /// Every (S, w, host layout) of the copies.
-    pub shapes: Vec<(u32, u32, Layout)>,
-    /// The measurement of the missing rates was asked for.
-    pub rates_asked: std::sync::atomic::AtomicBool,
+    /// Conversion costs of each (S, w, host layout) of the copies, at the program's tile.
+    pub rates: HashMap<(u32, u32, Layout), Tuned>,
     /// The largest work-group the staged copies' local memory holds (0: none can run).
     pub stage_wg: usize,
-    /// The context it was built in (a handle).
-    pub context: usize,
-    /// The structure whose tile no search has found yet (the default was taken): searched in
-    /// the background once the cost model converts, for the runs after this one.
-    pub search_later: Option<(u32, u32, Layout)>,
 }
 
 impl PrivateProgram {
     /// Key of a copy's times in the disk cache: they belong to exactly this build on this device.
     pub fn times_key(&self, private_name: &str) -> String {
-        times_key(self.device as cl_device_id, private_name, self.source_hash)
+        format!("{}|{}|{}", crate::cache::disk::device_key(self.device as cl_device_id), private_name, self.source_hash)
     }
-}
-
-fn prepare_conversions(ctx: cl_context, device: cl_device_id, s: u32, w: u32, tile: u32) {
-    if let Err(e) = crate::marshal::prepare(ctx, device, s, tile, w) {
-        crate::log::debug(&format!("conversion kernels for S={s} w={w} T={tile} not built ahead: {e}"));
-    }
-}
-
-impl PrivateProgram {
-    /// Whether the cost of some structure's conversions is unknown yet.
-    pub fn rates_missing(&self) -> bool {
-        let rates = self.rates.lock();
-        self.shapes.iter().any(|k| !rates.contains_key(k))
-    }
-
-    /// Builds the conversion kernels whose cost is unknown and measures it (on clayout's
-    /// worker), unless `stop` is raised first.
-    pub fn measure_rates(&self, ctx: cl_context, stop: &tune::Stop) {
-        let device = self.device as cl_device_id;
-        for &(s, w, h) in &self.shapes {
-            if stop.load(std::sync::atomic::Ordering::Relaxed) || self.rates.lock().contains_key(&(s, w, h)) {
-                continue;
-            }
-            prepare_conversions(ctx, device, s, w, self.tile);
-            if let Some(t) = tune::tuned(ctx, device, s, w, h, Some(self.tile)) {
-                self.rates.lock().insert((s, w, h), t);
-            }
-        }
-    }
-}
-
-/// Key of a copy's times and habits in the disk cache.
-pub fn times_key(device: cl_device_id, private_name: &str, build_hash: u64) -> String {
-    format!("{}|{}|{}", crate::cache::disk::device_key(device), private_name, build_hash)
-}
-
-/// What the copies' times belong to: the rewritten source and the application's options. Not
-/// the tile: a tile search finishes after the first run that converts, and what that run learnt
-/// (the epochs' lengths above all) must reach the next one.
-pub fn build_hash(source: &str, user: &str, compiler_options: &str) -> u64 {
-    crate::cache::disk::fnv1a(format!("{source}\n{user}\n{compiler_options}").as_bytes())
 }
 
 /// Per-kernel part of a launch plan in the transparent mode.
@@ -191,14 +140,8 @@ fn build_private(
     shapes.sort_by_key(|&(s, w, h)| (std::cmp::Reverse(s * w), s, w, h == Layout::Soa));
     shapes.dedup();
     let fixed = tile::fixed_tile(user);
-    // A search costs builds of every candidate tile's kernels, seconds on a cold driver: a tile
-    // found before is taken, else the default, and the search waits until a conversion is made.
     let searched = match (fixed, shapes.first()) {
-        (None, Some(&(s, w, h))) => tune::searched(device, s, w, h),
-        _ => None,
-    };
-    let search_later = match (fixed, searched, shapes.first()) {
-        (None, None, Some(&first)) if tune::searches(device) => Some(first),
+        (None, Some(&(s, w, h))) => tune::tuned(ctx, device, s, w, h, None).filter(|t| t.searched).map(|t| t.tile),
         _ => None,
     };
     // The text is preprocessed: the application's -D, -U and -I are spent, and the macros the
@@ -242,41 +185,25 @@ fn build_private(
     }
     // The conversion kernels these buffers will need, built now rather than in the first
     // launch, and what they cost. A failure here is only logged: the conversion will retry,
-    // and fall back then. Under `auto`, only where a run before measured their cost: the
-    // others (seconds of builds on a cold driver) wait until the cost model asks.
-    let auto = crate::config::get().policy == crate::config::Policy::Auto;
+    // and fall back then.
     let mut rates = HashMap::new();
-    for &(s, w, h) in &shapes {
-        if auto {
-            match tune::cached(device, s, w, h, Some(tile)) {
-                Some(t) => rates.insert((s, w, h), t),
-                None => continue,
-            };
+    for (s, w, h) in shapes {
+        if let Err(e) = crate::marshal::prepare(ctx, device, s, tile, w) {
+            crate::log::debug(&format!("conversion kernels for S={s} w={w} T={tile} not built ahead: {e}"));
         }
-        prepare_conversions(ctx, device, s, w, tile);
+        if crate::config::get().policy == crate::config::Policy::Auto {
+            if let Some(t) = tune::tuned(ctx, device, s, w, h, Some(tile)) {
+                rates.insert((s, w, h), t);
+            }
+        }
     }
     crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
-    let source_hash = build_hash(source, user, compiler_options);
-    let private = PrivateProgram {
-        program: built,
-        tile,
-        wrong_layouts,
-        device: device as usize,
-        source_hash,
-        rates: Mutex::new(rates),
-        shapes,
-        rates_asked: Default::default(),
-        stage_wg,
-        context: ctx as usize,
-        search_later,
-    };
-    // What earlier runs measured, unless the build's hook read it already.
+    let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{options}").as_bytes());
+    let private =
+        PrivateProgram { program: built, tile, wrong_layouts, device: device as usize, source_hash, rates, stage_wg };
+    // What earlier runs measured, read now rather than in the application's first launch.
     for k in kernels.values() {
-        let key = private.times_key(&k.private_name);
-        let mut model = k.model.lock();
-        if model.disk_key.is_none() {
-            model.load(&key);
-        }
+        k.model.lock().load(&private.times_key(&k.private_name));
     }
     Ok(private)
 }
