@@ -9,12 +9,6 @@ use crate::common::*;
 use serde_json::Value;
 use std::fs;
 use std::path::PathBuf;
-use std::sync::OnceLock;
-
-fn dl_seq() -> &'static PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| build_c_in("tests/dl", "dl_seq"))
-}
 
 fn kernels(name: &str) -> PathBuf {
     paths().root.join("tests/dl").join(name)
