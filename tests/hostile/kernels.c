@@ -131,7 +131,7 @@ static const char *ESCAPE_CL = BODY5
     "//DL: AoS: p[n]\n"
     "__kernel void e_neighbour(__global body *p, uint n)\n"
     "{ uint i = get_global_id(0); if (i + 1 >= n) return;\n"
-    "  __global float *q = &p[i].m; p[i].x = q[1]; }\n";
+    "  __global float *q = &p[i].m; p[i].y = q[1]; }\n";
 
 #define ESCAPE(fn, kname)                                                                         \
     static void fn(void)                                                                          \
