@@ -104,7 +104,7 @@ variants="plain side-always side-auto inferred-always inferred-auto"
             rows+=("$(awk -v s="$s" -v it="$it" -v p="${ms[plain]}" -v sa="${ms[side-always]}" -v su="${ms[side-auto]}" \
                 -v ia="${ms[inferred-always]}" -v iu="${ms[inferred-auto]}" -v same="$same" 'BEGIN {
                     printf "| %s | %d | %.2f | %.2f (%.2fx) | %.2f (%.2fx) | %.2f (%.2fx) | %.2f (%.2fx) | %.0f %% | %.0f %% | %s |",
-                        s, it, p, sa, p / sa, su, p / su, ia, p / ia, iu, p / iu, 100 * su / ia, 100 * su / iu, same }')")
+                        s, it, p, sa, p / sa, su, p / su, ia, p / ia, iu, p / iu, 100 * sa / ia, 100 * su / iu, same }')")
             unset ms sums
         done
     done
