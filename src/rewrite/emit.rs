@@ -33,10 +33,18 @@ typedef ulong clayout_idx;
 typedef long clayout_sidx;
 #endif
 /* ASTA word index of word s of structure i (S words per structure, M structures). */
+/* With CLAYOUT_FULL_TILES (a build used only when every M is a multiple of the tile) there is
+   no narrower last tile: no branch at each access, so that the device compiler schedules and
+   rounds the kernel's arithmetic as it does for the kernel as written (NVIDIA's does not with
+   the branch). */
 clayout_idx clayout_asta(clayout_idx i, clayout_idx s, clayout_idx S, clayout_idx M) {
   const clayout_idx T = (clayout_idx)(CLAYOUT_TILE);
+#ifdef CLAYOUT_FULL_TILES
+  return (i / T * S + s) * T + i % T;
+#else
   const clayout_idx full = M - M % T;
   return i < full ? (i / T * S + s) * T + i % T : full * S + s * (M - full) + (i - full);
+#endif
 }
 /* A flat AoS subscript k (word k % S of structure k / S). */
 clayout_idx clayout_aos_flat(clayout_idx k, clayout_idx S, clayout_idx M) {

@@ -304,3 +304,24 @@ fn lbm_destination_annotated_out_needs_no_conversion() {
     }
     assert_eq!(conversions, [(Some(2), Some(1)), (Some(1), Some(1))]);
 }
+
+/// The ASTA copy comes from the build without a narrower last tile when every buffer holds
+/// whole tiles (1024 particles), from the general build otherwise (1000): the same bits both
+/// ways.
+#[test]
+fn whole_tiles_take_the_copy_without_the_last_tile_branch() {
+    for (n, form) in [("1024", "whole tiles only"), ("1000", "a narrower last tile")] {
+        let args = ["-n", n];
+        let (plain, _) = run_variant("particles", &args, &[], false);
+        let side = paths().root.join("samples/particles/particles.dl");
+        let env = [
+            ("CLAYOUT_ANNOTATIONS", side.into()),
+            ("CLAYOUT_POLICY", "always".into()),
+            ("CLAYOUT_TILE", "32".into()),
+            ("CLAYOUT_LOG", "debug".into()),
+        ];
+        let (out, _) = run_variant_env("particles", &args, &[], true, &env);
+        assert_eq!(checksum(&out), checksum(&plain), "n = {n}\n{}{}", plain.show("plain"), out.show("clayout"));
+        assert!(out.stderr.contains(&format!("ASTA copy built for {form}")), "n = {n}\n{}", out.show("clayout"));
+    }
+}

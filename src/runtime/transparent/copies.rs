@@ -27,28 +27,35 @@ pub struct PrivateKernel {
 pub struct KernelCopies {
     /// The ASTA copy.
     pub rewritten: OnceCell<Result<PrivateKernel, String>>,
+    /// The ASTA copy from the build for whole tiles only (`PrivateProgram::full_tiles`).
+    pub rewritten_full: OnceCell<Result<PrivateKernel, String>>,
     /// The staged copy (local-memory staging, no conversion).
     pub staged: OnceCell<Result<PrivateKernel, String>>,
 }
 
-fn create(info: &KernelInfo, plan: &TransparentPlan, private_name: &str) -> Result<PrivateKernel, String> {
+fn create(info: &KernelInfo, plan: &TransparentPlan, private_name: &str, full: bool) -> Result<PrivateKernel, String> {
     if crate::fault::inject("kernel") {
         return Err("injected failure of the rewritten kernel's creation".into());
     }
-    let kernel = cmd::create_kernel(plan.program.program.raw(), private_name)
+    let program = match (&plan.program.full_tiles, full) {
+        (Some(p), true) => p,
+        _ => &plan.program.program,
+    };
+    let kernel = cmd::create_kernel(program.raw(), private_name)
         .map_err(|e| format!("the rewritten copy of {} could not be created ({e})", info.name))?;
     Ok(PrivateKernel { kernel, _program: plan.program.clone(), args: Mutex::new(Vec::new()) })
 }
 
-/// The kernel object of a copy (created at its first launch, in `cell`) and the application's
-/// arguments, every one of them set.
+/// The kernel object of a copy (created at its first launch, in `cell`; from the whole-tiles
+/// build when `full`) and the application's arguments, every one of them set.
 pub fn with_args<'a>(
     cell: &'a OnceCell<Result<PrivateKernel, String>>,
     info: &KernelInfo,
     plan: &TransparentPlan,
     name: &str,
+    full: bool,
 ) -> Result<(&'a PrivateKernel, Vec<Option<ArgValue>>), String> {
-    let private = cell.get_or_init(|| create(info, plan, name)).as_ref().map_err(|e| e.clone())?;
+    let private = cell.get_or_init(|| create(info, plan, name, full)).as_ref().map_err(|e| e.clone())?;
     let args = info.args.lock().clone();
     if args.iter().any(Option::is_none) {
         return Err("not every argument is set".into());

@@ -225,7 +225,18 @@ fn try_copy(
     if let Some(why) = asta_blocker(needs) {
         return Err(why);
     }
-    let (private, args) = copies::with_args(&copies.rewritten, info, plan, &plan.kernel.private_name)?;
+    // Every buffer in whole tiles: the copy built without the narrower last tile's branch.
+    let tile = plan.program.tile as u64;
+    let full = plan.program.full_tiles.is_some()
+        && needs.iter().all(|n| !matches!(n.need, Need::Device(d) if d.shape.m % tile != 0));
+    let cell = if full { &copies.rewritten_full } else { &copies.rewritten };
+    let form = if full { "whole tiles only" } else { "a narrower last tile" };
+    crate::log::once(
+        LogLevel::Debug,
+        &format!("asta-build {} {full}", info.name),
+        &format!("kernel {}: ASTA copy built for {form}", info.name),
+    );
+    let (private, args) = copies::with_args(cell, info, plan, &plan.kernel.private_name, full)?;
     let m_of = |_: &str, mem: usize| {
         needs.iter().find_map(|n| match n.need {
             Need::Device(d) if n.buffer.handle == mem => Some(d.shape.m),
@@ -272,7 +283,7 @@ fn try_staged(
     enqueue: &impl Enqueue,
 ) -> Result<cl_int, String> {
     let copy = plan.kernel.staged.as_ref().ok_or("no staged copy")?;
-    let (private, args) = copies::with_args(&copies.staged, info, plan, &copy.private_name)?;
+    let (private, args) = copies::with_args(&copies.staged, info, plan, &copy.private_name, false)?;
     // The write-back of a staged slice would overwrite what the kernel wrote to the same bytes
     // through another argument.
     let owner = |i: usize| needs.iter().find(|n| n.arg == Some(i)).map(|n| n.buffer.bytes_owner().handle);

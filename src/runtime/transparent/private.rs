@@ -36,6 +36,10 @@ pub struct Rewrites {
 #[derive(Debug)]
 pub struct PrivateProgram {
     pub program: Program,
+    /// The same built with `CLAYOUT_FULL_TILES`, for launches whose every buffer holds whole
+    /// tiles: its ASTA index has no branch for a narrower last tile (rewrite::emit says why).
+    /// None when that build failed: the program above serves every launch then.
+    pub full_tiles: Option<Program>,
     pub tile: u32,
     /// Structure types whose layout the device compiler contradicted, and how.
     pub wrong_layouts: HashMap<String, String>,
@@ -175,6 +179,14 @@ fn build_private(
     probe_src.push_str("}\n");
     let built = build_cached(ctx, device, &format!("{source}{probe_src}"), &options)
         .map_err(|e| format!("the rewritten program: {e}"))?;
+    let full_tiles =
+        match build_cached(ctx, device, &format!("{source}{probe_src}"), &format!("{options} -D {FULL_TILES_MACRO}")) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                crate::log::debug(&format!("the rewritten program with whole tiles only did not build: {e}"));
+                None
+            }
+        };
     let got = probe::run(ctx, device, &built, "clayout_probe_layout", expected.len())
         .map_err(|e| format!("the structure layout probe: {e}"))?;
     let mut wrong_layouts = HashMap::new();
@@ -199,8 +211,16 @@ fn build_private(
     }
     crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
     let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{options}").as_bytes());
-    let private =
-        PrivateProgram { program: built, tile, wrong_layouts, device: device as usize, source_hash, rates, stage_wg };
+    let private = PrivateProgram {
+        program: built,
+        full_tiles,
+        tile,
+        wrong_layouts,
+        device: device as usize,
+        source_hash,
+        rates,
+        stage_wg,
+    };
     // What earlier runs measured, read now rather than in the application's first launch.
     for k in kernels.values() {
         k.model.lock().load(&private.times_key(&k.private_name));
@@ -225,6 +245,8 @@ fn build_cached(ctx: cl_context, device: cl_device_id, source: &str, options: &s
 
 /// Selects the copies' 32-bit index arithmetic (see the rewriter's generated index functions).
 const INDEX32_MACRO: &str = "CLAYOUT_INDEX32";
+/// Selects the ASTA index without a narrower last tile (`PrivateProgram::full_tiles`).
+const FULL_TILES_MACRO: &str = "CLAYOUT_FULL_TILES";
 /// The work-group capacity of the staged copies' local arrays.
 const STAGE_WG_MACRO: &str = "CLAYOUT_STAGE_WG";
 /// Fewer work-items than this per group would not make the staged loads coalesce.
