@@ -34,16 +34,18 @@ typedef long clayout_sidx;
 #endif
 /* ASTA word index of word s of structure i (S words per structure, M structures). */
 /* With CLAYOUT_FULL_TILES (a build used only when every M is a multiple of the tile) there is
-   no narrower last tile: no branch at each access, so that the device compiler schedules and
-   rounds the kernel's arithmetic as it does for the kernel as written (NVIDIA's does not with
-   the branch). */
+   no narrower last tile: the words of a structure lie at constant distances, as in the kernel as
+   written, and the device compiler schedules and rounds the kernel's arithmetic as it does
+   there (NVIDIA's does not always otherwise). */
 clayout_idx clayout_asta(clayout_idx i, clayout_idx s, clayout_idx S, clayout_idx M) {
   const clayout_idx T = (clayout_idx)(CLAYOUT_TILE);
 #ifdef CLAYOUT_FULL_TILES
   return (i / T * S + s) * T + i % T;
 #else
-  const clayout_idx full = M - M % T;
-  return i < full ? (i / T * S + s) * T + i % T : full * S + s * (M - full) + (i - full);
+  /* Branch-free: a tile's words are T apart, the last tile's M % T apart (min, not a branch at
+     each access: with one, NVIDIA's compiler rounds some kernels' arithmetic differently). */
+  const clayout_idx first = i / T * T;
+  return first * S + i % T + s * min(T, max(M, first) - first);
 #endif
 }
 /* A flat AoS subscript k (word k % S of structure k / S). */
