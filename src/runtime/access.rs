@@ -360,13 +360,6 @@ fn finish_blocking<R>(
 ) -> R {
     let done = if crate::fault::inject("wait") { Err(()) } else { cmd::wait(&[event]).map_err(|_| ()) };
     let outcome = if done.is_ok() { Ok(()) } else { after_failed_wait(queue, event) };
-    if outcome.is_ok() && order::in_order(queue) {
-        // A complete event may still hold its command's objects for a moment; an
-        // implementation whose blocking calls finish the queue (PoCL) has let them go on
-        // return, and the application may count their references. On an in-order queue the
-        // finish waits for nothing more unless another thread enqueued behind this command.
-        let _ = cmd::finish(queue);
-    }
     drop(own);
     match outcome {
         Ok(()) => r,

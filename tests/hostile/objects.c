@@ -538,6 +538,10 @@ static void reference_counts(void)
     printf("buffer refs %u\n", REFS(clGetMemObjectInfo, b, CL_MEM_REFERENCE_COUNT));
     printf("event refs %u\n", REFS(clGetEventInfo, e, CL_EVENT_REFERENCE_COUNT));
     show("buffer", b, BYTES);
+    /* PoCL lets a command's references go after its event completes; its own blocking read
+     * finishes the queue before returning, clayout's waits for the event only (a finish could
+     * wait for another thread's commands). The count is read once the queue is finished. */
+    rc("finish", clFinish(q));
     printf("buffer refs after read %u\n", REFS(clGetMemObjectInfo, b, CL_MEM_REFERENCE_COUNT));
     printf("context refs after read %u\n", REFS(clGetContextInfo, ctx, CL_CONTEXT_REFERENCE_COUNT));
     clReleaseEvent(e);
