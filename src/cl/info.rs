@@ -93,6 +93,11 @@ pub fn event_status(event: cl_event) -> Option<cl_int> {
     unsafe { info_scalar(|n, v, r| api().clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS, n, v, r)) }
 }
 
+/// Whether every event of `events` has completed (an empty list has).
+pub fn all_complete(events: &[cl_event]) -> bool {
+    events.iter().all(|&e| event_status(e) == Some(CL_COMPLETE))
+}
+
 /// The device start and end time of a completed command of a profiling queue, in ns.
 pub fn event_times(event: cl_event) -> Option<(u64, u64)> {
     let at = |what| {

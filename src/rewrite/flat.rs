@@ -76,7 +76,7 @@ impl<P: Policy> Rewriter<'_, P> {
     }
 
     /// The words of `g` as pointers to `scalar`, to read and to write.
-    fn flat_ptrs(&self, g: &Target, scalar: &str) -> (String, String) {
+    pub(super) fn flat_ptrs(&self, g: &Target, scalar: &str) -> (String, String) {
         (words_of(g.space, &g.array(), &g.base, scalar, true), words_of(g.space, &g.array(), &g.base, scalar, false))
     }
 

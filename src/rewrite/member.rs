@@ -231,9 +231,7 @@ impl<P: Policy> Rewriter<'_, P> {
         let g = &a.g;
         let (w, words, m, space) = (g.layout.word_bytes, g.layout.words, g.m.clone(), g.space);
         let (ld, st) = self.needs.lanes(emit::Addr::Struct(space), scalar, 1, f, w);
-        let wt = word_type(w);
-        let (lp, sp) =
-            (words_of(space, &g.array(), &g.base, wt, true), words_of(space, &g.array(), &g.base, wt, false));
+        let (lp, sp) = self.flat_ptrs(g, word_type(w));
         let index = &a.index;
         let load = format!("{ld}({lp}, {index}, {units}, {words}, {m})");
         let store = |rhs: String| format!("{st}({sp}, {index}, {units}, {words}, {m}, ({scalar}){rhs})");

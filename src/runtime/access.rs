@@ -238,7 +238,7 @@ impl HostUse {
             HostUse::Write { offset: 0, size } => size == buffer.facts.size && buffer.parent.is_none(),
             _ => false,
         };
-        if whole && user.iter().all(|&e| event_status(e) == Some(CL_COMPLETE)) {
+        if whole && crate::cl::info::all_complete(user) {
             Need::HostOverwrite
         } else {
             Need::Host

@@ -161,7 +161,7 @@ fn needs(
     dims: &Dims,
     user: &[cl_event],
 ) -> Result<Vec<BufferNeed>, String> {
-    let sure_to_run = user.iter().all(|&e| crate::cl::info::event_status(e) == Some(CL_COMPLETE));
+    let sure_to_run = || crate::cl::info::all_complete(user);
     let args = info.args.lock().clone();
     let mut out = Vec::new();
     for (i, a) in args.iter().enumerate() {
@@ -214,16 +214,18 @@ fn needs(
             arg: Some(i),
             need: Need::Device(DeviceLayout { host: p.host, device: p.device, shape }),
             must: p.must,
-            overwrite: p.out && sure_to_run,
+            overwrite: p.out && sure_to_run(),
         });
     }
     // A buffer also bound to an argument that reads it keeps its contents, whichever argument
     // comes first.
-    let owner = |n: &BufferNeed| n.buffer.bytes_owner().handle;
-    let kept: Vec<_> = out.iter().filter(|n| !n.overwrite).map(owner).collect();
-    for n in &mut out {
-        if n.overwrite && kept.contains(&owner(n)) {
-            n.overwrite = false;
+    if out.iter().any(|n| n.overwrite) {
+        let owner = |n: &BufferNeed| n.buffer.bytes_owner().handle;
+        let kept: Vec<_> = out.iter().filter(|n| !n.overwrite).map(owner).collect();
+        for n in &mut out {
+            if n.overwrite && kept.contains(&owner(n)) {
+                n.overwrite = false;
+            }
         }
     }
     Ok(out)

@@ -40,12 +40,6 @@ fn wait(ev: &Event, limit: Duration) -> bool {
     }
 }
 
-/// Whether every event of the application's wait list has completed: a launch waiting on an
-/// event the application has not set yet is not timed (its wait would stall the application).
-pub fn wait_list_complete(user: &[cl_event]) -> bool {
-    user.iter().all(|&e| event_status(e) == Some(CL_COMPLETE))
-}
-
 /// A flushed marker on `queue`, waited for up to `limit`.
 fn drained(queue: cl_command_queue, limit: Duration) -> bool {
     let Ok(m) = cmd::marker(queue, &[]) else { return false };

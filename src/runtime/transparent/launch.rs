@@ -38,7 +38,7 @@ pub fn launch(
             measure: false,
             reason: "internal error in the cost model".into(),
         });
-    let timer = if decision.measure && measure::wait_list_complete(user) { measure::start(queue) } else { None };
+    let timer = if decision.measure && crate::cl::info::all_complete(user) { measure::start(queue) } else { None };
     let attempt = match decision.variant {
         Variant::Asta => Some(crate::guard("transparent launch", || {
             try_copy(queue, info, copies, plan, needs, (user, event), &enqueue)
@@ -93,8 +93,11 @@ fn suggest_launch(
         }
         suggest::model_times(&info.name, model.times.written, model.times.asta);
     });
-    let timer =
-        if suggest::wants_time(&info.name) && measure::wait_list_complete(user) { measure::start(queue) } else { None };
+    let timer = if suggest::wants_time(&info.name) && crate::cl::info::all_complete(user) {
+        measure::start(queue)
+    } else {
+        None
+    };
     let r = as_written(queue, kernel, needs, user, event, enqueue);
     crate::stats::transparent_launch(false);
     if let Some(t) = timer {
@@ -230,12 +233,14 @@ fn try_copy(
     let full = plan.program.full_tiles.is_some()
         && needs.iter().all(|n| !matches!(n.need, Need::Device(d) if d.shape.m % tile != 0));
     let cell = if full { &copies.rewritten_full } else { &copies.rewritten };
-    let form = if full { "whole tiles only" } else { "a narrower last tile" };
-    crate::log::once(
-        LogLevel::Debug,
-        &format!("asta-build {} {full}", info.name),
-        &format!("kernel {}: ASTA copy built for {form}", info.name),
-    );
+    if crate::log::enabled(LogLevel::Debug) {
+        let form = if full { "whole tiles only" } else { "a narrower last tile" };
+        crate::log::once(
+            LogLevel::Debug,
+            &format!("asta-build {} {full}", info.name),
+            &format!("kernel {}: ASTA copy built for {form}", info.name),
+        );
+    }
     let (private, args) = copies::with_args(cell, info, plan, &plan.kernel.private_name, full)?;
     let m_of = |_: &str, mem: usize| {
         needs.iter().find_map(|n| match n.need {

@@ -177,16 +177,15 @@ fn build_private(
         probe_src.push_str("  }\n");
     }
     probe_src.push_str("}\n");
-    let built = build_cached(ctx, device, &format!("{source}{probe_src}"), &options)
-        .map_err(|e| format!("the rewritten program: {e}"))?;
-    let full_tiles =
-        match build_cached(ctx, device, &format!("{source}{probe_src}"), &format!("{options} -D {FULL_TILES_MACRO}")) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                crate::log::debug(&format!("the rewritten program with whole tiles only did not build: {e}"));
-                None
-            }
-        };
+    let text = format!("{source}{probe_src}");
+    let built = build_cached(ctx, device, &text, &options).map_err(|e| format!("the rewritten program: {e}"))?;
+    let full_tiles = match build_cached(ctx, device, &text, &format!("{options} -D {FULL_TILES_MACRO}")) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            crate::log::debug(&format!("the rewritten program with whole tiles only did not build: {e}"));
+            None
+        }
+    };
     let got = probe::run(ctx, device, &built, "clayout_probe_layout", expected.len())
         .map_err(|e| format!("the structure layout probe: {e}"))?;
     let mut wrong_layouts = HashMap::new();
