@@ -3,7 +3,10 @@
 # iteration, under the transparent mode (policy auto), with the cache off, with an empty cache
 # directory (first run: tile search, conversion costs, conversion kernels built from source)
 # and with the cache that first run filled; and the same program without clayout.
-#   scripts/startup.sh [--platform NAME] [--lib PATH] [--reps N] [sample...]
+# --driver-cache off turns the OpenCL implementation's own kernel cache off for every run, the
+# run without clayout included (CUDA_CACHE_DISABLE=1 on NVIDIA, POCL_KERNEL_CACHE=0 on PoCL):
+# what a first run costs on a fresh machine.
+#   scripts/startup.sh [--platform NAME] [--lib PATH] [--reps N] [--driver-cache on|off] [sample...]
 set -uo pipefail
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 platform=${SAMPLE_PLATFORM:-}
@@ -14,6 +17,9 @@ while [ $# -gt 0 ]; do
         --platform) platform=$2; shift 2 ;;
         --lib) lib=$2; shift 2 ;;
         --reps) reps=$2; shift 2 ;;
+        --driver-cache)
+            [ "$2" = off ] && export CUDA_CACHE_DISABLE=1 POCL_KERNEL_CACHE=0
+            shift 2 ;;
         *) break ;;
     esac
 done
