@@ -80,6 +80,27 @@ impl Setting for Option<String> {
     }
 }
 
+/// When clayout's own builds for a program start under the cost model: after as long as the
+/// application's build of it took (`Auto`), after a fixed number of milliseconds, or at once
+/// with the first launch waiting for them (`Wait`, as under the other policies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BuildAfter {
+    Auto,
+    Ms(u64),
+    Wait,
+}
+
+impl Setting for BuildAfter {
+    const KIND: &'static str = "auto, milliseconds, wait";
+    fn parse(raw: &str) -> Result<Self, String> {
+        match raw.trim() {
+            "" | "auto" => Ok(BuildAfter::Auto),
+            "wait" => Ok(BuildAfter::Wait),
+            v => v.parse().map(BuildAfter::Ms).map_err(|_| "expected auto, wait or a number of milliseconds".into()),
+        }
+    }
+}
+
 /// A tile size: a power of two from 1 to 1024, or empty for the device's default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tile(pub Option<u32>);
@@ -184,7 +205,7 @@ config_table! {
     stats: StatsOut = "CLAYOUT_STATS", default "",
         "1 prints a summary on standard error at exit; a path ending in .json writes the statistics there as JSON.";
     tile: Tile = "CLAYOUT_TILE", default "",
-        "Tile size T of the ASTA layout; empty lets clayout search the best tile once per GPU and structure for the transparent mode's copies (docs/cost-model.md) and otherwise take the device's coalescing width (32 on NVIDIA, 64 on AMD, 32 elsewhere).";
+        "Tile size T of the ASTA layout; empty lets clayout search the best tile once per GPU and structure for the transparent mode's copies (docs/cost-model.md; under auto the search runs on clayout's thread after the first run's copies are built, for the runs after it) and otherwise take the device's coalescing width (32 on NVIDIA, 64 on AMD, 32 elsewhere).";
     annotations: Option<String> = "CLAYOUT_ANNOTATIONS", default "",
         "auto infers an annotation for every kernel from its source (docs/annotations.md); otherwise the side file of //DL: annotations, one per line starting with the kernel name, for kernels whose source cannot be edited.";
     suggest: Option<String> = "CLAYOUT_SUGGEST", default "",
@@ -201,6 +222,8 @@ config_table! {
         "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail: build (conversion kernels and the transparent mode's private program), scratch, enqueue (conversion kernels), conversion (the whole conversion), probe (structure probes), kernel (the rewritten kernel's creation, arguments and launch), marker (the markers ordering a conversion after other queues), wait (the wait of a blocking read, write or map), all.";
     policy: Policy = "CLAYOUT_POLICY", default "auto",
         "When the transparent mode converts buffers to ASTA for a rewritten kernel: always, never (rewritten kernels run as written, or staged through local memory), or auto (the cost model decides from measured kernel and conversion times, docs/cost-model.md). Kernels written for a device layout are converted under every policy.";
+    build_after: BuildAfter = "CLAYOUT_BUILD_AFTER", default "auto",
+        "Under CLAYOUT_POLICY=auto, when clayout starts building a program's rewritten copies (and, later, searching its tile): auto waits, after the application's build, as long as that build took, so that a run too short to repay the builds never pays for them (docs/cost-model.md); a number of milliseconds fixes the wait (0: at once). Launches before the copies are ready run as written. wait builds them at once and makes the first launch wait for them, as the other policies do (for tests and benchmarks that want every launch decided by the cost model).";
     cache_dir: CacheDir = "CLAYOUT_CACHE_DIR", default "",
         "Directory of clayout's on-disk cache (binaries of the conversion kernels and of the transparent mode's programs, tuned tiles, kernel timings), keyed by device and driver version; empty means $XDG_CACHE_HOME/clayout or $HOME/.cache/clayout, off keeps nothing on disk.";
     opencl_library: Option<String> = "CLAYOUT_OPENCL_LIBRARY", default "",

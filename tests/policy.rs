@@ -191,3 +191,36 @@ fn what_becomes_of_converted_buffers_is_remembered() {
         third.show("damaged")
     );
 }
+
+/// Under `auto` clayout's builds start only once the program has run as long as its own build
+/// took (CLAYOUT_BUILD_AFTER=auto, the default): a program that launches right after its build
+/// runs its first launches as written, saying why, with the plain run's results. Held back longer
+/// than the run lasts, nothing is built at all: the job is dropped at exit, not waited for.
+#[test]
+fn auto_runs_as_written_until_its_copies_are_built() {
+    let base = run(&seq("launches"), TIMEOUT);
+    assert_ok(&base);
+    for (after, built) in [("auto", None), ("600000", Some(false))] {
+        let json = scratch(&format!("build-after-{after}")).join("stats.json");
+        let cmd = seq("launches")
+            .shimmed()
+            .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+            .env("CLAYOUT_STATS", json.as_os_str())
+            .env("CLAYOUT_POLICY", "auto")
+            .env("CLAYOUT_BUILD_AFTER", after)
+            .env("CLAYOUT_CACHE_DIR", "off")
+            .env("CLAYOUT_LOG", "debug");
+        let out = run(&cmd, TIMEOUT);
+        assert_same(&base, &out);
+        let stats = read_stats(&json, &out);
+        let r = reasons(&stats, "advance");
+        assert!(r.first().is_some_and(|r| r.contains("its copies are still being built")), "{after}: {r:?}");
+        let total: u64 = ["written", "staged", "asta"].iter().map(|f| launches(&stats, "advance", f)).sum();
+        assert_eq!(total, 10, "{after}: {stats:#}");
+        let copies_built = out.shim_lines().iter().any(|l| l.contains("built the rewritten copies"));
+        if let Some(b) = built {
+            assert_eq!(copies_built, b, "{}", out.show(after));
+            assert_eq!(launches(&stats, "advance", "written"), 10, "{after}: {stats:#}");
+        }
+    }
+}

@@ -392,14 +392,17 @@ pub unsafe fn clBuildProgram(
 ) -> cl_int {
     let ours = build_options(program, options, (num_devices, device_list), &[]);
     let options = ours.as_ref().and_then(|(_, b)| b.options.as_ref()).map_or(options, |o| o.as_ptr());
+    let start = std::time::Instant::now();
     let r = api().clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
     if r == CL_SUCCESS {
+        let took = start.elapsed();
         built(ours);
         // clayout's own programs (rewritten copies, probes, conversion kernels) are built on its
         // worker from now on, not inside the application's calls. With a callback the
         // application's build may still be running: the worker waits for it first.
         guard("after build", || {
             if let Some(info) = crate::runtime::program::get(key(program)) {
+                crate::runtime::program::app_build_took(&info, took);
                 crate::runtime::program::prepare(&info, pfn_notify.is_some());
             }
         });

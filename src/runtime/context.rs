@@ -7,8 +7,9 @@ use opencl_sys::*;
 
 /// Before the application's last release of `context` reaches the real library.
 pub fn releasing(context: cl_context) {
-    // A build clayout's worker runs for a program of this context holds the context.
-    super::worker::drain(std::time::Duration::from_secs(60));
+    // A build clayout's worker runs for a program of this context holds the context; one that
+    // has not started is not needed any more.
+    super::worker::settle(Some(crate::registry::key(context)), std::time::Duration::from_secs(60));
     crate::marshal::release_context(context);
     super::order::forget_finished();
     check_references(context);

@@ -36,11 +36,20 @@ pub unsafe fn launch(
         return enqueue(kernel, None, n, list, event);
     }
     let Some(k) = kernels::get(key(kernel)) else { return enqueue(kernel, None, n, list, event) };
-    // The first launch waits for what clayout's worker is still building for it (the plan is
-    // then made once, and every launch follows the policy).
-    let plan = match crate::guard("kernel plan", || k.plan(true)) {
+    // Under the cost model a launch does not wait for what clayout's worker is still building
+    // for it: it runs as written until the copies are ready (a kernel written for a device
+    // layout always waits, it has no such way out). Under `always` and `never` (and with
+    // CLAYOUT_BUILD_AFTER=wait) the first launch waits, so that every launch follows the policy.
+    let cfg = crate::config::get();
+    let wait = cfg.policy != crate::config::Policy::Auto || cfg.build_after == crate::config::BuildAfter::Wait;
+    let plan = match crate::guard("kernel plan", || k.plan(wait)) {
         Some(Some(Ok(plan))) => plan,
-        Some(None) => None,
+        Some(None) => {
+            crate::stats::transparent_launch(false);
+            let written = super::cost::model::Variant::Written.form();
+            crate::stats::decision(&k.facts.name, written, "its copies are still being built");
+            None
+        }
         Some(Some(Err(why))) => return cannot_run(&k.facts, &why),
         None => return cannot_run(&k.facts, "internal error while planning its conversions"),
     };

@@ -30,6 +30,9 @@ pub struct Program {
     pub facts: Arc<ProgramInfo>,
     /// The annotations of the program's latest build, compile or link, when it has any.
     dl: Mutex<Option<Arc<ProgramDl>>>,
+    /// Under the cost model, clayout's builds for the program wait until then: the application
+    /// has by then run, after its build, as long as that build took (`app_build_took`).
+    hold_until: Mutex<Option<std::time::Instant>>,
 }
 
 impl Program {
@@ -97,7 +100,7 @@ pub fn created(h: Handle, facts: Arc<ProgramInfo>) {
             facts.origin
         ));
     }
-    PROGRAMS.insert(h, Program { handle: h, facts, dl: Mutex::new(None) });
+    PROGRAMS.insert(h, Program { handle: h, facts, dl: Mutex::new(None), hold_until: Mutex::new(None) });
 }
 
 /// The application's last reference to a program is gone (its kernels keep their own).
@@ -350,6 +353,24 @@ pub fn built(program: &Program, build: Build) {
     *program.dl.lock() = build.dl;
 }
 
+/// The application's build of `program` took `took`. clayout's own builds for it (the rewritten
+/// copies, conversion kernels) cost about as much: on a machine whose driver has not compiled
+/// the program before, a second or more; with the driver's cache warm, milliseconds. Under the
+/// cost model they start only once the application has run that long again, ski-rental style:
+/// a run too short to repay them never pays for them (the worker drops jobs not started when
+/// the process exits, and must wait for one that has), and a longer run has spent at least as
+/// much as they cost before paying for them.
+pub fn app_build_took(program: &Program, took: std::time::Duration) {
+    use crate::config::{get, BuildAfter, Policy};
+    let wait = match get().build_after {
+        BuildAfter::Auto => took,
+        BuildAfter::Ms(ms) => std::time::Duration::from_millis(ms),
+        BuildAfter::Wait => std::time::Duration::ZERO,
+    };
+    let hold = get().policy == Policy::Auto && !wait.is_zero();
+    *program.hold_until.lock() = hold.then(|| std::time::Instant::now() + wait);
+}
+
 /// A program linked from compiled ones: its annotations are theirs, and its text, for the
 /// rewriter, theirs one after the other (when each was read exactly).
 pub fn linked(program: &Program, inputs: &[Handle], options: Option<&str>) {
@@ -418,8 +439,9 @@ pub fn stride_set(program: &Arc<Program>, k: &Arc<KernelInfo>, index: u32) {
             return;
         }
     }
+    let context = program.facts.context as usize;
     let (program, k) = (program.clone(), k.clone());
-    super::worker::submit(move || {
+    super::worker::submit_after(context, None, move || {
         if let Some((_, true)) = resolve(&program, &k) {
             prepare(&program, false);
         }
@@ -453,7 +475,9 @@ pub fn prepare(program: &Arc<Program>, build_running: bool) {
             prepare_marshaling(&program.facts, &dl);
         }
     };
-    let ticket = super::worker::submit(job);
+    // Kernels written for a device layout cannot run without what the job makes: not held back.
+    let not_before = if dl.marshals() { None } else { *program.hold_until.lock() };
+    let ticket = super::worker::submit_after(program.facts.context as usize, not_before, job);
     if let Some(rw) = dl.rewrites.as_ref() {
         // Unless the job already ran (no worker thread), its outcome is not known yet.
         if !ticket.is_done() {

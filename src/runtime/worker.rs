@@ -1,18 +1,36 @@
 //! Clayout's own thread, where it builds what it needs (rewritten programs, probes, conversion
 //! kernels) off the application's calls: a build can take seconds on a cold driver, and the
 //! application's first launches run as written meanwhile, or wait where they cannot.
+//!
+//! A job may be held back until a moment (`submit_after`): under the cost model clayout's builds
+//! start only once the application has run about as long as they will take, so a short run never
+//! pays for them. A job nobody has started is dropped when its context goes or the process exits;
+//! a job that has started is always waited for, since a process that exits while one of its
+//! threads is inside `clBuildProgram` can crash in the driver (measured on NVIDIA: about half of
+//! such exits ended in SIGSEGV or SIGABRT, docs/cost-model.md).
 
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum End {
+    #[default]
+    Pending,
+    Ran,
+    /// Dropped before it started: what it would have made was never made.
+    Dropped,
+}
 
 /// The end of one job, shared by whoever waits for it.
 #[derive(Debug, Default)]
 struct Done {
-    done: Mutex<bool>,
+    end: Mutex<End>,
     cv: Condvar,
+    /// Someone waits for it: it runs as soon as the worker is free, whatever its start time.
+    urgent: AtomicBool,
 }
 
 /// A job submitted to the worker.
@@ -21,51 +39,86 @@ pub struct Ticket(Arc<Done>);
 
 impl Ticket {
     pub fn is_done(&self) -> bool {
-        *self.0.done.lock()
+        *self.0.end.lock() != End::Pending
     }
 
-    /// Blocks until the job has run (or was dropped because the worker could not start).
+    /// Whether the job was dropped without running.
+    pub fn dropped(&self) -> bool {
+        *self.0.end.lock() == End::Dropped
+    }
+
+    /// Blocks until the job has run or was dropped. A job held back starts at once.
     pub fn wait(&self) {
-        let mut d = self.0.done.lock();
-        while !*d {
+        self.hurry();
+        let mut d = self.0.end.lock();
+        while *d == End::Pending {
             self.0.cv.wait(&mut d);
         }
     }
 
     /// A ticket whose job has already run.
     pub fn done() -> Ticket {
-        Ticket(Arc::new(Done { done: Mutex::new(true), cv: Condvar::new() }))
+        Ticket(Arc::new(Done { end: Mutex::new(End::Ran), ..Done::default() }))
     }
 
-    fn finish(&self) {
-        *self.0.done.lock() = true;
+    fn hurry(&self) {
+        if !self.0.urgent.swap(true, Ordering::AcqRel) {
+            if let Some(w) = worker() {
+                let _jobs = w.jobs.lock();
+                w.wake.notify_all();
+            }
+        }
+    }
+
+    fn finish(&self, end: End) {
+        *self.0.end.lock() = end;
         self.0.cv.notify_all();
     }
 }
 
 type Job = Box<dyn FnOnce() + Send>;
 
+struct Queued {
+    job: Job,
+    ticket: Ticket,
+    /// The context the job builds for (0: none in particular).
+    context: usize,
+    not_before: Option<Instant>,
+}
+
+impl Queued {
+    fn ready(&self, now: Instant) -> bool {
+        self.ticket.0.urgent.load(Ordering::Acquire) || self.not_before.is_none_or(|t| t <= now)
+    }
+}
+
+#[derive(Default)]
+struct Jobs {
+    queue: VecDeque<Queued>,
+    /// The context of the job running now, if one is.
+    running: Option<usize>,
+}
+
 struct Worker {
-    jobs: Mutex<VecDeque<(Job, Ticket)>>,
-    wake: mpsc::SyncSender<()>,
+    jobs: Mutex<Jobs>,
+    /// Wakes the worker (a job came or hurries) and those waiting for the running job to end.
+    wake: Condvar,
+    /// Asked of the running job: stop at its next safe point (its context or the process goes).
+    cancel: AtomicBool,
 }
 
 fn worker() -> Option<&'static Worker> {
     static W: once_cell::sync::OnceCell<Option<Worker>> = once_cell::sync::OnceCell::new();
     W.get_or_init(|| {
-        let (tx, rx) = mpsc::sync_channel::<()>(1024);
-        let spawned = std::thread::Builder::new().name("clayout-worker".into()).spawn(move || {
-            while rx.recv().is_ok() {
-                loop {
-                    let next = worker().and_then(|w| w.jobs.lock().pop_front());
-                    let Some((job, ticket)) = next else { break };
-                    crate::guard("background build", job);
-                    ticket.finish();
-                }
-            }
-        });
+        let spawned = std::thread::Builder::new().name("clayout-worker".into()).spawn(run);
         match spawned {
-            Ok(_) => Some(Worker { jobs: Mutex::new(VecDeque::new()), wake: tx }),
+            Ok(_) => {
+                // Registered now, after the OpenCL implementation was loaded and set up: exit()
+                // runs it before that implementation's own exit handlers.
+                // SAFETY: registering a plain extern "C" fn with no captured state.
+                unsafe { libc::atexit(at_exit) };
+                Some(Worker { jobs: Mutex::new(Jobs::default()), wake: Condvar::new(), cancel: AtomicBool::new(false) })
+            }
             Err(e) => {
                 crate::log::warn(&format!(
                     "clayout's build thread could not start ({e}); its builds run in the calls that need them"
@@ -77,35 +130,152 @@ fn worker() -> Option<&'static Worker> {
     .as_ref()
 }
 
+fn run() {
+    // Blocks until the record this thread belongs to is set (the OnceCell's initializer spawned
+    // it and returns without waiting for it).
+    let Some(w) = worker() else { return };
+    let mut jobs = w.jobs.lock();
+    loop {
+        let now = Instant::now();
+        if let Some(i) = jobs.queue.iter().position(|q| q.ready(now)) {
+            let q = jobs.queue.remove(i).expect("position is in the queue");
+            jobs.running = Some(q.context);
+            w.cancel.store(false, Ordering::Release);
+            drop(jobs);
+            crate::guard("background build", q.job);
+            q.ticket.finish(End::Ran);
+            jobs = w.jobs.lock();
+            jobs.running = None;
+            w.wake.notify_all();
+            continue;
+        }
+        match jobs.queue.iter().filter_map(|q| q.not_before).min() {
+            Some(t) => {
+                w.wake.wait_until(&mut jobs, t);
+            }
+            None => w.wake.wait(&mut jobs),
+        }
+    }
+}
+
 /// Runs `job` on the worker, in submission order. Without a worker (the thread could not be
 /// started) it runs now, in the caller.
 pub fn submit(job: impl FnOnce() + Send + 'static) -> Ticket {
+    submit_after(0, None, job)
+}
+
+/// Runs `job` on the worker for `context` (0: none), not before `not_before` unless someone waits
+/// for its ticket first.
+pub fn submit_after(context: usize, not_before: Option<Instant>, job: impl FnOnce() + Send + 'static) -> Ticket {
     let ticket = Ticket(Arc::new(Done::default()));
+    if CLOSED.load(Ordering::Acquire) {
+        // The process is exiting: nothing may start a build any more.
+        ticket.finish(End::Dropped);
+        return ticket;
+    }
     match worker() {
         Some(w) => {
-            w.jobs.lock().push_back((Box::new(job), ticket.clone()));
-            let _ = w.wake.try_send(());
+            let mut jobs = w.jobs.lock();
+            jobs.queue.push_back(Queued { job: Box::new(job), ticket: ticket.clone(), context, not_before });
+            w.wake.notify_all();
         }
         None => {
             crate::guard("build", job);
-            ticket.finish();
+            ticket.finish(End::Ran);
         }
     }
     ticket
 }
 
-/// Waits for `ticket` at most `limit`; whether it is done.
-pub fn wait_for(ticket: &Ticket, limit: Duration) -> bool {
-    let mut d = ticket.0.done.lock();
-    if !*d {
-        ticket.0.cv.wait_for(&mut d, limit);
-    }
-    *d
+/// Whether the running job was asked to stop (its context or the process is going): a job of
+/// several builds checks between them.
+pub fn cancelled() -> bool {
+    worker().is_some_and(|w| w.cancel.load(Ordering::Acquire))
 }
 
-/// Waits, at most `limit`, until every job submitted so far has run (an application's context
-/// is going: what clayout builds for it must be done before its references are counted).
-pub fn drain(limit: Duration) {
-    let last = submit(|| ());
-    wait_for(&last, limit);
+/// Waits, at most `limit`, for the ticket's job to run or be dropped; whether it did.
+pub fn wait_for(ticket: &Ticket, limit: Duration) -> bool {
+    ticket.hurry();
+    let mut d = ticket.0.end.lock();
+    if *d == End::Pending {
+        ticket.0.cv.wait_for(&mut d, limit);
+    }
+    *d != End::Pending
+}
+
+/// An application's context is going (`Some`) or the process is (`None`): the jobs for it that
+/// have not started are dropped, and the one running is asked to stop and waited for, at most
+/// `limit` (what clayout builds for a context must be done before its references are counted;
+/// a build must not be running when the process exits).
+pub fn settle(context: Option<usize>, limit: Duration) {
+    let Some(w) = worker() else { return };
+    let mut jobs = w.jobs.lock();
+    let (keep, dropped): (VecDeque<Queued>, VecDeque<Queued>) =
+        std::mem::take(&mut jobs.queue).into_iter().partition(|q| context.is_some_and(|c| q.context != c));
+    jobs.queue = keep;
+    // A job of no particular context may build for this one: it is waited for, not stopped.
+    let stop = |r: Option<usize>| r.is_some_and(|r| context.is_none_or(|c| r == c));
+    let waits = |r: Option<usize>| r.is_some_and(|r| context.is_none_or(|c| r == c || r == 0));
+    if stop(jobs.running) {
+        w.cancel.store(true, Ordering::Release);
+    }
+    let end = Instant::now() + limit;
+    while waits(jobs.running) {
+        if w.wake.wait_until(&mut jobs, end).timed_out() {
+            break;
+        }
+    }
+    drop(jobs);
+    // Outside the lock: a dropped job releases the references it held.
+    for q in dropped {
+        q.ticket.finish(End::Dropped);
+    }
+}
+
+/// Set once the process exits.
+static CLOSED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn at_exit() {
+    CLOSED.store(true, Ordering::Release);
+    crate::guard::guard("builds at exit", || settle(None, Duration::from_secs(60)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    #[test]
+    fn a_held_back_job_waits_for_its_time_or_a_waiter() {
+        let n = Arc::new(AtomicU32::new(0));
+        let later = {
+            let n = n.clone();
+            submit_after(0, Some(Instant::now() + Duration::from_secs(3600)), move || {
+                n.fetch_add(1, Ordering::SeqCst);
+            })
+        };
+        let now = {
+            let n = n.clone();
+            submit(move || {
+                n.fetch_add(10, Ordering::SeqCst);
+            })
+        };
+        now.wait();
+        assert_eq!(n.load(Ordering::SeqCst), 10, "the held-back job ran before its time");
+        assert!(!later.is_done());
+        later.wait();
+        assert_eq!(n.load(Ordering::SeqCst), 11);
+        assert!(!later.dropped());
+    }
+
+    #[test]
+    fn settling_a_context_drops_its_unstarted_jobs_only() {
+        let far = Some(Instant::now() + Duration::from_secs(3600));
+        let (a, b) = (submit_after(0x5e77_1e01, far, || {}), submit_after(0x5e77_1e02, far, || {}));
+        settle(Some(0x5e77_1e01), Duration::from_secs(10));
+        assert!(a.dropped(), "the job of the context that went was not dropped");
+        assert!(!b.is_done(), "the job of another context was touched");
+        b.wait();
+        assert!(!b.dropped());
+    }
 }

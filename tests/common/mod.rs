@@ -210,10 +210,13 @@ pub fn run(cmd: &Cmd, timeout: Duration) -> Output {
         }
     }
     // The mechanics tests want every convertible launch converted: a test of the cost model
-    // sets CLAYOUT_POLICY itself. clayout's on-disk cache goes under the target directory, not
-    // the user's home; shared by every test, so most runs load the conversion kernels as
-    // binaries. A test that sets its own CLAYOUT_CACHE_DIR overrides this.
+    // sets CLAYOUT_POLICY itself, and finds the copies built without the wait that keeps a
+    // short run from paying for them (CLAYOUT_BUILD_AFTER; a test of that wait sets it).
+    // clayout's on-disk cache goes under the target directory, not the user's home; shared by
+    // every test, so most runs load the conversion kernels as binaries. A test that sets its
+    // own CLAYOUT_CACHE_DIR overrides this.
     c.env("CLAYOUT_POLICY", "always").env("CLAYOUT_CACHE_DIR", paths().work.join("cache"));
+    c.env("CLAYOUT_BUILD_AFTER", "wait");
     for (k, v) in &cmd.env {
         c.env(k, v);
     }

@@ -84,11 +84,13 @@ pub fn tuned(
     if let Some(t) = TUNED.lock().get(&key) {
         return *t;
     }
-    // "added": conversion times as a busy queue sees them (records before it timed them alone).
-    let disk_key =
-        format!("added|{}|S={s}|w={w}|host={host:?}|tile={fixed_tile:?}", crate::cache::disk::device_key(dev));
+    let disk_key = disk_key(dev, s, w, host, fixed_tile);
     let found = crate::cache::disk::get_json::<Tuned>("tune", &disk_key).or_else(|| {
         let t = crate::guard("tuning", || measure(ctx, dev, s, w, host, fixed_tile)).flatten();
+        if super::super::worker::cancelled() {
+            // Stopped part-way (its context or the process is going): nothing learnt, nothing kept.
+            return None;
+        }
         match &t {
             Some(t) => {
                 crate::log::info(&format!(
@@ -106,6 +108,9 @@ pub fn tuned(
         }
         t
     });
+    if found.is_none() && super::super::worker::cancelled() {
+        return None;
+    }
     let mut all = TUNED.lock();
     if let Some(t) = found.filter(|_| fixed_tile.is_none()) {
         // The search measured its tile's conversions too: asking for that tile is answered.
@@ -113,6 +118,25 @@ pub fn tuned(
     }
     all.insert(key, found);
     found
+}
+
+/// "added": conversion times as a busy queue sees them (records before it timed them alone).
+fn disk_key(dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> String {
+    format!("added|{}|S={s}|w={w}|host={host:?}|tile={fixed_tile:?}", crate::cache::disk::device_key(dev))
+}
+
+/// The tile a search found for these structures on `dev`, if one was made in this process or
+/// an earlier run (never measured here); whether a search is still to be made.
+pub fn searched_tile(dev: cl_device_id, s: u32, w: u32, host: Layout) -> (Option<u32>, bool) {
+    let key = Key { device: dev as usize, s, w, host, fixed_tile: None };
+    let found = match TUNED.lock().get(&key) {
+        Some(t) => Some(*t),
+        None => crate::cache::disk::get_json::<Tuned>("tune", &disk_key(dev, s, w, host, None)).map(Some),
+    };
+    match found {
+        Some(t) => (t.filter(|t| t.searched).map(|t| t.tile), false),
+        None => (None, is_gpu(dev)),
+    }
 }
 
 fn measure(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> Option<Tuned> {
@@ -141,6 +165,9 @@ pub fn search(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, 
     let (q, mem) = (q.raw(), mem);
     let mut best: Option<(f64, Tuned)> = None;
     for &t in tiles {
+        if super::super::worker::cancelled() {
+            return None;
+        }
         let asta = Layout::Asta { t };
         // Repeating a conversion permutes whatever the scratch holds: the same work each time.
         let Some(to) = time_added(q, || convert(q, mem.raw(), shape, host, asta)) else { continue };

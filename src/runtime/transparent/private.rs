@@ -87,6 +87,8 @@ impl Rewrites {
     /// The private program for a build of the application's program with `options`.
     pub fn lookup(&self, options: &str) -> Private {
         match self.private.lock().as_ref() {
+            // A build dropped before it started (its context went) was never made.
+            Some((_, Private::Building(t))) if t.dropped() => Private::NotStarted,
             Some((built_with, p)) if built_with == options => p.clone(),
             _ => Private::NotStarted,
         }
@@ -143,10 +145,19 @@ fn build_private(
         .collect();
     shapes.sort_by_key(|&(s, w, h)| (std::cmp::Reverse(s * w), s, w, h == Layout::Soa));
     shapes.dedup();
+    let started = std::time::Instant::now();
     let fixed = tile::fixed_tile(user);
-    let searched = match (fixed, shapes.first()) {
-        (None, Some(&(s, w, h))) => tune::tuned(ctx, device, s, w, h, None).filter(|t| t.searched).map(|t| t.tile),
-        _ => None,
+    let auto = crate::config::get().policy == crate::config::Policy::Auto;
+    let (searched, search_later) = match (fixed, shapes.first()) {
+        // Under the cost model the search (a conversion program built for every candidate tile)
+        // is not made before the copies: this run takes the tile found by an earlier one, or the
+        // device's default, and the search follows on the worker when the run lasts long enough.
+        (None, Some(&(s, w, h))) if auto => {
+            let (tile, later) = tune::searched_tile(device, s, w, h);
+            (tile, later.then_some((s, w, h)))
+        }
+        (None, Some(&(s, w, h))) => (tune::tuned(ctx, device, s, w, h, None).filter(|t| t.searched).map(|t| t.tile), None),
+        _ => (None, None),
     };
     // The text is preprocessed: the application's -D, -U and -I are spent, and the macros the
     // inserted code reads are given here, the tile among them.
@@ -209,6 +220,9 @@ fn build_private(
         }
     }
     crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
+    if let Some((s, w, h)) = search_later {
+        search_later_for(ctx, device, (s, w, h), started.elapsed());
+    }
     let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{options}").as_bytes());
     let private = PrivateProgram {
         program: built,
@@ -225,6 +239,24 @@ fn build_private(
         k.model.lock().load(&private.times_key(&k.private_name));
     }
     Ok(private)
+}
+
+/// The tile search for structures `(s, w, host)`, for the runs after this one, held back on the
+/// worker until the application has run four times as long as these copies took to build (the
+/// search builds about four such programs); dropped if the run ends first.
+fn search_later_for(ctx: cl_context, device: cl_device_id, (s, w, h): (u32, u32, Layout), took: std::time::Duration) {
+    let Some(held) = crate::cl::Context::retain(ctx) else { return };
+    let (ctx_key, dev_key) = (ctx as usize, device as usize);
+    let wait = match crate::config::get().build_after {
+        crate::config::BuildAfter::Auto => took * 4,
+        crate::config::BuildAfter::Ms(ms) => std::time::Duration::from_millis(ms),
+        crate::config::BuildAfter::Wait => std::time::Duration::ZERO,
+    };
+    let not_before = (!wait.is_zero()).then(|| std::time::Instant::now() + wait);
+    super::super::worker::submit_after(ctx_key, not_before, move || {
+        let _held = held;
+        let _ = tune::tuned(ctx_key as cl_context, dev_key as cl_device_id, s, w, h, None);
+    });
 }
 
 /// The private program, from the on-disk cache's binary when its context has one device (the
