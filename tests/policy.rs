@@ -192,6 +192,65 @@ fn what_becomes_of_converted_buffers_is_remembered() {
     );
 }
 
+/// Kernel times are kept per size class (src/runtime/cost/size.rs): a run at a size of another
+/// class measures the kernel again rather than taking the times of the first size for its own,
+/// and a later run at either size reuses the times of its class. Every run gives the plain run's
+/// results at its size.
+#[test]
+fn auto_measures_again_at_a_size_of_another_class() {
+    let dir = fresh_dir("policy-sizes");
+    let cache = dir.to_str().unwrap();
+    let at = |n: &str| {
+        let mut c = seq("launches");
+        c.argv.push(n.into());
+        c
+    };
+    let under_at = |n: &str, tag: &str| {
+        let json = scratch(&format!("policy-sizes-{tag}")).join("stats.json");
+        let cmd = at(n)
+            .shimmed()
+            .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+            .env("CLAYOUT_STATS", json.as_os_str())
+            .env("CLAYOUT_POLICY", "auto")
+            .env("CLAYOUT_CACHE_DIR", cache)
+            .env("CLAYOUT_LOG", "debug");
+        let out = run(&cmd, TIMEOUT);
+        let stats = read_stats(&json, &out);
+        (out, stats)
+    };
+    let measured = |s: &Value| s["policy"]["kernels"]["advance"]["measured_ms"]["written"].as_f64().is_some();
+    let (small, large) = ("1000", "16000");
+    let base_small = run(&at(small), TIMEOUT);
+    let base_large = run(&at(large), TIMEOUT);
+    assert_ok(&base_small);
+    assert_ok(&base_large);
+
+    let (first, stats) = under_at(small, "first");
+    assert_same(&base_small, &first);
+    assert!(reasons(&stats, "advance")[0].contains("first launch: measuring the kernel as written"), "{stats:#}");
+
+    // Another class: measured again, and the log says why.
+    let (second, stats) = under_at(large, "second");
+    assert_same(&base_large, &second);
+    let r = reasons(&stats, "advance");
+    assert!(r[0].starts_with("first launch at this size ("), "{r:?}");
+    assert!(measured(&stats), "{stats:#}");
+    assert!(
+        second.shim_lines().iter().any(|l| l.contains("kernel advance: runs as written (first launch at this size (")),
+        "{}",
+        second.show("second")
+    );
+
+    // Both classes are in the cache now: neither size measures the kernel as written again.
+    for (n, base, tag) in [(large, &base_large, "third"), (small, &base_small, "fourth")] {
+        let (out, stats) = under_at(n, tag);
+        assert_same(base, &out);
+        let r = reasons(&stats, "advance");
+        assert!(r.iter().all(|r| !r.contains("first launch") && !r.contains("as written again")), "{tag}: {r:?}");
+        assert!(!measured(&stats), "{tag}: {stats:#}");
+    }
+}
+
 /// Under `auto` clayout's builds start only once the program has run as long as its own build
 /// took (CLAYOUT_BUILD_AFTER=auto, the default): a program that launches right after its build
 /// runs its first launches as written, saying why, with the plain run's results. Held back longer

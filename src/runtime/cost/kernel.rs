@@ -1,13 +1,76 @@
-//! What the cost model knows of one rewritten kernel: its measured times in each form, kept on
-//! disk under a key of the build they belong to.
+//! What the cost model knows of one rewritten kernel: its measured times in each form, per size
+//! class of its launches (`size`), kept on disk under a key of the build they belong to.
 
 use super::habits;
 use super::model::{Times, Variant};
+use super::size::SizeClass;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
+
+/// The format of the `times` records. A record of another format (the one before size classes
+/// held one `Times` for every size) is ignored as stale, never read as this one.
+pub const TIMES_FORMAT: u32 = 2;
+
+/// Size classes kept per kernel; past it the class recorded longest ago goes. A program meets a
+/// few; the bound only keeps a program of ever-changing sizes from growing the record.
+const MAX_CLASSES: usize = 64;
+
+/// A kernel's times per size class, as kept on disk.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TimesByClass {
+    /// [`TIMES_FORMAT`]; absent (0) in the records before it.
+    #[serde(default)]
+    pub format: u32,
+    /// In the order first recorded.
+    #[serde(default)]
+    pub classes: Vec<(SizeClass, Times)>,
+}
+
+impl Default for TimesByClass {
+    fn default() -> TimesByClass {
+        TimesByClass { format: TIMES_FORMAT, classes: Vec::new() }
+    }
+}
+
+impl TimesByClass {
+    /// A record's payload, if it is of this format.
+    pub fn parse(payload: &[u8]) -> Result<TimesByClass, String> {
+        let t: TimesByClass = serde_json::from_slice(payload).map_err(|e| format!("the record does not parse: {e}"))?;
+        if t.format != TIMES_FORMAT {
+            return Err(format!("kernel times of format {} (this clayout reads format {TIMES_FORMAT})", t.format));
+        }
+        Ok(t)
+    }
+
+    /// The times measured at `class` (none measured: all unknown).
+    pub fn at(&self, class: SizeClass) -> Times {
+        self.classes.iter().find(|(c, _)| *c == class).map(|(_, t)| *t).unwrap_or_default()
+    }
+
+    /// Whether times were measured at some class other than `class`.
+    pub fn known_elsewhere(&self, class: SizeClass) -> bool {
+        self.classes.iter().any(|(c, t)| *c != class && t.timed.iter().any(|&n| n > 0))
+    }
+
+    /// Keeps a measurement made at `class`.
+    pub fn record(&mut self, class: SizeClass, ran: Variant, ns_per_structure: f64) {
+        let at = match self.classes.iter().position(|(c, _)| *c == class) {
+            Some(i) => i,
+            None => {
+                if self.classes.len() >= MAX_CLASSES {
+                    self.classes.remove(0);
+                }
+                self.classes.push((class, Times::default()));
+                self.classes.len() - 1
+            }
+        };
+        self.classes[at].1.record(ran, ns_per_structure);
+    }
+}
 
 #[derive(Debug, Default)]
 pub struct KernelModel {
-    pub times: Times,
+    pub times: TimesByClass,
     /// Key of the kernel's times in the disk cache (device, rewritten copy, program hash), once
     /// the times were looked up there.
     pub disk_key: Option<Arc<str>>,
@@ -21,24 +84,70 @@ impl KernelModel {
     /// Takes the kernel's times and habits from the disk cache under `key`.
     pub fn load(&mut self, key: &str) {
         let key: Arc<str> = key.into();
-        if let Some(t) = crate::cache::disk::get_json::<Times>("times", &key) {
-            crate::log::debug(&format!("kernel {key}: times from the cache: {t:?}"));
+        if let Some(t) = crate::cache::disk::get_with("times", &key, TimesByClass::parse) {
+            crate::log::debug(&format!("kernel {key}: times from the cache: {:?}", t.classes));
             self.times = t;
         }
         habits::preload(&key);
         self.disk_key = Some(key);
     }
 
-    /// Keeps a launch's measured time per structure (or counts that it could not be timed).
-    pub fn record(&mut self, kernel: &str, ran: Variant, ns: Option<f64>, structures: f64) {
+    /// Keeps a launch's measured time per structure at its size class (or counts that it could
+    /// not be timed).
+    pub fn record(&mut self, kernel: &str, class: SizeClass, ran: Variant, ns: Option<f64>, structures: f64) {
         let Some(ns) = ns else {
             self.untimed += 1;
             return;
         };
-        self.times.record(ran, ns / structures);
+        self.times.record(class, ran, ns / structures);
         crate::stats::kernel_time(kernel, ran.form(), ns);
         if let Some(key) = &self.disk_key {
             crate::cache::disk::put_json("times", key, &self.times);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_kept_per_size_class() {
+        let (a, b) = (SizeClass::of(64_000, 64_000 * 32), SizeClass::of(262_144, 262_144 * 32));
+        let mut t = TimesByClass::default();
+        t.record(a, Variant::Written, 2.0);
+        t.record(a, Variant::Asta, 1.0);
+        assert_eq!(t.at(a).written, Some(2.0));
+        assert_eq!(t.at(b), Times::default(), "nothing measured at b");
+        assert!(t.known_elsewhere(b));
+        assert!(!t.known_elsewhere(a));
+        t.record(b, Variant::Written, 3.0);
+        assert_eq!((t.at(a).written, t.at(b).written), (Some(2.0), Some(3.0)));
+        assert_eq!(t.at(b).timed, [1, 0, 0]);
+    }
+
+    #[test]
+    fn the_record_reads_back_and_other_formats_are_refused() {
+        let mut t = TimesByClass::default();
+        t.record(SizeClass::of(1000, 32_000), Variant::Staged, 0.5);
+        let json = serde_json::to_vec(&t).unwrap();
+        assert_eq!(TimesByClass::parse(&json), Ok(t));
+        // The record before size classes: one set of times for every size.
+        let old = br#"{"written":1.0,"staged":null,"asta":0.5,"timed":[2,0,2]}"#;
+        let why = TimesByClass::parse(old).unwrap_err();
+        assert!(why.contains("format 0"), "{why}");
+        let newer = br#"{"format":3,"classes":[]}"#;
+        assert!(TimesByClass::parse(newer).is_err());
+        assert!(TimesByClass::parse(b"[1,2]").is_err());
+    }
+
+    #[test]
+    fn the_oldest_class_goes_past_the_bound() {
+        let mut t = TimesByClass::default();
+        for i in 0..(MAX_CLASSES as u64 + 1) {
+            t.record(SizeClass::of(1 << (i % 60), i + 1), Variant::Written, 1.0);
+        }
+        assert_eq!(t.classes.len(), MAX_CLASSES);
+        assert_eq!(t.at(SizeClass::of(1, 1)), Times::default(), "the first class recorded went");
     }
 }

@@ -1,18 +1,21 @@
 //! The cost model of the transparent mode (docs/cost-model.md), in one place: the pure decision
 //! (`model`), what it reads about each buffer (`buffer`) and kernel (`kernel`), what it learns
 //! across runs (`habits`), what it measures about the device (`tune`) and about a launch
-//! (`measure`). [`decide`] gathers one launch's inputs and decides.
+//! (`measure`), and the size class its times are kept under (`size`). [`decide`] gathers one
+//! launch's inputs and decides.
 
 pub mod buffer;
 pub mod habits;
 pub mod kernel;
 pub mod measure;
 pub mod model;
+pub mod size;
 pub mod tune;
 
 pub use buffer::{BufferCost, Reuse};
 pub use kernel::KernelModel;
 pub use model::{Decision, Times, Variant};
+pub use size::SizeClass;
 
 use super::state::{Current, DeviceLayout};
 use crate::config::Policy;
@@ -41,6 +44,8 @@ pub struct Offer<'a> {
     pub rates: &'a HashMap<(u32, u32, Layout), Tuned>,
     /// Structures of the first rewritten buffer: the unit of the kernel's times.
     pub structures: f64,
+    /// The launch's size class: the kernel's times measured there are the ones that count.
+    pub class: SizeClass,
 }
 
 /// Which form this launch runs in. Keeps each buffer's count of what its launches would have
@@ -58,11 +63,12 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         return d;
     }
     let m = offer.structures;
+    let times = model.times.at(offer.class);
     let (mut in_asta, mut sent_back) = (true, false);
     let (mut epoch, mut balance, mut convert_ns) = (0.0f64, f64::INFINITY, 0.0);
     for b in buffers.iter_mut() {
         let arg = b.arg;
-        b.cost.reuse.epoch_ns += model.times.written.unwrap_or(0.0) * m;
+        b.cost.reuse.epoch_ns += times.written.unwrap_or(0.0) * m;
         epoch = epoch.max(b.cost.reuse.epoch_ns);
         balance = balance.min(b.cost.reuse.asta_gain_ns);
         sent_back |= b.cost.reuse.sent_back;
@@ -84,7 +90,9 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         in_asta,
         sent_back,
         m,
-        times: model.times,
+        class: offer.class,
+        other_sizes: model.times.known_elsewhere(offer.class),
+        times,
         convert_ns,
         epoch_written_ns: epoch,
         asta_balance_ns: if balance.is_finite() { balance } else { 0.0 },
@@ -120,5 +128,61 @@ fn note_converters(model: &KernelModel, buffers: &mut [BufferView]) {
         if !matches!(b.current, Current::Device(_)) {
             b.cost.converted_by = Some(habits::ConvertedBy { kernel: kernel.clone(), arg: b.arg });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Shape;
+
+    /// One AoS buffer of a million 8-float structures, in host layout, converting cheaply.
+    fn decide_at(model: &mut KernelModel, class: SizeClass) -> Decision {
+        let shape = Shape::new(1_000_000, 8, 4);
+        let want = DeviceLayout { host: Layout::Aos, device: Layout::Asta { t: 32 }, shape };
+        let tuned = Tuned { tile: 32, to_ns_per_byte: 0.001, back_ns_per_byte: 0.001, searched: false };
+        let rates = HashMap::from([((8, 4, Layout::Aos), tuned)]);
+        let offer = Offer {
+            policy: Policy::Auto,
+            staged_ok: false,
+            asta_blocked: false,
+            rates: &rates,
+            structures: shape.m as f64,
+            class,
+        };
+        let mut cost = BufferCost::default();
+        let mut views = [BufferView { arg: 0, cost: &mut cost, current: Current::Host, want }];
+        decide("k", model, &offer, &mut views)
+    }
+
+    #[test]
+    fn times_of_another_size_class_are_not_this_launch_s() {
+        let small = SizeClass::of(64_000, 64_000 * 32);
+        let large = SizeClass::of(262_144, 262_144 * 32);
+        // Nothing measured anywhere: the first launch measures.
+        let d = decide_at(&mut KernelModel::default(), large);
+        assert_eq!((d.variant, d.measure), (Variant::Written, true));
+        assert_eq!(d.reason, "first launch: measuring the kernel as written");
+        // ASTA measured twice as fast at the small size: converting pays there at once...
+        let mut model = KernelModel::default();
+        for _ in 0..2 {
+            model.times.record(small, Variant::Written, 2.0);
+            model.times.record(small, Variant::Asta, 1.0);
+        }
+        let d = decide_at(&mut model, small);
+        assert_eq!((d.variant, d.measure), (Variant::Asta, false), "{}", d.reason);
+        // ...and decides nothing at the large size, which is measured first.
+        let d = decide_at(&mut model, large);
+        assert_eq!((d.variant, d.measure), (Variant::Written, true), "{}", d.reason);
+        assert!(d.reason.starts_with("first launch at this size (2^18 work-items, 2^23 bytes)"), "{}", d.reason);
+        // Measured slower in ASTA at the large size, it stays in host layout there.
+        for _ in 0..2 {
+            model.times.record(large, Variant::Written, 2.0);
+            model.times.record(large, Variant::Asta, 2.3);
+        }
+        let d = decide_at(&mut model, large);
+        assert_eq!((d.variant, d.measure), (Variant::Written, false), "{}", d.reason);
+        assert!(d.reason.contains("no faster"), "{}", d.reason);
+        assert_eq!(decide_at(&mut model, small).variant, Variant::Asta);
     }
 }

@@ -15,6 +15,7 @@
 //!
 //! Pure: times in, decision and reason out; the runtime measures and carries it out.
 
+use super::size::SizeClass;
 use crate::config::Policy;
 use serde::{Deserialize, Serialize};
 
@@ -46,8 +47,9 @@ impl Variant {
     }
 }
 
-/// Measured device time of one kernel in each form, in nanoseconds per structure of its
-/// (first) rewritten buffer, so that a time measured at one size predicts another.
+/// Measured device time of one kernel in each form at one size class (`size`), in nanoseconds
+/// per structure of its (first) rewritten buffer, so that a time measured at one size predicts
+/// the others of its class.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Times {
     pub written: Option<f64>,
@@ -106,6 +108,11 @@ pub struct Launch {
     pub sent_back: bool,
     /// Structures of the first rewritten buffer (the unit of `Times`).
     pub m: f64,
+    /// The launch's size class, and whether times were measured at other classes only: those
+    /// are not this launch's (`size`), so the forms are measured again here.
+    pub class: SizeClass,
+    pub other_sizes: bool,
+    /// The times measured at this launch's size class.
     pub times: Times,
     /// Device time of converting the buffers to ASTA now and back later, in ns.
     pub convert_ns: f64,
@@ -127,6 +134,8 @@ impl Launch {
             in_asta: false,
             sent_back: false,
             m: 0.0,
+            class: SizeClass::default(),
+            other_sizes: false,
             times: Times::default(),
             convert_ns: 0.0,
             epoch_written_ns: 0.0,
@@ -220,10 +229,13 @@ fn auto(l: &Launch) -> Decision {
     if l.times.unsettled(Variant::Written) {
         return measure(
             Variant::Written,
-            if l.times.written.is_none() {
-                "first launch: measuring the kernel as written"
-            } else {
-                "measuring the kernel as written again"
+            match (l.times.written, l.other_sizes) {
+                (None, false) => "first launch: measuring the kernel as written".to_string(),
+                (None, true) => format!(
+                    "first launch at this size ({}): measuring the kernel as written (times measured at other sizes do not hold here)",
+                    l.class
+                ),
+                (Some(_), _) => "measuring the kernel as written again".to_string(),
             },
         );
     }
@@ -272,6 +284,8 @@ mod tests {
             in_asta: false,
             sent_back: false,
             m: 1e6,
+            class: SizeClass::default(),
+            other_sizes: false,
             times,
             convert_ns: 0.0,
             epoch_written_ns: 0.0,

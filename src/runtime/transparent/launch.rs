@@ -4,7 +4,7 @@
 
 use super::super::access::{self, BufferNeed};
 use super::super::convert::stays_host;
-use super::super::cost::{self, measure, BufferView, Decision, Offer, Variant};
+use super::super::cost::{self, measure, BufferView, Decision, Offer, SizeClass, Variant};
 use super::super::dims::{Dims, Enqueue};
 use super::super::state::Need;
 use super::copies::{self, Extra, KernelCopies};
@@ -28,15 +28,14 @@ pub fn launch(
     event: *mut cl_event,
     enqueue: impl Enqueue,
 ) -> cl_int {
+    let class = size_class(needs, dims);
     if super::super::suggest::active() {
-        return suggest_launch(queue, kernel, info, plan, needs, user, event, &enqueue);
+        return suggest_launch(queue, kernel, info, plan, needs, class, user, event, &enqueue);
     }
     let staged_local = staged_local(plan, dims);
     let decision =
-        crate::guard("cost model", || decide(info, plan, needs, staged_local.is_some())).unwrap_or_else(|| Decision {
-            variant: Variant::Written,
-            measure: false,
-            reason: "internal error in the cost model".into(),
+        crate::guard("cost model", || decide(info, plan, needs, class, staged_local.is_some())).unwrap_or_else(|| {
+            Decision { variant: Variant::Written, measure: false, reason: "internal error in the cost model".into() }
         });
     let timer = if decision.measure && crate::cl::info::all_complete(user) { measure::start(queue) } else { None };
     let attempt = match decision.variant {
@@ -66,7 +65,7 @@ pub fn launch(
     if let Some(t) = timer {
         let ns = if r == CL_SUCCESS && ran == decision.variant { measure::stop(queue, t) } else { None };
         let m = structures(needs).unwrap_or(1.0);
-        crate::guard("cost model", || plan.kernel.model.lock().record(&info.name, ran, ns, m));
+        crate::guard("cost model", || plan.kernel.model.lock().record(&info.name, class, ran, ns, m));
     }
     r
 }
@@ -81,6 +80,7 @@ fn suggest_launch(
     info: &KernelInfo,
     plan: &TransparentPlan,
     needs: &[BufferNeed],
+    class: SizeClass,
     user: &[cl_event],
     event: *mut cl_event,
     enqueue: &impl Enqueue,
@@ -91,7 +91,8 @@ fn suggest_launch(
         if model.disk_key.is_none() {
             model.load(&plan.program.times_key(&plan.kernel.private_name));
         }
-        suggest::model_times(&info.name, model.times.written, model.times.asta);
+        let times = model.times.at(class);
+        suggest::model_times(&info.name, times.written, times.asta);
     });
     let timer = if suggest::wants_time(&info.name) && crate::cl::info::all_complete(user) {
         measure::start(queue)
@@ -116,9 +117,29 @@ fn structures(needs: &[BufferNeed]) -> Option<f64> {
     })
 }
 
+/// The launch's size class (`cost::size`): its work-items and the bytes of the buffers it would
+/// convert.
+fn size_class(needs: &[BufferNeed], dims: &Dims) -> SizeClass {
+    let items = dims.global.iter().fold(1u64, |a, &g| a.saturating_mul(g));
+    let bytes = needs
+        .iter()
+        .filter_map(|n| match n.need {
+            Need::Device(d) => Some(d.shape.bytes()),
+            _ => None,
+        })
+        .fold(0u64, u64::saturating_add);
+    SizeClass::of(items, bytes)
+}
+
 /// Asks the cost model which form this launch runs in, with the states of the buffers it would
 /// convert held locked while it reads and notes them.
-fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], staged_ok: bool) -> Decision {
+fn decide(
+    info: &KernelInfo,
+    plan: &TransparentPlan,
+    needs: &[BufferNeed],
+    class: SizeClass,
+    staged_ok: bool,
+) -> Decision {
     let policy = crate::config::get().policy;
     let asta_blocked = policy == crate::config::Policy::Auto && asta_blocker(needs).is_some();
     let mut model = plan.kernel.model.lock();
@@ -131,6 +152,7 @@ fn decide(info: &KernelInfo, plan: &TransparentPlan, needs: &[BufferNeed], stage
         asta_blocked,
         rates: &plan.program.rates,
         structures: structures(needs).unwrap_or(1.0),
+        class,
     };
     let devices: Vec<(&BufferNeed, _)> = needs
         .iter()
