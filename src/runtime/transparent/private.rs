@@ -156,7 +156,9 @@ fn build_private(
             let (tile, later) = tune::searched_tile(device, s, w, h);
             (tile, later.then_some((s, w, h)))
         }
-        (None, Some(&(s, w, h))) => (tune::tuned(ctx, device, s, w, h, None).filter(|t| t.searched).map(|t| t.tile), None),
+        (None, Some(&(s, w, h))) => {
+            (tune::tuned(ctx, device, s, w, h, None).filter(|t| t.searched).map(|t| t.tile), None)
+        }
         _ => (None, None),
     };
     // The text is preprocessed: the application's -D, -U and -I are spent, and the macros the
