@@ -244,13 +244,16 @@ fn build_private(
 }
 
 /// The tile search for structures `(s, w, host)`, for the runs after this one, held back on the
-/// worker until the application has run four times as long as these copies took to build (the
-/// search builds about four such programs); dropped if the run ends first.
+/// worker until the application has run a minute, and four times as long as these copies took
+/// to build (the search builds about four such programs and times conversions on a scratch
+/// buffer); dropped if the run ends first. A run that ends during the search waits for the
+/// candidate being built (a few hundred ms on a cold driver): under 2 % of such a run.
 fn search_later_for(ctx: cl_context, device: cl_device_id, (s, w, h): (u32, u32, Layout), took: std::time::Duration) {
+    const AT_LEAST: std::time::Duration = std::time::Duration::from_secs(60);
     let Some(held) = crate::cl::Context::retain(ctx) else { return };
     let (ctx_key, dev_key) = (ctx as usize, device as usize);
     let wait = match crate::config::get().build_after {
-        crate::config::BuildAfter::Auto => took * 4,
+        crate::config::BuildAfter::Auto => (took * 4).max(AT_LEAST),
         crate::config::BuildAfter::Ms(ms) => std::time::Duration::from_millis(ms),
         crate::config::BuildAfter::Wait => std::time::Duration::ZERO,
     };
