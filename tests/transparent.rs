@@ -218,3 +218,83 @@ fn exit_while_threads_enqueue() {
         assert!(n(&stats, &["launches_rewritten"]) > 0, "{stats:#}");
     }
 }
+
+/// A program of one floating-point and one integer-only kernel, built with `-cl-mad-enable`
+/// (which lets any compiler fuse `a*b+c` where the code around it allows), run by the corpus
+/// driver at `n` structures plain and under the shim with `CLAYOUT_POLICY=always`.
+fn fused_program(n: u32) -> (Output, Output, Value) {
+    static DRIVER: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let driver = DRIVER.get_or_init(|| build_c_linking("tests/corpus", "driver", &["-lOpenCL", "-lm"]));
+    let dir = scratch("fused");
+    fs::write(
+        dir.join("k.cl"),
+        "typedef struct { float x, y, z, w; } P;\n\
+         typedef struct { int x, y, z, w; } Q;\n\
+         //DL: AoS: p[n]\n\
+         __kernel void axpy(__global P *p, int n, float a) {\n\
+           int i = get_global_id(0); if (i >= n) return;\n\
+           P q = p[i];\n\
+           q.x = q.x * a + q.y; q.y = q.y * q.z + a; q.z = q.z * q.w + q.x; q.w = q.w * a + q.z;\n\
+           p[i] = q;\n\
+         }\n\
+         //DL: AoS: q[n]\n\
+         __kernel void churn(__global Q *q, int n, int a) {\n\
+           int i = get_global_id(0); if (i >= n) return;\n\
+           Q v = q[i];\n\
+           v.x = v.x * a + v.y; v.y ^= v.z; v.z += v.w * 3; v.w = v.x - v.z;\n\
+           q[i] = v;\n\
+         }\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("fused.spec"),
+        format!(
+            "let N = {n}\nsource k.cl\noptions -cl-mad-enable\nbuffer a N f(0,1)*4\nbuffer b N i(0,1000)*4\n\
+             kernel axpy\n  arg buf a\n  arg int N\n  arg float 0.75\n  global N\n\
+             kernel churn\n  arg buf b\n  arg int N\n  arg int 5\n  global N\n\
+             iters 3\nstep axpy\nstep churn\nread a\nread b\n"
+        ),
+    )
+    .unwrap();
+    let cmd = Cmd::new([driver.as_os_str(), dir.join("fused.spec").as_os_str()]);
+    let base = run(&cmd, TIMEOUT);
+    assert_ok(&base);
+    let json = dir.join("stats.json");
+    let out = run(&cmd.shimmed().env("CLAYOUT_STATS", json.as_os_str()).env("CLAYOUT_LOG", "info"), TIMEOUT);
+    let stats = read_stats(&json, &out);
+    (base, out, stats)
+}
+
+fn launches_in(stats: &Value, kernel: &str, form: &str) -> u64 {
+    stats["policy"]["kernels"][kernel]["launches"][form].as_u64().unwrap_or(0)
+}
+
+/// Where the device compiler may fuse floating-point operations differently in a copy (here
+/// `-cl-mad-enable`), a launch of a floating-point kernel that needs the index for a narrower
+/// last tile runs as written, with one line and a fallback saying why; on whole tiles it runs
+/// its ASTA copy, and an integer-only kernel runs it at any size.
+#[test]
+fn fused_floating_point_with_a_narrower_last_tile_runs_as_written() {
+    let (base, out, stats) = fused_program(1000);
+    assert_same(&base, &out);
+    assert_eq!(launches_in(&stats, "axpy", "asta"), 0, "{stats:#}");
+    assert_eq!(launches_in(&stats, "axpy", "written"), 3, "{stats:#}");
+    assert_eq!(launches_in(&stats, "churn", "asta"), 3, "integer-only: {stats:#}");
+    let reasons = stats["policy"]["kernels"]["axpy"]["reasons"].to_string();
+    assert!(reasons.contains("1000 structures are not a multiple of the tile"), "{reasons}");
+    assert!(reasons.contains("-cl-mad-enable"), "{reasons}");
+    let fallbacks = stats["fallbacks"].as_array().unwrap();
+    assert_eq!(fallbacks.iter().filter(|f| f["object"] == "kernel axpy").count(), 1, "{stats:#}");
+    assert!(!fallbacks.iter().any(|f| f["object"] == "kernel churn"), "{stats:#}");
+    let said: Vec<&str> = out.shim_lines().into_iter().filter(|l| l.contains("not a multiple of the tile")).collect();
+    assert_eq!(said.len(), 1, "one line per kernel\n{}", out.show("with shim"));
+    assert!(said[0].contains("kernel axpy:") && said[0].contains("it runs as written"), "{}", said[0]);
+    // Only `b` went to ASTA and back.
+    assert_eq!(conversions(&stats), (1, 1), "{stats:#}");
+
+    let (base, out, stats) = fused_program(1024);
+    assert_same(&base, &out);
+    assert_eq!(launches_in(&stats, "axpy", "asta"), 3, "whole tiles: {stats:#}");
+    assert_eq!(launches_in(&stats, "churn", "asta"), 3, "{stats:#}");
+    assert!(!out.shim_lines().iter().any(|l| l.contains("not a multiple of the tile")), "{}", out.show("with shim"));
+}

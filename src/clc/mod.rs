@@ -4,6 +4,7 @@
 //! - `pp`: the preprocessor: the program as the device compiler sees it (macros expanded,
 //!   conditionals resolved with the build's options, headers included, `#line` markers kept).
 //! - `lex`: the lexer (tokens with byte spans and lines), shared by every reader below.
+//! - `floating`: whether a kernel, with the functions it calls, computes with floating point.
 //! - `signature`: the kernels of a source and their parameters.
 //! - `types`: the builtin scalar and vector types and the spellings that name them.
 //! - `typedefs`: the type names a program defines (typedefs, type-like macros).
@@ -11,6 +12,7 @@
 //! - `struct_layout`: where each member of a structure lies, in words.
 //! - `text`: program bytes that are not all UTF-8, kept byte for byte.
 
+pub mod floating;
 pub mod lex;
 pub mod pp;
 pub mod signature;

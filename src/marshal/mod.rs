@@ -71,7 +71,7 @@ mod programs;
 
 #[cfg(feature = "bench")]
 pub use bench::{describe, set_tuning, tuning};
-pub use device::default_tile;
+pub use device::{compiler_fuses_across_statements, default_tile};
 pub use enqueue::{enqueue_conversion, prepare, release_context};
 #[cfg(feature = "bench")]
 pub use plan::{P100Kernel, Tuning};

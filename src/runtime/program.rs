@@ -439,7 +439,7 @@ pub fn stride_set(program: &Arc<Program>, k: &Arc<KernelInfo>, index: u32) {
             return;
         }
     }
-    let context = program.facts.context as usize;
+    let context = program.facts.context;
     let (program, k) = (program.clone(), k.clone());
     super::worker::submit_after(context, None, move || {
         if let Some((_, true)) = resolve(&program, &k) {
@@ -477,7 +477,7 @@ pub fn prepare(program: &Arc<Program>, build_running: bool) {
     };
     // Kernels written for a device layout cannot run without what the job makes: not held back.
     let not_before = if dl.marshals() { None } else { *program.hold_until.lock() };
-    let ticket = super::worker::submit_after(program.facts.context as usize, not_before, job);
+    let ticket = super::worker::submit_after(program.facts.context, not_before, job);
     if let Some(rw) = dl.rewrites.as_ref() {
         // Unless the job already ran (no worker thread), its outcome is not known yet.
         if !ticket.is_done() {

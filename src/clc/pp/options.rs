@@ -43,6 +43,14 @@ impl BuildOptions {
         };
         self.compiler.iter().map(quote).collect::<Vec<_>>().join(" ")
     }
+
+    /// The first option that lets the compiler fuse floating-point operations as it sees fit
+    /// (`a*b+c` into one `mad` or FMA, across statements too), on any device: where it does so
+    /// then depends on the code around the arithmetic, not only on the source expressions.
+    pub fn free_contraction(&self) -> Option<&str> {
+        const FREE: [&str; 3] = ["-cl-mad-enable", "-cl-fast-relaxed-math", "-cl-unsafe-math-optimizations"];
+        self.compiler.iter().map(String::as_str).find(|w| FREE.contains(w))
+    }
 }
 
 /// Options that change nothing the preprocessor sees.

@@ -769,3 +769,16 @@ fn odd_input_never_panics() {
         let _ = run(src);
     }
 }
+
+#[test]
+fn options_that_free_contraction() {
+    assert_eq!(parse_build_options("-DX=1 -cl-std=CL1.2").free_contraction(), None);
+    assert_eq!(parse_build_options("-cl-denorms-are-zero -cl-mad-enable").free_contraction(), Some("-cl-mad-enable"));
+    assert_eq!(parse_build_options("-I. -cl-fast-relaxed-math").free_contraction(), Some("-cl-fast-relaxed-math"));
+    assert_eq!(
+        parse_build_options("-cl-unsafe-math-optimizations").free_contraction(),
+        Some("-cl-unsafe-math-optimizations")
+    );
+    // A macro's value is not an option.
+    assert_eq!(parse_build_options("-D F=-cl-mad-enable").free_contraction(), None);
+}

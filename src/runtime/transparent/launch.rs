@@ -33,10 +33,24 @@ pub fn launch(
         return suggest_launch(queue, kernel, info, plan, needs, class, user, event, &enqueue);
     }
     let staged_local = staged_local(plan, dims);
-    let decision =
-        crate::guard("cost model", || decide(info, plan, needs, class, staged_local.is_some())).unwrap_or_else(|| {
-            Decision { variant: Variant::Written, measure: false, reason: "internal error in the cost model".into() }
-        });
+    // Decided before the cost model, which may convert the buffers for the ASTA copy.
+    let rounding = crate::guard("transparent launch", || rounding_risk(plan, needs))
+        .unwrap_or_else(|| Some("internal error while checking the copy's floating-point rounding".into()));
+    let policy = crate::config::get().policy;
+    let decision = match &rounding {
+        // Nothing to measure under `always`: the kernel as written, on host-layout buffers.
+        Some(why) if policy == crate::config::Policy::Always => {
+            Decision { variant: Variant::Written, measure: false, reason: format!("policy always, but {why}") }
+        }
+        _ => {
+            crate::guard("cost model", || decide(info, plan, needs, class, staged_local.is_some(), rounding.is_some()))
+                .unwrap_or_else(|| Decision {
+                    variant: Variant::Written,
+                    measure: false,
+                    reason: "internal error in the cost model".into(),
+                })
+        }
+    };
     let timer = if decision.measure && crate::cl::info::all_complete(user) { measure::start(queue) } else { None };
     let attempt = match decision.variant {
         Variant::Asta => Some(crate::guard("transparent launch", || {
@@ -61,7 +75,18 @@ pub fn launch(
         }
     };
     crate::stats::transparent_launch(ran == Variant::Asta);
-    crate::stats::decision(&info.name, ran.form(), &decision.reason);
+    match &rounding {
+        Some(why) if ran != Variant::Asta && policy != crate::config::Policy::Never => {
+            rounding_fallback(info, plan, ran, why);
+            let reason = if policy == crate::config::Policy::Always {
+                decision.reason.clone()
+            } else {
+                format!("{}; no ASTA copy: {why}", decision.reason)
+            };
+            crate::stats::decision(&info.name, ran.form(), &reason);
+        }
+        _ => crate::stats::decision(&info.name, ran.form(), &decision.reason),
+    }
     if let Some(t) = timer {
         let ns = if r == CL_SUCCESS && ran == decision.variant { measure::stop(queue, t) } else { None };
         let m = structures(needs).unwrap_or(1.0);
@@ -131,17 +156,53 @@ fn size_class(needs: &[BufferNeed], dims: &Dims) -> SizeClass {
     SizeClass::of(items, bytes)
 }
 
+/// Why the ASTA copy could round this launch's floating-point results differently from the
+/// kernel as written, if it could: the copy needs the index for a narrower last tile, whose
+/// branch changes the code around the kernel's arithmetic, and the device's compiler may fuse
+/// `a*b+c` differently there (docs/reliability.md). Copies on whole tiles only were found
+/// bit-identical; integer-only kernels have nothing to fuse.
+fn rounding_risk(plan: &TransparentPlan, needs: &[BufferNeed]) -> Option<String> {
+    let fuses = plan.program.fuses.as_deref().filter(|_| plan.kernel.floating)?;
+    let tile = plan.program.tile as u64;
+    let mut ms = needs.iter().filter_map(|n| match n.need {
+        Need::Device(d) => Some(d.shape.m),
+        _ => None,
+    });
+    let first = ms.next()?;
+    match std::iter::once(first).chain(ms).find(|m| m % tile != 0) {
+        Some(m) => Some(format!(
+            "{m} structures are not a multiple of the tile {tile}, and {fuses}: the copy's index for a narrower last tile could change its rounding"
+        )),
+        None if plan.program.full_tiles.is_none() => Some(format!(
+            "the copy for whole tiles only did not build, and {fuses}: the copy's index for a narrower last tile could change its rounding"
+        )),
+        None => None,
+    }
+}
+
+/// Says once per kernel that its launches that need the index for a narrower last tile run
+/// in a host-layout form for `why` (`rounding_risk`), and lists it among the fallbacks.
+fn rounding_fallback(info: &KernelInfo, plan: &TransparentPlan, ran: Variant, why: &str) {
+    if plan.kernel.rounding_noted.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    let form = if ran == Variant::Staged { "its staged copy" } else { "as written" };
+    crate::log::info(&format!("kernel {}: {why}; it runs {form}, on host-layout buffers", info.name));
+    crate::stats::fallback(&format!("kernel {}", info.name), why);
+}
+
 /// Asks the cost model which form this launch runs in, with the states of the buffers it would
-/// convert held locked while it reads and notes them.
+/// convert held locked while it reads and notes them. `no_asta`: the ASTA copy must not run.
 fn decide(
     info: &KernelInfo,
     plan: &TransparentPlan,
     needs: &[BufferNeed],
     class: SizeClass,
     staged_ok: bool,
+    no_asta: bool,
 ) -> Decision {
     let policy = crate::config::get().policy;
-    let asta_blocked = policy == crate::config::Policy::Auto && asta_blocker(needs).is_some();
+    let asta_blocked = policy == crate::config::Policy::Auto && (no_asta || asta_blocker(needs).is_some());
     let mut model = plan.kernel.model.lock();
     if model.disk_key.is_none() {
         model.load(&plan.program.times_key(&plan.kernel.private_name));

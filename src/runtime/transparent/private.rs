@@ -41,6 +41,11 @@ pub struct PrivateProgram {
     /// None when that build failed: the program above serves every launch then.
     pub full_tiles: Option<Program>,
     pub tile: u32,
+    /// Why the compiler may fuse floating-point operations (`a*b+c`) differently in a copy than
+    /// in the kernel as written, if it may: the device's compiler fuses across statements, or
+    /// the build's options free it. Where it fuses depends on the code around the arithmetic,
+    /// which the index for a narrower last tile changes (transparent::launch).
+    pub fuses: Option<String>,
     /// Structure types whose layout the device compiler contradicted, and how.
     pub wrong_layouts: HashMap<String, String>,
     /// The device it was built and tuned for (a handle: devices outlive programs).
@@ -164,6 +169,7 @@ fn build_private(
     // The text is preprocessed: the application's -D, -U and -I are spent, and the macros the
     // inserted code reads are given here, the tile among them.
     let (tile, _) = tile::with_tile(user, Some(device), searched);
+    let fuses = fuses(device, compiler_options);
     let options = format!("{compiler_options} -D CLAYOUT_TILE={tile}");
     // 32-bit index arithmetic in the copies; launches on bigger buffers run as written.
     let stage_wg = stage_capacity(device, kernels);
@@ -230,6 +236,7 @@ fn build_private(
         program: built,
         full_tiles,
         tile,
+        fuses,
         wrong_layouts,
         device: device as usize,
         source_hash,
@@ -262,6 +269,18 @@ fn search_later_for(ctx: cl_context, device: cl_device_id, (s, w, h): (u32, u32,
         let _held = held;
         let _ = tune::tuned(ctx_key as cl_context, dev_key as cl_device_id, s, w, h, None);
     });
+}
+
+/// Why the device compiler may fuse floating-point operations where the code around them
+/// lets it (`PrivateProgram::fuses`).
+fn fuses(device: cl_device_id, compiler_options: &str) -> Option<String> {
+    if let Some(o) = crate::clc::pp::parse_build_options(compiler_options).free_contraction() {
+        return Some(format!(
+            "the build option {o} lets the compiler fuse floating-point operations where it sees fit"
+        ));
+    }
+    crate::marshal::compiler_fuses_across_statements(device)
+        .then(|| "this device's compiler may fuse floating-point operations across statements".to_string())
 }
 
 /// The private program, from the on-disk cache's binary when its context has one device (the

@@ -30,6 +30,11 @@ pub struct RewrittenKernel {
     pub indices: HashMap<String, usize>,
     /// The host layout of each rewritten parameter, by name.
     pub hosts: HashMap<String, Layout>,
+    /// The kernel, or a function it calls, computes with floating-point values
+    /// (`clc::floating`): its results may depend on where the compiler fuses operations.
+    pub floating: bool,
+    /// `floating` kept a launch from its ASTA copy, and that was said (transparent::launch).
+    pub rounding_noted: std::sync::atomic::AtomicBool,
     /// What the cost model knows of this kernel.
     pub model: Mutex<KernelModel>,
     /// The copy that stages its buffers through local memory, when the kernel touches only
@@ -94,6 +99,8 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
                         layouts,
                         indices,
                         hosts,
+                        floating: crate::clc::floating::uses_floating_point(source, name),
+                        rounding_noted: Default::default(),
                         model: Mutex::new(KernelModel::default()),
                         staged,
                     }),
