@@ -9,6 +9,38 @@ use crate::cl::Program;
 use opencl_sys::*;
 use std::time::Instant;
 
+thread_local! {
+    /// Set while a job may only load programs from the cache (`cache_only`).
+    static CACHE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The build log of a program `build` did not make because it was not in the cache while
+/// `cache_only` held.
+pub const NOT_CACHED: &str = "not in clayout's cache, and only cached programs were to be loaded";
+
+/// Runs `f` with builds limited to programs the cache holds: a build that would compile fails
+/// with `NOT_CACHED` instead (a caller that can only afford loads tries this first).
+pub fn cache_only<T>(f: impl FnOnce() -> T) -> T {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            CACHE_ONLY.with(|c| c.set(false));
+        }
+    }
+    CACHE_ONLY.with(|c| c.set(true));
+    let _reset = Reset;
+    f()
+}
+
+/// Whether `cache_only` holds on this thread.
+pub fn only_cached() -> bool {
+    CACHE_ONLY.with(|c| c.get())
+}
+
+fn not_cached() -> BuildError {
+    BuildError { error: crate::cl::Error::new("clBuildProgram", CL_BUILD_PROGRAM_FAILURE), log: NOT_CACHED.into() }
+}
+
 fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1e3
 }
@@ -23,7 +55,7 @@ pub fn build(
     kind: &str,
 ) -> Result<Program, BuildError> {
     if disk::dir().is_none() {
-        return from_source(ctx, &[device], source, options);
+        return if only_cached() { Err(not_cached()) } else { from_source(ctx, &[device], source, options) };
     }
     // The source's hash stands for the source: a key holding several kilobytes of kernel text
     // would be written into every header.
@@ -36,6 +68,9 @@ pub fn build(
     if let Some(p) = cached {
         crate::log::debug(&format!("clayout cache: {kind} program loaded as a binary in {:.1} ms", ms(start)));
         return Ok(p);
+    }
+    if only_cached() {
+        return Err(not_cached());
     }
     let p = from_source(ctx, &[device], source, options)?;
     let built = ms(start);

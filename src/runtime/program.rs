@@ -455,6 +455,21 @@ pub fn stride_set(program: &Arc<Program>, k: &Arc<KernelInfo>, index: u32) {
 /// running. Failures are left for the launches to report.
 pub fn prepare(program: &Arc<Program>, build_running: bool) {
     let Some(dl) = program.dl() else { return };
+    // Kernels written for a device layout cannot run without what the job makes: not held back.
+    let hold = if dl.marshals() { None } else { program.hold_until.lock().filter(|t| *t > std::time::Instant::now()) };
+    submit_prepare(program, &dl, build_running, hold, hold.is_some());
+}
+
+/// Submits the preparation of `program`'s build `dl`, held back until `hold`; `cache_first`: at
+/// once, but loading only what clayout's cache holds (a run whose copies were built before gets
+/// them in milliseconds), and held back until `hold` only if something must be compiled.
+fn submit_prepare(
+    program: &Arc<Program>,
+    dl: &Arc<ProgramDl>,
+    build_running: bool,
+    hold: Option<std::time::Instant>,
+    cache_first: bool,
+) {
     let options = program.facts.build_options.lock().clone().unwrap_or_default();
     // The job holds references of its own on the application's context and program: the
     // application may release both before the job runs.
@@ -470,21 +485,24 @@ pub fn prepare(program: &Arc<Program>, build_running: bool) {
                 wait_for_build(&program);
             }
             if let Some(rw) = dl.rewrites.as_ref() {
-                rw.build(&program.facts, &options, &dl.seen.compiler_options);
+                if !cache_first {
+                    rw.build(&program.facts, &options, &dl.seen.compiler_options);
+                } else if !rw.build_from_cache(&program.facts, &options, &dl.seen.compiler_options) {
+                    submit_prepare(&program, &dl, false, hold, false);
+                    return;
+                }
             }
             prepare_marshaling(&program.facts, &dl);
         }
     };
-    // Kernels written for a device layout cannot run without what the job makes: not held back.
-    let not_before = if dl.marshals() { None } else { *program.hold_until.lock() };
-    let ticket = super::worker::submit_after(program.facts.context, not_before, job);
+    // The ticket is where the launches look before the job can run (and resubmit itself).
+    let ticket = super::worker::Ticket::new();
     if let Some(rw) = dl.rewrites.as_ref() {
-        // Unless the job already ran (no worker thread), its outcome is not known yet.
-        if !ticket.is_done() {
-            rw.building(&options, ticket.clone());
-        }
+        rw.building(&options, ticket.clone());
     }
-    *dl.prepared.lock() = Some(ticket);
+    *dl.prepared.lock() = Some(ticket.clone());
+    let not_before = if cache_first { None } else { hold };
+    super::worker::submit_ticket(ticket, program.facts.context, not_before, job);
 }
 
 /// Waits until the program's build (one with a callback, which may run on after the call

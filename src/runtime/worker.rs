@@ -56,6 +56,13 @@ impl Ticket {
         }
     }
 
+    /// A ticket for a job to be submitted with `submit_ticket` (handed out first, so that
+    /// whoever looks for the job finds it before it can run).
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Ticket {
+        Ticket(Arc::new(Done::default()))
+    }
+
     /// A ticket whose job has already run.
     pub fn done() -> Ticket {
         Ticket(Arc::new(Done { end: Mutex::new(End::Ran), ..Done::default() }))
@@ -167,11 +174,17 @@ pub fn submit(job: impl FnOnce() + Send + 'static) -> Ticket {
 /// Runs `job` on the worker for `context` (0: none), not before `not_before` unless someone waits
 /// for its ticket first.
 pub fn submit_after(context: usize, not_before: Option<Instant>, job: impl FnOnce() + Send + 'static) -> Ticket {
-    let ticket = Ticket(Arc::new(Done::default()));
+    let ticket = Ticket::new();
+    submit_ticket(ticket.clone(), context, not_before, job);
+    ticket
+}
+
+/// `submit_after` with a ticket made beforehand.
+pub fn submit_ticket(ticket: Ticket, context: usize, not_before: Option<Instant>, job: impl FnOnce() + Send + 'static) {
     if CLOSED.load(Ordering::Acquire) {
         // The process is exiting: nothing may start a build any more.
         ticket.finish(End::Dropped);
-        return ticket;
+        return;
     }
     match worker() {
         Some(w) => {
@@ -184,7 +197,6 @@ pub fn submit_after(context: usize, not_before: Option<Instant>, job: impl FnOnc
             ticket.finish(End::Ran);
         }
     }
-    ticket
 }
 
 /// Whether the running job was asked to stop (its context or the process is going): a job of

@@ -108,9 +108,26 @@ impl Rewrites {
     /// and keeps the outcome. A program rebuilt with other options (other macros) needs its
     /// copies rebuilt too.
     pub fn build(&self, program: &ProgramInfo, options: &str, compiler_options: &str) -> Private {
-        let built = build_private(&self.rewritten.source, &self.rewritten.kernels, program, options, compiler_options)
-            .map(Arc::new);
-        let outcome = match built {
+        let built = build_private(&self.rewritten.source, &self.rewritten.kernels, program, options, compiler_options);
+        self.keep(options, built)
+    }
+
+    /// `build`, but only from what clayout's cache holds (programs as binaries, tuning records):
+    /// false, with nothing kept, when something would have to be compiled or measured.
+    pub fn build_from_cache(&self, program: &ProgramInfo, options: &str, compiler_options: &str) -> bool {
+        let built = crate::cache::binaries::cache_only(|| {
+            build_private(&self.rewritten.source, &self.rewritten.kernels, program, options, compiler_options)
+        });
+        if matches!(&built, Err(why) if why.contains(crate::cache::binaries::NOT_CACHED)) {
+            crate::log::debug("the rewritten copies are not all in clayout's cache: they are built later");
+            return false;
+        }
+        self.keep(options, built);
+        true
+    }
+
+    fn keep(&self, options: &str, built: Result<PrivateProgram, String>) -> Private {
+        let outcome = match built.map(Arc::new) {
             Ok(p) => Private::Ready(p),
             Err(why) => {
                 crate::log::warn(&format!(
@@ -217,11 +234,18 @@ fn build_private(
     // launch, and what they cost. A failure here is only logged: the conversion will retry,
     // and fall back then.
     let mut rates = HashMap::new();
+    let only_cached = crate::cache::binaries::only_cached();
     for (s, w, h) in shapes {
         if let Err(e) = crate::marshal::prepare(ctx, device, s, tile, w) {
+            if only_cached {
+                return Err(crate::cache::binaries::NOT_CACHED.into());
+            }
             crate::log::debug(&format!("conversion kernels for S={s} w={w} T={tile} not built ahead: {e}"));
         }
-        if crate::config::get().policy == crate::config::Policy::Auto {
+        if auto && only_cached && !tune::known(device, s, w, h, Some(tile)) {
+            return Err(crate::cache::binaries::NOT_CACHED.into());
+        }
+        if auto {
             if let Some(t) = tune::tuned(ctx, device, s, w, h, Some(tile)) {
                 rates.insert((s, w, h), t);
             }
@@ -287,6 +311,9 @@ fn fuses(device: cl_device_id, compiler_options: &str) -> Option<String> {
 /// binary is for one device; a program for several is built from source for all of them).
 fn build_cached(ctx: cl_context, device: cl_device_id, source: &str, options: &str) -> Result<Program, String> {
     let devices = registry::get().contexts.get(registry::key(ctx)).map_or(0, |c| c.devices.len());
+    if devices != 1 && crate::cache::binaries::only_cached() {
+        return Err(crate::cache::binaries::NOT_CACHED.into());
+    }
     if devices != 1 {
         return probe::build(ctx, source, options, "build");
     }
