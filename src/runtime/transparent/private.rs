@@ -138,6 +138,10 @@ impl Rewrites {
             }
         };
         let mut slot = self.private.lock();
+        crate::log::debug(&format!(
+            "the rewritten copies for build options {options:?}: {}",
+            if matches!(outcome, Private::Ready(_)) { "ready" } else { "not usable" }
+        ));
         // A build for other options may have been asked for since: the newest request wins.
         if slot.as_ref().is_none_or(|(o, _)| o == options) {
             *slot = Some((options.to_string(), outcome.clone()));
@@ -217,6 +221,7 @@ fn build_private(
     let built = build_cached(ctx, device, &text, &options).map_err(|e| format!("the rewritten program: {e}"))?;
     let full_tiles = match build_cached(ctx, device, &text, &format!("{options} -D {FULL_TILES_MACRO}")) {
         Ok(p) => Some(p),
+        Err(e) if e.contains(crate::cache::binaries::NOT_CACHED) => return Err(e),
         Err(e) => {
             crate::log::debug(&format!("the rewritten program with whole tiles only did not build: {e}"));
             None
