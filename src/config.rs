@@ -90,6 +90,17 @@ pub enum BuildAfter {
     Wait,
 }
 
+impl BuildAfter {
+    /// How long a build is held back, given what `auto` would wait (zero: not held back).
+    pub fn hold(self, auto: std::time::Duration) -> std::time::Duration {
+        match self {
+            BuildAfter::Auto => auto,
+            BuildAfter::Ms(ms) => std::time::Duration::from_millis(ms),
+            BuildAfter::Wait => std::time::Duration::ZERO,
+        }
+    }
+}
+
 impl Setting for BuildAfter {
     const KIND: &'static str = "auto, milliseconds, wait";
     fn parse(raw: &str) -> Result<Self, String> {

@@ -46,11 +46,14 @@ pub unsafe fn launch(
         Some(Some(Ok(plan))) => plan,
         Some(None) => {
             crate::stats::transparent_launch(false);
-            crate::log::once(
-                crate::config::LogLevel::Debug,
-                &format!("{} still being built", k.facts.name),
-                &format!("kernel {}: runs as written until its copies are built", k.facts.name),
-            );
+            // Every launch until the copies are ready comes here: no text is made unless logged.
+            if crate::log::enabled(crate::config::LogLevel::Debug) {
+                crate::log::once(
+                    crate::config::LogLevel::Debug,
+                    &format!("{} still being built", k.facts.name),
+                    &format!("kernel {}: runs as written until its copies are built", k.facts.name),
+                );
+            }
             let written = super::cost::model::Variant::Written.form();
             crate::stats::decision(&k.facts.name, written, "its copies are still being built");
             None

@@ -361,12 +361,8 @@ pub fn built(program: &Program, build: Build) {
 /// the process exits, and must wait for one that has), and a longer run has spent at least as
 /// much as they cost before paying for them.
 pub fn app_build_took(program: &Program, took: std::time::Duration) {
-    use crate::config::{get, BuildAfter, Policy};
-    let wait = match get().build_after {
-        BuildAfter::Auto => took,
-        BuildAfter::Ms(ms) => std::time::Duration::from_millis(ms),
-        BuildAfter::Wait => std::time::Duration::ZERO,
-    };
+    use crate::config::{get, Policy};
+    let wait = get().build_after.hold(took);
     let hold = get().policy == Policy::Auto && !wait.is_zero();
     *program.hold_until.lock() = hold.then(|| std::time::Instant::now() + wait);
 }

@@ -125,23 +125,26 @@ fn disk_key(dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<
     format!("added|{}|S={s}|w={w}|host={host:?}|tile={fixed_tile:?}", crate::cache::disk::device_key(dev))
 }
 
+/// What this process or the disk cache already holds for these structures, never measured:
+/// None when nothing is recorded, Some(None) when this process could not measure them.
+fn recorded(dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> Option<Option<Tuned>> {
+    let key = Key { device: dev as usize, s, w, host, fixed_tile };
+    if let Some(t) = TUNED.lock().get(&key) {
+        return Some(*t);
+    }
+    crate::cache::disk::get_json::<Tuned>("tune", &disk_key(dev, s, w, host, fixed_tile)).map(Some)
+}
+
 /// Whether the tuning for these structures is known without measuring (this process or the
 /// disk cache).
 pub fn known(dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> bool {
-    let key = Key { device: dev as usize, s, w, host, fixed_tile };
-    TUNED.lock().get(&key).is_some_and(Option::is_some)
-        || crate::cache::disk::get_json::<Tuned>("tune", &disk_key(dev, s, w, host, fixed_tile)).is_some()
+    recorded(dev, s, w, host, fixed_tile).flatten().is_some()
 }
 
 /// The tile a search found for these structures on `dev`, if one was made in this process or
 /// an earlier run (never measured here); whether a search is still to be made.
 pub fn searched_tile(dev: cl_device_id, s: u32, w: u32, host: Layout) -> (Option<u32>, bool) {
-    let key = Key { device: dev as usize, s, w, host, fixed_tile: None };
-    let found = match TUNED.lock().get(&key) {
-        Some(t) => Some(*t),
-        None => crate::cache::disk::get_json::<Tuned>("tune", &disk_key(dev, s, w, host, None)).map(Some),
-    };
-    match found {
+    match recorded(dev, s, w, host, None) {
         Some(t) => (t.filter(|t| t.searched).map(|t| t.tile), false),
         None => (None, is_gpu(dev)),
     }

@@ -288,11 +288,7 @@ fn search_later_for(ctx: cl_context, device: cl_device_id, (s, w, h): (u32, u32,
     const AT_LEAST: std::time::Duration = std::time::Duration::from_secs(60);
     let Some(held) = crate::cl::Context::retain(ctx) else { return };
     let (ctx_key, dev_key) = (ctx as usize, device as usize);
-    let wait = match crate::config::get().build_after {
-        crate::config::BuildAfter::Auto => (took * 4).max(AT_LEAST),
-        crate::config::BuildAfter::Ms(ms) => std::time::Duration::from_millis(ms),
-        crate::config::BuildAfter::Wait => std::time::Duration::ZERO,
-    };
+    let wait = crate::config::get().build_after.hold((took * 4).max(AT_LEAST));
     let not_before = (!wait.is_zero()).then(|| std::time::Instant::now() + wait);
     super::super::worker::submit_after(ctx_key, not_before, move || {
         let _held = held;
