@@ -4,6 +4,7 @@
  *   exitbuild PLATFORM_SUBSTRING DELAY_US [own|shared|released]   (exit status 0 expected) */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+#include "device.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,17 +39,8 @@ int main(int argc, char **argv) {
     if (argc < 3) return 2;
     const char *mode = argc > 3 ? argv[3] : "shared";
     own = strcmp(mode, "own") == 0;
-    cl_platform_id ps[8];
-    cl_uint np = 0;
-    clGetPlatformIDs(8, ps, &np);
-    cl_platform_id plat = NULL;
-    for (cl_uint i = 0; i < np; i++) {
-        char name[256];
-        clGetPlatformInfo(ps[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
-        if (strstr(name, argv[1])) { plat = ps[i]; break; }
-    }
-    if (!plat) return 3;
-    clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL);
+    dev = bench_device(argv[1]);
+    if (!dev) return 3;
     cl_int err;
     shared_ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
     pthread_t t;

@@ -260,3 +260,28 @@ fn refused_binary_is_rebuilt_from_source() {
     assert!(lines.len() as u64 == n && lines.iter().all(|l| l.contains("binary")), "{}", out.show("refused"));
     assert_all_hit("refused", &dir, n);
 }
+
+/// A driver that keeps a compile cache of its own (NVIDIA's; here PoCL's stands in for it,
+/// through `CLAYOUT_FAULT=driver-cache`): a program clayout built before is built again from
+/// source, which that cache answers, rather than loaded from clayout's binary. The results are
+/// the same, and the records are neither read nor replaced.
+#[test]
+fn a_driver_with_its_own_cache_builds_again_what_clayout_built_before() {
+    let (dir, files) = warm_cache("driver-cache");
+    let before: Vec<Vec<u8>> = files.iter().map(|f| fs::read(f).unwrap()).collect();
+    let json = scratch("driver-cache-warm").join("stats.json");
+    let cmd = program("particles_asta.cl")
+        .shimmed_with(fault_lib())
+        .env("CLAYOUT_FAULT", "driver-cache")
+        .env("CLAYOUT_LOG", "debug")
+        .env("CLAYOUT_STATS", json.as_os_str())
+        .env("CLAYOUT_CACHE_DIR", &dir);
+    let out = run(&cmd, TIMEOUT);
+    assert_same(plain(), &out);
+    let stats = read_stats(&json, &out);
+    assert_eq!(counts(&stats), [0; 5], "{stats:#}");
+    let rebuilt = lines_with(&out, "program built again from source");
+    assert_eq!(rebuilt.len(), files.len(), "{}", out.show("driver cache"));
+    let after: Vec<Vec<u8>> = files.iter().map(|f| fs::read(f).unwrap()).collect();
+    assert!(before == after, "the records were rewritten");
+}

@@ -285,3 +285,36 @@ fn auto_runs_as_written_until_its_copies_are_built() {
         }
     }
 }
+
+/// A build the driver answered from its cache (`CLAYOUT_FAULT=quick-build` makes every build
+/// count as one): what clayout's cache holds is loaded inside the application's build call, so
+/// the first launch already finds the copies, where a run with nothing cached (above) runs its
+/// first launches as written.
+#[test]
+fn a_quick_build_loads_the_cached_copies_inside_the_call() {
+    let base = run(&seq("launches"), TIMEOUT);
+    assert_ok(&base);
+    let cache = scratch("quick-build").join("cache");
+    let cmd = |lib: &std::path::Path, after: &str, json: &std::path::Path| {
+        seq("launches")
+            .shimmed_with(lib)
+            .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+            .env("CLAYOUT_STATS", json.as_os_str())
+            .env("CLAYOUT_POLICY", "auto")
+            .env("CLAYOUT_BUILD_AFTER", after)
+            .env("CLAYOUT_CACHE_DIR", cache.as_os_str())
+            .env("CLAYOUT_FAULT", "quick-build")
+            .env("CLAYOUT_LOG", "debug")
+    };
+    let json = scratch("quick-build").join("cold.json");
+    let out = run(&cmd(fault_lib(), "wait", &json), TIMEOUT);
+    assert_same(&base, &out);
+    let json = scratch("quick-build").join("warm.json");
+    let out = run(&cmd(fault_lib(), "auto", &json), TIMEOUT);
+    assert_same(&base, &out);
+    let stats = read_stats(&json, &out);
+    let loaded = out.shim_lines().iter().any(|l| l.contains("loaded from the caches inside the application's build"));
+    assert!(loaded, "{}", out.show("warm"));
+    let r = reasons(&stats, "advance");
+    assert!(!r.iter().any(|r| r.contains("still being built")), "{r:?}");
+}

@@ -68,6 +68,24 @@ pub fn create_kernel(program: cl_program, name: &str) -> Result<Kernel> {
     Kernel::from_raw(k).ok_or(Error::new("clCreateKernel", CL_OUT_OF_RESOURCES))
 }
 
+/// Creates every kernel of `program` once and releases them: a driver that loads a kernel's
+/// code only when it is first asked for it (NVIDIA's) does that now rather than inside a launch.
+/// The number of kernels, or the failing call's error.
+pub fn warm_kernels(program: cl_program) -> Result<usize> {
+    let mut n: cl_uint = 0;
+    // SAFETY: a live program; a null array with a count of zero asks for the count only.
+    check("clCreateKernelsInProgram", unsafe {
+        api().clCreateKernelsInProgram(program, 0, std::ptr::null_mut(), &mut n)
+    })?;
+    let mut raw: Vec<cl_kernel> = vec![std::ptr::null_mut(); n as usize];
+    // SAFETY: `raw` holds `n` slots, as the call is told.
+    check("clCreateKernelsInProgram", unsafe {
+        api().clCreateKernelsInProgram(program, n, raw.as_mut_ptr(), std::ptr::null_mut())
+    })?;
+    // Each is released as it drops.
+    Ok(raw.into_iter().filter_map(Kernel::from_raw).count())
+}
+
 /// A kernel argument's value, as `clSetKernelArg` takes it.
 #[derive(Clone, Copy, Debug)]
 pub enum Arg<'a> {

@@ -403,7 +403,7 @@ pub unsafe fn clBuildProgram(
         guard("after build", || {
             if let Some(info) = crate::runtime::program::get(key(program)) {
                 crate::runtime::program::app_build_took(&info, took);
-                crate::runtime::program::prepare(&info, pfn_notify.is_some());
+                crate::runtime::program::after_build(&info, pfn_notify.is_some());
             }
         });
     }

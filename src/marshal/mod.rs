@@ -75,6 +75,7 @@ pub use device::{compiler_fuses_across_statements, default_tile};
 pub use enqueue::{enqueue_conversion, prepare, release_context};
 #[cfg(feature = "bench")]
 pub use plan::{P100Kernel, Tuning};
+pub use programs::warm as warm_kernels;
 
 /// The result of an enqueued conversion.
 #[derive(Debug)]

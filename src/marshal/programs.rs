@@ -81,6 +81,15 @@ fn kernel(program: &Program, name: &str, dev: cl_device_id, need_wg: u32) -> Res
     Ok(k)
 }
 
+/// Loads the kernels of every conversion program of `ctx` built so far (`cmd::warm_kernels`).
+pub fn warm(ctx: cl_context) {
+    let slots: Vec<Slot> =
+        PROGRAMS.lock().iter().filter(|(k, _)| k.ctx == ctx as usize).map(|(_, s)| s.clone()).collect();
+    for p in slots.iter().filter_map(|s| s.get()).filter_map(|r| r.as_ref().ok()) {
+        let _ = cmd::warm_kernels(p.raw());
+    }
+}
+
 /// Forgets the programs of `ctx` (each released once no conversion in progress holds it).
 pub fn release(ctx: cl_context) {
     let gone: Vec<Slot> = PROGRAMS.lock().extract_if(|k, _| k.ctx == ctx as usize).map(|(_, s)| s).collect();

@@ -33,7 +33,15 @@ pub struct Program {
     /// Under the cost model, clayout's builds for the program wait until then: the application
     /// has by then run, after its build, as long as that build took (`app_build_took`).
     hold_until: Mutex<Option<std::time::Instant>>,
+    /// Under the cost model, the application's last build of it came from its driver's cache
+    /// (`QUICK_BUILD`): what clayout's cache holds for it is loaded inside that call (`after_build`).
+    quick_build: std::sync::atomic::AtomicBool,
 }
+
+/// A build that takes at most this long came from the driver's cache: compiling any of the
+/// programs measured takes longer (NVIDIA H200: 99-235 ms for the samples, PoCL: 600 ms), a build
+/// its cache answers less (NVIDIA: 2-5 ms, PoCL: 28-35 ms).
+const QUICK_BUILD: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl Program {
     pub fn dl(&self) -> Option<Arc<ProgramDl>> {
@@ -100,7 +108,16 @@ pub fn created(h: Handle, facts: Arc<ProgramInfo>) {
             facts.origin
         ));
     }
-    PROGRAMS.insert(h, Program { handle: h, facts, dl: Mutex::new(None), hold_until: Mutex::new(None) });
+    PROGRAMS.insert(
+        h,
+        Program {
+            handle: h,
+            facts,
+            dl: Mutex::new(None),
+            hold_until: Mutex::new(None),
+            quick_build: Default::default(),
+        },
+    );
 }
 
 /// The application's last reference to a program is gone (its kernels keep their own).
@@ -365,6 +382,9 @@ pub fn app_build_took(program: &Program, took: std::time::Duration) {
     let wait = get().build_after.hold(took);
     let hold = get().policy == Policy::Auto && !wait.is_zero();
     *program.hold_until.lock() = hold.then(|| std::time::Instant::now() + wait);
+    let quick_driver = took <= QUICK_BUILD || crate::fault::inject("quick-build");
+    let quick = hold && get().build_after == crate::config::BuildAfter::Auto && quick_driver;
+    program.quick_build.store(quick, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// A program linked from compiled ones: its annotations are theirs, and its text, for the
@@ -450,10 +470,54 @@ pub fn stride_set(program: &Arc<Program>, k: &Arc<KernelInfo>, index: u32) {
 /// calls. `build_running`: the application built with a callback, so the build may still be
 /// running. Failures are left for the launches to report.
 pub fn prepare(program: &Arc<Program>, build_running: bool) {
+    prepare_with(program, build_running, false);
+}
+
+/// `prepare`, called by the application's build itself: a build its driver answered from its
+/// cache loads what clayout's cache holds at once, in the call (`load_now`).
+pub fn after_build(program: &Arc<Program>, build_running: bool) {
+    prepare_with(program, build_running, true);
+}
+
+fn prepare_with(program: &Arc<Program>, build_running: bool, in_build: bool) {
     let Some(dl) = program.dl() else { return };
     // Kernels written for a device layout cannot run without what the job makes: not held back.
     let hold = if dl.marshals() { None } else { program.hold_until.lock().filter(|t| *t > std::time::Instant::now()) };
-    submit_prepare(program, &dl, build_running, hold, hold.is_some());
+    let quick =
+        in_build && hold.is_some() && !build_running && program.quick_build.load(std::sync::atomic::Ordering::Relaxed);
+    if quick && load_now(program, &dl) {
+        return;
+    }
+    // What the cache holds was just tried, if quick: the job only builds what it lacks.
+    submit_prepare(program, &dl, build_running, hold, hold.is_some() && !quick);
+}
+
+/// Loads the copies from what clayout's cache holds, on this thread, inside the application's
+/// build call; false when something would have to be compiled or measured. For a build the
+/// driver answered from its cache: on NVIDIA, loading a program (a module) waits for the
+/// device to go idle, and from the application's build on the device is seldom idle until its
+/// launches are queued (its uploads, then its launches: lbm's copies loaded on clayout's
+/// thread were ready 36 ms after a burst of 30 launches had been queued, in 2-3 ms each at a
+/// size whose uploads are short). Here each costs what the application's own build cost.
+fn load_now(program: &Program, dl: &ProgramDl) -> bool {
+    let Some(rw) = dl.rewrites.as_ref() else { return false };
+    let options = program.facts.build_options.lock().clone().unwrap_or_default();
+    let start = std::time::Instant::now();
+    let loaded = rw.build_from_cache(&program.facts, &options, &dl.seen.compiler_options);
+    if let (true, Private::Ready(p)) = (loaded, rw.lookup(&options)) {
+        // The device is idle here; in the first launch a kernel's first use would load it.
+        for built in std::iter::once(&p.program).chain(&p.full_tiles) {
+            let _ = crate::cl::cmd::warm_kernels(built.raw());
+        }
+        crate::marshal::warm_kernels(program.facts.context as cl_context);
+    }
+    if loaded {
+        crate::log::debug(&format!(
+            "the rewritten copies loaded from the caches inside the application's build in {:.1} ms",
+            start.elapsed().as_secs_f64() * 1e3
+        ));
+    }
+    loaded
 }
 
 /// Submits the preparation of `program`'s build `dl`, held back until `hold`; `cache_first`: at
