@@ -295,9 +295,9 @@ fn a_quick_build_loads_the_cached_copies_inside_the_call() {
     let base = run(&seq("launches"), TIMEOUT);
     assert_ok(&base);
     let cache = scratch("quick-build").join("cache");
-    let cmd = |lib: &std::path::Path, after: &str, json: &std::path::Path| {
+    let cmd = |after: &str, json: &std::path::Path| {
         seq("launches")
-            .shimmed_with(lib)
+            .shimmed_with(fault_lib())
             .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
             .env("CLAYOUT_STATS", json.as_os_str())
             .env("CLAYOUT_POLICY", "auto")
@@ -307,10 +307,10 @@ fn a_quick_build_loads_the_cached_copies_inside_the_call() {
             .env("CLAYOUT_LOG", "debug")
     };
     let json = scratch("quick-build").join("cold.json");
-    let out = run(&cmd(fault_lib(), "wait", &json), TIMEOUT);
+    let out = run(&cmd("wait", &json), TIMEOUT);
     assert_same(&base, &out);
     let json = scratch("quick-build").join("warm.json");
-    let out = run(&cmd(fault_lib(), "auto", &json), TIMEOUT);
+    let out = run(&cmd("auto", &json), TIMEOUT);
     assert_same(&base, &out);
     let stats = read_stats(&json, &out);
     let loaded = out.shim_lines().iter().any(|l| l.contains("loaded from the caches inside the application's build"));

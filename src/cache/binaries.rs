@@ -104,10 +104,5 @@ fn rebuilds_from_its_cache(device: cl_device_id) -> bool {
     if crate::fault::inject("driver-cache") {
         return true;
     }
-    let platform = crate::cl::info::device_platform(device)
-        .map(|p| crate::cl::info::platform_string(p, CL_PLATFORM_NAME))
-        .unwrap_or_default();
-    let vendor = crate::cl::info::device_string(device, CL_DEVICE_VENDOR);
-    let nvidia = [vendor, platform].iter().any(|s| s.to_ascii_lowercase().contains("nvidia"));
-    nvidia && std::env::var_os("CUDA_CACHE_DISABLE").is_none_or(|v| v != "1")
+    crate::cl::info::is_nvidia(device) && std::env::var_os("CUDA_CACHE_DISABLE").is_none_or(|v| v != "1")
 }

@@ -67,6 +67,18 @@ pub fn platform_string(platform: cl_platform_id, what: cl_platform_info) -> Stri
     unsafe { info_string(|n, v, r| api().clGetPlatformInfo(platform, what, n, v, r)) }
 }
 
+/// Whether a device of vendor `vendor` on platform `platform` is NVIDIA's: either name says so
+/// (a device's vendor string alone is not always filled in).
+pub fn names_nvidia(vendor: &str, platform: &str) -> bool {
+    [vendor, platform].iter().any(|s| s.to_ascii_lowercase().contains("nvidia"))
+}
+
+/// Whether `device` is one of NVIDIA's driver (`names_nvidia`).
+pub fn is_nvidia(device: cl_device_id) -> bool {
+    let platform = device_platform(device).map(|p| platform_string(p, CL_PLATFORM_NAME)).unwrap_or_default();
+    names_nvidia(&device_string(device, CL_DEVICE_VENDOR), &platform)
+}
+
 /// The devices of a context.
 pub fn context_devices(context: cl_context) -> Vec<cl_device_id> {
     // SAFETY: a live context; the answer is an array of device handles.

@@ -1,7 +1,7 @@
 //! What a conversion plan needs to know about a device (local memory, work-group limits, the
 //! coalescing width), asked once per device, and the tile clayout uses on it.
 
-use crate::cl::info::{device_platform, device_scalar, device_string, platform_string};
+use crate::cl::info::{device_scalar, device_string};
 use once_cell::sync::Lazy;
 use opencl_sys::*;
 use parking_lot::Mutex;
@@ -31,19 +31,14 @@ fn simd_width(vendor: &str) -> usize {
     }
 }
 
-/// NVIDIA's compiler (ptxas) contracts `a*b+c` into FMA across statements, and whether it does
-/// depends on the surrounding code; clang-based compilers contract within one expression only
-/// (`llvm.fmuladd`) unless the build's options free it (`BuildOptions::free_contraction`).
-fn fuses_across_statements(vendor: &str, platform: &str) -> bool {
-    [vendor, platform].iter().any(|s| s.to_ascii_lowercase().contains("nvidia"))
-}
-
 /// Whether the compiler of `device` may fuse floating-point operations across statements
 /// (OpenCL's default `FP_CONTRACT ON` allows it) depending on the code around them. Asked
-/// once per build of a rewritten program.
+/// once per build of a rewritten program. NVIDIA's compiler (ptxas) contracts `a*b+c` into FMA
+/// across statements, and whether it does depends on the surrounding code; clang-based
+/// compilers contract within one expression only (`llvm.fmuladd`) unless the build's options
+/// free it (`BuildOptions::free_contraction`).
 pub fn compiler_fuses_across_statements(device: cl_device_id) -> bool {
-    let platform = device_platform(device).map(|p| platform_string(p, CL_PLATFORM_NAME)).unwrap_or_default();
-    fuses_across_statements(&device_string(device, CL_DEVICE_VENDOR), &platform)
+    crate::cl::info::is_nvidia(device)
 }
 
 static FACTS: Lazy<Mutex<HashMap<usize, Facts>>> = Lazy::new(|| Mutex::new(HashMap::new()));
@@ -76,7 +71,8 @@ pub fn default_tile(device: cl_device_id) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{fuses_across_statements, simd_width};
+    use super::simd_width;
+    use crate::cl::info::names_nvidia as fuses_across_statements;
 
     #[test]
     fn compilers_that_fuse_across_statements() {

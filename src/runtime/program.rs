@@ -504,14 +504,13 @@ fn load_now(program: &Program, dl: &ProgramDl) -> bool {
     let options = program.facts.build_options.lock().clone().unwrap_or_default();
     let start = std::time::Instant::now();
     let loaded = rw.build_from_cache(&program.facts, &options, &dl.seen.compiler_options);
+    // A copy that failed (already said by `build_from_cache`) has nothing to load.
     if let (true, Private::Ready(p)) = (loaded, rw.lookup(&options)) {
         // The device is idle here; in the first launch a kernel's first use would load it.
         for built in std::iter::once(&p.program).chain(&p.full_tiles) {
             let _ = crate::cl::cmd::warm_kernels(built.raw());
         }
         crate::marshal::warm_kernels(program.facts.context as cl_context);
-    }
-    if loaded {
         crate::log::debug(&format!(
             "the rewritten copies loaded from the caches inside the application's build in {:.1} ms",
             start.elapsed().as_secs_f64() * 1e3
