@@ -660,6 +660,22 @@ pub fn make_plan(k: &KernelInfo, program: Option<&Arc<Program>>, wait: bool) -> 
 
 /// The private program of the program's current build: built (Ok), failed (Err), or None while
 /// the worker builds it and `wait` is false.
+/// The plan of a kernel the application is creating, when making it waits for nothing and
+/// starts nothing: a kernel with a rewritten copy whose program is ready (a run whose copies
+/// came from the caches inside the application's build). Otherwise None: the first launch
+/// makes it.
+pub fn early_plan(k: &KernelInfo, program: Option<&Arc<Program>>) -> Option<PlanResult> {
+    let program = program?;
+    let dl = program.dl()?;
+    let layout = dl.kernels.get(&k.name)?.as_ref().ok()?;
+    let rewrites = dl.rewrites.as_ref().filter(|r| !layout.marshals() && r.rewritten.kernels.contains_key(&k.name))?;
+    let options = program.facts.build_options.lock().clone().unwrap_or_default();
+    if !matches!(rewrites.lookup(&options), Private::Ready(_)) {
+        return None;
+    }
+    make_plan(k, Some(program), false)
+}
+
 fn private_program(
     program: &Arc<Program>,
     rewrites: &Rewrites,

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 
 /// Drops the references clayout keeps on completed commands.
 fn settle() {
+    super::cost::measure::harvest();
     order::forget_finished();
     buffers::forget_finished();
 }
@@ -26,7 +27,7 @@ pub fn context(context: cl_context) -> u32 {
 /// What clayout holds on the application's event `event`.
 pub fn event(event: cl_event) -> u32 {
     settle();
-    (order::holds(event) + buffers::holds(event)) as u32
+    (order::holds(event) + buffers::holds(event) + super::cost::measure::holds(event)) as u32
 }
 
 /// What clayout holds on an application's queue: its events of commands there that it still

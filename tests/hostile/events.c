@@ -138,6 +138,37 @@ static void gate_on_launch(void)
     finish();
 }
 
+/* ---- issue 17, item 2: timing a launch must not wait for the application's queue ---- */
+
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* The cost model times a kernel's first launches. Here the queue is held by a command waiting
+ * for a user event the application sets only after the launches return: timing by draining the
+ * queue would stall each launch call until its time limit. Printed: whether the three launch
+ * calls together returned within a second (they do without clayout). */
+static void timed_launch_behind_gate(void)
+{
+    start(0);
+    cl_event u = user_event();
+    cl_mem other = gated(q, u);
+    cl_mem b = particles(1.0f);
+    double t0 = seconds();
+    for (int i = 0; i < 3; i++) advance(b);
+    printf("launch calls returned within a second: %s\n", seconds() - t0 < 1.0 ? "yes" : "no");
+    rc("open the gate", clSetUserEventStatus(u, CL_COMPLETE));
+    rc("finish", clFinish(q));
+    show("b", b, BYTES);
+    clReleaseEvent(u);
+    clReleaseMemObject(other);
+    clReleaseMemObject(b);
+    finish();
+}
+
 /* ---- item 14: conversions whose wait list fails ---- */
 
 /* The launch waits for a user event the application then fails: without clayout the launch
@@ -413,4 +444,5 @@ CASES({"gate-other-queue-finish", gate_other_queue_finish, "timeout=5"},
       {"markers-and-barriers", markers_and_barriers, ""},
       {"program-while-blocking-read", program_while_blocking_read, "timeout=6"},
       {"program-while-waiting", program_while_waiting, "timeout=6"},
-      {"threads-share-a-buffer", threads_share_a_buffer, "auto timeout=30"})
+      {"threads-share-a-buffer", threads_share_a_buffer, "auto timeout=30"},
+      {"timed-launch-behind-gate", timed_launch_behind_gate, "policy=auto env=CLAYOUT_BUILD_AFTER=wait timeout=20"})

@@ -78,6 +78,9 @@ pub struct KernelModel {
     pub last: Option<Variant>,
     /// Launches that could not be timed; past a few the model stops asking.
     pub untimed: u32,
+    /// Launches timed by their events whose times have not come in yet: while as many as the
+    /// model needs are on their way, it times no more.
+    pub in_flight: u32,
 }
 
 impl KernelModel {

@@ -1,10 +1,18 @@
-//! Timing one launch of the application's queue for the cost model, without profiling: a marker
-//! before and a marker after the launch, each waited for by polling with a time limit, so that a
-//! queue held back by something only the application can release (a user event it sets after
-//! this call returns) costs a bounded stall, never a deadlock.
+//! Timing one launch of the application's queue for the cost model.
+//!
+//! On a queue that profiles (CLAYOUT_PROFILE, on by default where launches are timed), nothing
+//! waits: the launch's own event is kept, and its device time is read from its profiling
+//! information once it has completed, at a later launch (`harvest`) or at exit. The model
+//! learns a little later (a program that enqueues all its launches before waiting learns in its
+//! next run), and the application's queue runs as it would without clayout.
+//!
+//! Without profiling: a marker before and a marker after the launch, each waited for by polling
+//! with a time limit, so that a queue held back by something only the application can release
+//! (a user event it sets after this call returns) costs a bounded stall, never a deadlock.
 
-use crate::cl::{cmd, info::event_status, Event};
+use crate::cl::{cmd, info::event_status, info::event_times, Event};
 use opencl_sys::*;
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 /// How long the commands already queued may take before the measured launch starts.
@@ -55,4 +63,66 @@ pub fn start(queue: cl_command_queue) -> Option<Timer> {
 /// The launch's time in ns, once it completed.
 pub fn stop(queue: cl_command_queue, t: Timer) -> Option<f64> {
     drained(queue, LAUNCH_LIMIT).then(|| t.started.elapsed().as_nanos() as f64)
+}
+
+/// What becomes of a launch's device time, in ns (None: it failed or could not be read).
+pub type Record = Box<dyn FnOnce(Option<f64>) + Send>;
+
+/// A profiled launch whose event has not been seen complete yet.
+struct Pending {
+    event: Event,
+    record: Record,
+}
+
+static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
+
+/// Launches awaiting their times, at most: past it a launch is not timed (a queue that never
+/// completes must not grow the list).
+const MAX_PENDING: usize = 256;
+
+/// Whether `queue` profiles its commands, so that a launch on it is timed by its event.
+pub fn profiles(queue: cl_command_queue) -> bool {
+    crate::registry::get().queues.get(crate::registry::key(queue)).is_some_and(|q| q.profiling)
+}
+
+/// Times the launch whose event is `event` (on `queue`, which profiles) once it completes;
+/// false when it cannot be kept (then it is not timed, and `record` is dropped unrun).
+pub fn by_event(queue: cl_command_queue, event: cl_event, record: Record) -> bool {
+    let mut pending = PENDING.lock();
+    if pending.len() >= MAX_PENDING {
+        return false;
+    }
+    let Some(event) = Event::retained_in(event, queue) else { return false };
+    pending.push(Pending { event, record });
+    true
+}
+
+/// References kept on the application's event `event` (for its reference count).
+pub fn holds(event: cl_event) -> usize {
+    PENDING.lock().iter().filter(|p| p.event.raw() == event).count()
+}
+
+/// Records the times of the profiled launches that have completed since the last call. Called
+/// with no lock held (the records take the kernels' models).
+pub fn harvest() {
+    let done: Vec<Pending> = {
+        let mut pending = PENDING.lock();
+        if pending.is_empty() {
+            return;
+        }
+        // In launch order: on an in-order queue nothing after a launch still running has
+        // completed, so the scan stops there and costs one query per launch it records.
+        let running = pending
+            .iter()
+            .position(|p| matches!(event_status(p.event.raw()), Some(s) if s > CL_COMPLETE))
+            .unwrap_or(pending.len());
+        pending.drain(..running).collect()
+    };
+    for p in done {
+        let ns = match event_status(p.event.raw()) {
+            Some(CL_COMPLETE) => event_times(p.event.raw()).filter(|(s, e)| e > s).map(|(s, e)| (e - s) as f64),
+            _ => None,
+        };
+        (p.record)(ns);
+    }
 }

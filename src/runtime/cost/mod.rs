@@ -111,10 +111,10 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
             b.cost.reuse.sent_back = true;
         }
     }
-    if d.measure && model.untimed >= 3 {
+    if d.measure && (model.untimed >= 3 || model.in_flight >= model::TIMED_LAUNCHES) {
         d.measure = false;
     }
-    if model.last != Some(d.variant) || d.measure {
+    if (model.last != Some(d.variant) || d.measure) && crate::log::enabled(crate::config::LogLevel::Debug) {
         crate::log::debug(&format!("kernel {kernel}: runs {} ({})", d.variant.name(), d.reason));
     }
     model.last = Some(d.variant);

@@ -28,6 +28,8 @@ pub fn launch(
     event: *mut cl_event,
     enqueue: impl Enqueue,
 ) -> cl_int {
+    // What the launches timed by their events have measured since, before this one decides.
+    crate::guard("cost model", measure::harvest);
     let class = size_class(needs, dims);
     if super::super::suggest::active() {
         return suggest_launch(queue, kernel, info, plan, needs, class, user, event, &enqueue);
@@ -51,7 +53,19 @@ pub fn launch(
                 })
         }
     };
-    let timer = if decision.measure && crate::cl::info::all_complete(user) { measure::start(queue) } else { None };
+    // On a queue that profiles, the launch's own event says its time later: nothing waits.
+    let by_event = decision.measure && measure::profiles(queue);
+    let timer =
+        if decision.measure && !by_event && crate::cl::info::all_complete(user) { measure::start(queue) } else { None };
+    let launched = std::cell::Cell::new(std::ptr::null_mut());
+    let enqueue = |k, local, n, l, ev: *mut cl_event| {
+        let r = enqueue(k, local, n, l, ev);
+        if by_event && r == CL_SUCCESS && !ev.is_null() {
+            // SAFETY: the enqueue succeeded, so it wrote the launch's event there.
+            launched.set(unsafe { *ev });
+        }
+        r
+    };
     let attempt = match decision.variant {
         Variant::Asta => Some(crate::guard("transparent launch", || {
             try_copy(queue, info, copies, plan, needs, (user, event), &enqueue)
@@ -87,10 +101,24 @@ pub fn launch(
         }
         _ => crate::stats::decision(&info.name, ran.form(), &decision.reason),
     }
+    let m = structures(needs).unwrap_or(1.0);
     if let Some(t) = timer {
         let ns = if r == CL_SUCCESS && ran == decision.variant { measure::stop(queue, t) } else { None };
-        let m = structures(needs).unwrap_or(1.0);
         crate::guard("cost model", || plan.kernel.model.lock().record(&info.name, class, ran, ns, m));
+    } else if by_event && r == CL_SUCCESS && ran == decision.variant && !launched.get().is_null() {
+        let (kernel, name) = (plan.kernel.clone(), info.name.clone());
+        let record: measure::Record = Box::new(move |ns| {
+            crate::guard("cost model", || {
+                let mut model = kernel.model.lock();
+                model.in_flight = model.in_flight.saturating_sub(1);
+                model.record(&name, class, ran, ns, m);
+            });
+        });
+        // Counted before it is kept, since another thread's harvest may record it at once.
+        crate::guard("cost model", || plan.kernel.model.lock().in_flight += 1);
+        if !measure::by_event(queue, launched.get(), record) {
+            crate::guard("cost model", || plan.kernel.model.lock().in_flight -= 1);
+        }
     }
     r
 }
