@@ -134,6 +134,7 @@ pub unsafe extern "C" fn clDeinitLayer() -> cl_int {
 
 extern "C" fn at_exit() {
     crate::guard::guard("annotations at exit", crate::runtime::program::report_unattached);
+    crate::guard::guard("epoch lengths at exit", crate::runtime::cost::lengths::write_at_exit);
     if crate::runtime::suggest::active() {
         crate::guard::guard("suggestions at exit", crate::runtime::suggest::write_at_exit);
     }
