@@ -136,6 +136,7 @@ extern "C" fn at_exit() {
     // The last launches' times, for the cache and the statistics.
     crate::guard::guard("kernel times at exit", crate::runtime::cost::measure::harvest);
     crate::guard::guard("annotations at exit", crate::runtime::program::report_unattached);
+    crate::guard::guard("epoch lengths at exit", crate::runtime::cost::lengths::write_at_exit);
     if crate::runtime::suggest::active() {
         crate::guard::guard("suggestions at exit", crate::runtime::suggest::write_at_exit);
     }

@@ -318,3 +318,42 @@ fn a_quick_build_loads_the_cached_copies_inside_the_call() {
     let r = reasons(&stats, "advance");
     assert!(!r.iter().any(|r| r.contains("still being built")), "{r:?}");
 }
+
+/// How long each epoch lasted (launches of a kernel on a buffer until the host has it again or
+/// the program releases it) is learnt under every policy and kept in the cache, per kernel and
+/// argument: gatherread's three launches of gather end at the host's read of `own` and at the
+/// release of `shared`, whatever form they ran in. (How `auto` bets on it is unit-tested in
+/// src/runtime/cost/model.rs.)
+#[test]
+fn epoch_lengths_are_learnt_under_every_policy() {
+    let dir = fresh_dir("policy-lengths");
+    let base = run(&seq("gatherread"), TIMEOUT);
+    assert_ok(&base);
+    let lengths = || -> Vec<serde_json::Value> {
+        std::fs::read_dir(&dir)
+            .map(|d| d.map(|e| e.unwrap().path()).collect::<Vec<_>>())
+            .unwrap_or_default()
+            .iter()
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("lengths-"))
+            .map(|p| {
+                let bytes = std::fs::read(p).unwrap();
+                let nl = bytes.iter().position(|&b| b == b'\n').unwrap();
+                serde_json::from_slice(&bytes[nl + 1..]).unwrap()
+            })
+            .collect()
+    };
+    for (policy, runs) in [("never", 1), ("always", 2), ("auto", 3)] {
+        let cmd = seq("gatherread")
+            .shimmed()
+            .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+            .env("CLAYOUT_POLICY", policy)
+            .env("CLAYOUT_BUILD_AFTER", "wait")
+            .env("CLAYOUT_CACHE_DIR", dir.as_os_str());
+        let out = run(&cmd, TIMEOUT);
+        assert_same(&base, &out);
+        let records = lengths();
+        assert_eq!(records.len(), 1, "{policy}: one record for gather in {}", dir.display());
+        let epochs = serde_json::json!([vec![3; runs], vec![3; runs]]);
+        assert_eq!(records[0]["args"], epochs, "{policy}: {}", out.show(policy));
+    }
+}

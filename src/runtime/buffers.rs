@@ -105,9 +105,8 @@ pub fn released(h: Handle) {
         return;
     }
     let mut st = b.state.lock();
-    if matches!(st.current, Current::Device(_)) {
-        st.cost.released_converted();
-    }
+    let converted = matches!(st.current, Current::Device(_));
+    st.cost.released(converted);
     st.current = Current::Host;
     st.last_event = None;
     st.users.clear();

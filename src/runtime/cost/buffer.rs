@@ -1,8 +1,11 @@
 //! What the cost model keeps in each buffer's record: what the launches on it would have cost
-//! since the host last accessed it (an epoch), and which kernel argument converted it (so that
-//! what becomes of it is learnt, `habits`).
+//! since the host last accessed it (an epoch), how many launches each rewritten kernel made on it
+//! in the epoch (so that how long epochs last is learnt, `lengths`), and which kernel argument
+//! converted it (so that what becomes of it is learnt, `habits`).
 
 use super::habits::{self, ConvertedBy};
+use super::lengths;
+use std::sync::Arc;
 
 /// The cost model's record of one buffer between two host accesses; a host access starts it over.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -23,12 +26,44 @@ pub struct BufferCost {
     /// The rewritten kernel's argument that converted the buffer to its device layout, until it
     /// comes back or is released.
     pub converted_by: Option<ConvertedBy>,
+    /// This epoch's launches per (kernel's times key, converted argument), under every policy:
+    /// a run whose launches all ran as written still says how long it was.
+    pub launches: Vec<(Arc<str>, u32, u32)>,
 }
 
 impl BufferCost {
     /// The host sees the buffer: the count of launches on it starts over.
     pub fn host_access(&mut self) {
         self.reuse = Reuse::default();
+        self.epoch_ended();
+    }
+
+    /// Counts a launch of `kernel` on the buffer at its converted argument `arg`; how many it
+    /// made this epoch, this one included.
+    pub fn launched(&mut self, kernel: &Arc<str>, arg: u32) -> u32 {
+        let at = match self.launches.iter().position(|(k, a, _)| *a == arg && k == kernel) {
+            Some(at) => at,
+            None => {
+                self.launches.push((kernel.clone(), arg, 0));
+                self.launches.len() - 1
+            }
+        };
+        let n = &mut self.launches[at].2;
+        *n = n.saturating_add(1);
+        *n
+    }
+
+    /// This epoch's launches, counted from zero again.
+    pub fn take_epoch(&mut self) -> Vec<(Arc<str>, u32, u32)> {
+        std::mem::take(&mut self.launches)
+    }
+
+    /// The epoch ended (the host accessed the buffer, or the program released it): how long it
+    /// lasted at each kernel argument is kept.
+    fn epoch_ended(&mut self) {
+        for (kernel, arg, n) in self.take_epoch() {
+            lengths::record(&kernel, arg, n);
+        }
     }
 
     /// The buffer came back to its host layout.
@@ -38,10 +73,30 @@ impl BufferCost {
         }
     }
 
-    /// The application released the buffer while it was in a device layout.
-    pub fn released_converted(&mut self) {
-        if let Some(by) = self.converted_by.take() {
+    /// The application released the buffer (`converted`: while it was in a device layout).
+    pub fn released(&mut self, converted: bool) {
+        if let Some(by) = self.converted_by.take().filter(|_| converted) {
             habits::saw(&by, false);
         }
+        self.epoch_ended();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn launches_are_counted_per_kernel_and_argument_until_the_epoch_ends() {
+        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
+        let mut c = BufferCost::default();
+        assert_eq!(c.launched(&a, 0), 1);
+        assert_eq!(c.launched(&a, 0), 2);
+        assert_eq!(c.launched(&b, 0), 1, "another kernel");
+        assert_eq!(c.launched(&a, 1), 1, "another argument");
+        assert_eq!(c.launched(&a, 0), 3);
+        assert_eq!(c.take_epoch(), vec![(a.clone(), 0, 3), (b.clone(), 0, 1), (a.clone(), 1, 1)]);
+        assert_eq!(c.launched(&a, 0), 1, "a new epoch counts from the start");
+        assert!(c.take_epoch().len() == 1 && c.take_epoch().is_empty());
     }
 }

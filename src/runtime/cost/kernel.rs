@@ -2,6 +2,7 @@
 //! class of its launches (`size`), kept on disk under a key of the build they belong to.
 
 use super::habits;
+use super::lengths;
 use super::model::{Times, Variant};
 use super::size::SizeClass;
 use serde::{Deserialize, Serialize};
@@ -84,7 +85,7 @@ pub struct KernelModel {
 }
 
 impl KernelModel {
-    /// Takes the kernel's times and habits from the disk cache under `key`.
+    /// Takes the kernel's times, habits and epoch lengths from the disk cache under `key`.
     pub fn load(&mut self, key: &str) {
         let key: Arc<str> = key.into();
         if let Some(t) = crate::cache::disk::get_with("times", &key, TimesByClass::parse) {
@@ -92,6 +93,7 @@ impl KernelModel {
             self.times = t;
         }
         habits::preload(&key);
+        lengths::preload(&key);
         self.disk_key = Some(key);
     }
 

@@ -1,12 +1,13 @@
 //! The cost model of the transparent mode (docs/cost-model.md), in one place: the pure decision
 //! (`model`), what it reads about each buffer (`buffer`) and kernel (`kernel`), what it learns
-//! across runs (`habits`), what it measures about the device (`tune`) and about a launch
-//! (`measure`), and the size class its times are kept under (`size`). [`decide`] gathers one
-//! launch's inputs and decides.
+//! across runs (`habits`, `lengths`), what it measures about the device (`tune`) and about a
+//! launch (`measure`), and the size class its times are kept under (`size`). [`decide`] gathers
+//! one launch's inputs and decides.
 
 pub mod buffer;
 pub mod habits;
 pub mod kernel;
+pub mod lengths;
 pub mod measure;
 pub mod model;
 pub mod size;
@@ -49,9 +50,15 @@ pub struct Offer<'a> {
 }
 
 /// Which form this launch runs in. Keeps each buffer's count of what its launches would have
-/// cost as written, and notes the converting argument in the buffers the launch converts.
+/// cost as written and of the launches this epoch, and notes the converting argument in the
+/// buffers the launch converts.
 pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mut [BufferView]) -> Decision {
     let policy = offer.policy;
+    // Counted under every policy: runs under `always` or `never` teach `auto` how long they were.
+    let counts: Vec<u32> = match &model.disk_key {
+        Some(key) => buffers.iter_mut().map(|b| b.cost.launched(key, b.arg)).collect(),
+        None => vec![0; buffers.len()],
+    };
     if policy == Policy::Always || (policy == Policy::Never && !offer.staged_ok) {
         // Nothing to measure: the policy alone decides. Whether the buffers can be converted is
         // checked once, by the ASTA copy's launch, which falls back to the kernel as written.
@@ -66,7 +73,10 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     let times = model.times.at(offer.class);
     let (mut in_asta, mut sent_back) = (true, false);
     let (mut epoch, mut balance, mut convert_ns) = (0.0f64, f64::INFINITY, 0.0);
-    for b in buffers.iter_mut() {
+    // The launches left that the history of every buffer still to convert promises (the least).
+    let mut promised: Option<u32> = None;
+    let mut unknown = model.disk_key.is_none();
+    for (b, &k) in buffers.iter_mut().zip(&counts) {
         let arg = b.arg;
         b.cost.reuse.epoch_ns += times.written.unwrap_or(0.0) * m;
         epoch = epoch.max(b.cost.reuse.epoch_ns);
@@ -76,6 +86,10 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
             in_asta = false;
             let d = b.want;
             let back = model.disk_key.as_ref().is_none_or(|k| habits::may_come_back(k, arg));
+            match model.disk_key.as_ref().and_then(|key| lengths::remaining(key, arg, k)) {
+                Some(n) => promised = Some(promised.map_or(n, |p| p.min(n))),
+                None => unknown = true,
+            }
             convert_ns += match offer.rates.get(&(d.shape.s, d.shape.w, d.host)) {
                 Some(t) if back => t.round_trip_ns(d.shape.bytes()),
                 Some(t) => t.to_ns_per_byte * d.shape.bytes() as f64,
@@ -96,6 +110,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         convert_ns,
         epoch_written_ns: epoch,
         asta_balance_ns: if balance.is_finite() { balance } else { 0.0 },
+        promised: promised.filter(|_| !unknown),
     };
     let mut d = model::decide(&l);
     let gain = l.asta_gain_ns().filter(|_| d.variant == Variant::Asta);

@@ -8,10 +8,12 @@
 //!
 //! The model never guesses what it can measure: a form whose time is unknown is measured on a
 //! launch of its own before the model leans on it. What it cannot know is how many more launches
-//! will come before the host reads the buffers back, so it converts only when the worst case,
-//! the host reading right after this launch, costs at most `LOSS_BUDGET` of what the launches on
+//! will come before the host reads the buffers back, so it converts when the worst case, the
+//! host reading right after this launch, costs at most `LOSS_BUDGET` of what the launches on
 //! these buffers have cost so far as written. A conversion that one launch repays is therefore
-//! made at once; one that needs many launches waits until they have happened.
+//! made at once; one that needs many launches waits until they have happened, unless every
+//! earlier epoch that got this far went on long enough to repay it (`lengths`), and losing the
+//! bet costs at most what the launches so far took as written.
 //!
 //! Pure: times in, decision and reason out; the runtime measures and carries it out.
 
@@ -122,6 +124,10 @@ pub struct Launch {
     /// What the launches in ASTA on these buffers have gained so far over their host-layout
     /// forms, all kernels sharing them together (the least of the buffers), in ns.
     pub asta_balance_ns: f64,
+    /// The launches left on these buffers, this one included, in the shortest earlier epoch
+    /// that got as far as this launch (`lengths`), for the buffers still to convert (the least);
+    /// None when some buffer has no such epoch.
+    pub promised: Option<u32>,
 }
 
 impl Launch {
@@ -140,6 +146,7 @@ impl Launch {
             convert_ns: 0.0,
             epoch_written_ns: 0.0,
             asta_balance_ns: 0.0,
+            promised: None,
         }
     }
 
@@ -269,6 +276,22 @@ fn auto(l: &Launch) -> Decision {
         };
         return Decision { variant: Variant::Asta, measure: l.times.asta.is_none(), reason: why };
     }
+    // The bet on history: every earlier epoch that got this far ran long enough to repay the
+    // conversion. Made only on a measured ASTA copy, and only where losing it (the host reading
+    // right after this launch) costs at most the epoch's launches as written: at most twice the
+    // time without clayout, the ski-rental bound.
+    if let (Some(_), Some(n)) = (l.times.asta, l.promised) {
+        if f64::from(n) * gain >= l.convert_ns && worst <= l.epoch_written_ns {
+            return run(
+                Variant::Asta,
+                format!(
+                    "converting: every earlier run that got this far on these buffers had at least {n} launches left here, which repay the conversion ({} against a gain of {} per launch, measured)",
+                    ms(l.convert_ns),
+                    ms(gain)
+                ),
+            );
+        }
+    }
     run(hv, format!("not converting yet: the conversion ({}) would need {:.1} launches to repay, gain {} per launch ({measured})", ms(l.convert_ns), l.convert_ns / gain, ms(gain)))
 }
 
@@ -290,6 +313,7 @@ mod tests {
             convert_ns: 0.0,
             epoch_written_ns: 0.0,
             asta_balance_ns: 0.0,
+            promised: None,
         }
     }
 
@@ -343,6 +367,67 @@ mod tests {
         assert_eq!((d.variant, d.measure), (Variant::Asta, true), "{}", d.reason);
         l.convert_ns = 3e6;
         assert_eq!(decide(&l).variant, Variant::Written);
+    }
+
+    /// blackscholes-like: 1 ms a launch as written, 0.1 ms gained in ASTA, a conversion worth
+    /// 2.7 launches' gain. The worst-case rule alone converts at launch 9.
+    fn bet(k: u32, history: &[u32]) -> Decision {
+        let mut l = launch(t(Some(1.0), None, Some(0.9)));
+        l.convert_ns = 0.27e6;
+        l.epoch_written_ns = 1e6 * f64::from(k);
+        l.promised = super::super::lengths::shortest_reaching(history, k).map(|n| n - k + 1);
+        decide(&l)
+    }
+
+    #[test]
+    fn history_that_repays_the_conversion_converts_early() {
+        let h = [1, 100, 2, 30, 1, 1000, 8, 30];
+        let first = |h: &[u32]| (1..=10).find(|&k| bet(k, h).variant == Variant::Asta);
+        // Launch 1: an epoch of 1 launch; launch 2: one of 2 (1 left): neither repays. At
+        // launch 3, the shortest epoch that got this far (8) leaves 6 launches: it repays.
+        assert_eq!(first(&h), Some(3));
+        let d = bet(3, &h);
+        assert!(d.reason.contains("had at least 6 launches left here"), "{}", d.reason);
+        assert!(!d.measure);
+        // No history, or none that got this far: the worst-case rule alone.
+        for history in [&[][..], &[1, 2][..]] {
+            assert_eq!(first(history), Some(9), "{history:?}");
+            assert!(bet(9, history).reason.contains("within 2%"), "{}", bet(9, history).reason);
+        }
+        // Epochs that end two launches after this one do not repay 2.7 launches' gain.
+        assert_eq!(bet(3, &[4, 4, 1000]).variant, Variant::Written);
+        assert_eq!(bet(3, &[5, 1000]).variant, Variant::Asta);
+    }
+
+    #[test]
+    fn the_bet_risks_at_most_the_epoch_s_time_as_written() {
+        // A conversion worth 49 launches' gain (4.9 ms, loss 4.8 ms if lost): however long the
+        // history says epochs run, not before the launches so far took 4.8 ms as written.
+        let mut l = launch(t(Some(1.0), None, Some(0.9)));
+        l.convert_ns = 4.9e6;
+        l.promised = Some(10_000);
+        let at = |l: &mut Launch, k: f64| {
+            l.epoch_written_ns = 1e6 * k;
+            decide(l).variant
+        };
+        assert_eq!(at(&mut l, 1.0), Variant::Written);
+        assert_eq!(at(&mut l, 4.0), Variant::Written);
+        assert_eq!(at(&mut l, 5.0), Variant::Asta);
+        // A promise too short to repay it: no bet.
+        l.promised = Some(48);
+        assert_eq!(at(&mut l, 5.0), Variant::Written);
+    }
+
+    #[test]
+    fn no_bet_on_an_unmeasured_asta_copy() {
+        let mut l = launch(t(Some(1.0), None, None));
+        l.convert_ns = 3e6;
+        l.epoch_written_ns = 3e6;
+        l.promised = Some(10_000);
+        assert_eq!(decide(&l).variant, Variant::Written);
+        l.times.asta = Some(0.5);
+        l.times.timed[2] = TIMED_LAUNCHES;
+        assert_eq!(decide(&l).variant, Variant::Asta);
     }
 
     #[test]

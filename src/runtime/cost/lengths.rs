@@ -1,0 +1,215 @@
+//! How long the program kept its buffers on the device, in this run and the ones before it (kept
+//! on disk): per rewritten kernel and converted argument, the launches of that kernel on the
+//! buffer bound there in each of the last [`KEEP`] epochs (from its first launch after the host
+//! last had the buffer until the host has it again or the program releases it).
+//!
+//! The cost model bets on it (`model`): when every recorded epoch that got as far as this launch
+//! went on long enough to repay the conversion, a run like those gains by converting now, rather
+//! than after the many launches that its worst-case rule waits for.
+//!
+//! Keyed like `habits`: the kernel's key in the times cache and the argument's place among the
+//! kernel's converted arguments.
+
+use once_cell::sync::Lazy;
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Epochs kept per argument: the latest ones, so that a program whose use changes is followed.
+pub const KEEP: usize = 16;
+
+/// Recorded epochs needed before they are trusted. One is enough: whatever the history says, a
+/// bet on it loses at most what `model` caps it at, and the epoch it loses on is recorded at once,
+/// so that the next run does not make it again.
+pub const MIN_EPOCHS: usize = 1;
+
+/// Arguments kept per kernel (as `habits`).
+const MAX_ARGS: u32 = 64;
+
+/// The record's format: a record of another one is ignored (and rewritten).
+const FORMAT: u32 = 1;
+
+const KIND: &str = "lengths";
+
+/// Records written to disk per kernel and run as they change; later changes are written at
+/// exit, so that a program with many short epochs does not write a file after each one.
+const WRITES_PER_RUN: u32 = 16;
+
+/// One kernel's record: per converted argument, the last epochs' launches, oldest first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lengths {
+    format: u32,
+    args: Vec<Vec<u32>>,
+}
+
+impl Default for Lengths {
+    fn default() -> Self {
+        Lengths { format: FORMAT, args: Vec::new() }
+    }
+}
+
+impl Lengths {
+    /// The epochs recorded at `arg`, oldest first.
+    pub fn at(&self, arg: u32) -> &[u32] {
+        self.args.get(arg as usize).map_or(&[], |v| v.as_slice())
+    }
+
+    /// Records an epoch of `launches` at `arg`; whether the record changed.
+    pub fn push(&mut self, arg: u32, launches: u32) -> bool {
+        if arg >= MAX_ARGS || launches == 0 {
+            return false;
+        }
+        let i = arg as usize;
+        if self.args.len() <= i {
+            self.args.resize(i + 1, Vec::new());
+        }
+        let v = &mut self.args[i];
+        // A full record of this one length stays as it is: nothing to write.
+        if v.len() == KEEP && v.iter().all(|&n| n == launches) {
+            return false;
+        }
+        if v.len() == KEEP {
+            v.remove(0);
+        }
+        v.push(launches);
+        true
+    }
+
+    /// The record read back from the cache; one of another format is refused.
+    pub fn parse(payload: &[u8]) -> Result<Lengths, String> {
+        #[derive(Deserialize)]
+        struct Format {
+            format: u32,
+        }
+        let f: Format = serde_json::from_slice(payload).map_err(|e| format!("the record does not parse: {e}"))?;
+        if f.format != FORMAT {
+            return Err(format!("lengths format {}, this clayout reads format {FORMAT}", f.format));
+        }
+        serde_json::from_slice(payload).map_err(|e| format!("the record does not parse: {e}"))
+    }
+}
+
+/// The shortest recorded epoch among those that got to launch `k` (this one, counted from 1),
+/// or None when fewer than [`MIN_EPOCHS`] are recorded or none got that far.
+pub fn shortest_reaching(history: &[u32], k: u32) -> Option<u32> {
+    if history.len() < MIN_EPOCHS {
+        return None;
+    }
+    history.iter().copied().filter(|&n| n >= k).min()
+}
+
+struct Entry {
+    lengths: Lengths,
+    /// Changed since it was last written.
+    dirty: bool,
+    writes: u32,
+}
+
+static LENGTHS: Lazy<Mutex<HashMap<Arc<str>, Entry>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+
+fn with<R>(kernel: &Arc<str>, f: impl FnOnce(&mut Entry) -> R) -> R {
+    let mut all = LENGTHS.lock();
+    let e = all.entry(kernel.clone()).or_insert_with(|| Entry {
+        lengths: crate::cache::disk::get_with(KIND, kernel, Lengths::parse).unwrap_or_default(),
+        dirty: false,
+        writes: 0,
+    });
+    f(e)
+}
+
+/// Reads the kernel's record from disk ahead of its first launch.
+pub fn preload(kernel: &Arc<str>) {
+    with(kernel, |_| ());
+}
+
+/// The launches left, this one included, in the shortest recorded epoch at `arg` that got to
+/// launch `k`, if any did.
+pub fn remaining(kernel: &Arc<str>, arg: u32, k: u32) -> Option<u32> {
+    with(kernel, |e| shortest_reaching(e.lengths.at(arg), k)).map(|n| n - k + 1)
+}
+
+/// Records an epoch of `launches` of `kernel` on the buffer at its converted argument `arg`.
+pub fn record(kernel: &Arc<str>, arg: u32, launches: u32) {
+    let write = with(kernel, |e| {
+        if !e.lengths.push(arg, launches) {
+            return None;
+        }
+        if e.writes >= WRITES_PER_RUN {
+            e.dirty = true;
+            return None;
+        }
+        e.writes += 1;
+        e.dirty = false;
+        Some(e.lengths.clone())
+    });
+    if let Some(l) = write {
+        crate::cache::disk::put_json(KIND, kernel, &l);
+    }
+}
+
+/// Writes the records changed since they were last written.
+pub fn write_at_exit() {
+    let dirty: Vec<(Arc<str>, Lengths)> = LENGTHS
+        .lock()
+        .iter_mut()
+        .filter(|(_, e)| e.dirty)
+        .map(|(k, e)| {
+            e.dirty = false;
+            (k.clone(), e.lengths.clone())
+        })
+        .collect();
+    for (k, l) in dirty {
+        crate::cache::disk::put_json(KIND, &k, &l);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shortest_epoch_that_got_this_far() {
+        let h = [1, 100, 2, 30, 1, 1000, 8, 30];
+        assert_eq!(shortest_reaching(&h, 1), Some(1));
+        assert_eq!(shortest_reaching(&h, 2), Some(2));
+        assert_eq!(shortest_reaching(&h, 3), Some(8));
+        assert_eq!(shortest_reaching(&h, 9), Some(30));
+        assert_eq!(shortest_reaching(&h, 31), Some(100));
+        assert_eq!(shortest_reaching(&h, 1001), None, "none got this far");
+        assert_eq!(shortest_reaching(&[], 1), None, "nothing recorded");
+        assert_eq!(shortest_reaching(&[30], 3), Some(30), "one epoch is history enough");
+    }
+
+    #[test]
+    fn the_last_epochs_are_kept_per_argument() {
+        let mut l = Lengths::default();
+        assert!(l.push(1, 5));
+        assert_eq!((l.at(0), l.at(1), l.at(2)), (&[][..], &[5][..], &[][..]));
+        assert!(!l.push(0, 0), "an epoch without launches says nothing");
+        assert!(!l.push(MAX_ARGS, 3));
+        for n in 0..KEEP as u32 {
+            assert!(l.push(1, 10 + n));
+        }
+        assert_eq!(l.at(1).len(), KEEP);
+        assert_eq!(l.at(1)[0], 10, "the oldest went");
+        for _ in 0..KEEP {
+            l.push(0, 7);
+        }
+        assert!(!l.push(0, 7), "a full record of one length does not change");
+        assert!(l.push(0, 8));
+    }
+
+    #[test]
+    fn the_record_reads_back_and_other_formats_are_refused() {
+        let mut l = Lengths::default();
+        l.push(0, 30);
+        l.push(2, 1000);
+        let json = serde_json::to_vec(&l).unwrap();
+        assert_eq!(Lengths::parse(&json), Ok(l));
+        let why = Lengths::parse(br#"{"format":2,"args":[[3]],"more":1}"#).unwrap_err();
+        assert!(why.contains("format 2"), "{why}");
+        assert!(Lengths::parse(br#"{"args":[[3]]}"#).is_err());
+        assert!(Lengths::parse(br#"{"format":1,"args":"x"}"#).is_err());
+    }
+}
