@@ -105,9 +105,11 @@ fn auto_measures_before_deciding() {
     assert!(logged.iter().all(|l| !l.contains("error")), "{}", out.show("auto"));
 }
 
-/// The kernel times `auto` measured are kept in the cache: the next run decides from its first
-/// launch without timing anything. A damaged times record is ignored with a log line, and that
-/// run measures again.
+/// The kernel times `auto` measured are kept in the cache: once they are all there, a run
+/// decides from its first launch without timing anything. Launches are timed by their events,
+/// whose times come in when the device has run them, so a short first run may leave a form
+/// timed once; the run after it times that one. A damaged times record is ignored with a log
+/// line, and that run measures again.
 #[test]
 fn auto_remembers_kernel_times_across_runs() {
     let dir = fresh_dir("policy-cache");
@@ -116,11 +118,18 @@ fn auto_remembers_kernel_times_across_runs() {
     let (first, stats) = under("auto", "launches", cache);
     assert_same(&base, &first);
     assert!(reasons(&stats, "advance").iter().any(|r| r.contains("measuring")), "{stats:#}");
-    let (second, stats) = under("auto", "launches", cache);
-    assert_same(&base, &second);
-    let r = reasons(&stats, "advance");
-    assert!(r.iter().all(|r| !r.contains("measuring")), "the second run measured again: {r:?}");
-    assert!(stats["policy"]["kernels"]["advance"]["measured_ms"].as_object().is_none_or(|m| m.is_empty()), "{stats:#}");
+    let mut r = Vec::new();
+    for _ in 0..2 {
+        let (next, stats) = under("auto", "launches", cache);
+        assert_same(&base, &next);
+        r = reasons(&stats, "advance");
+        if r.iter().all(|r| !r.contains("measuring")) {
+            let measured = &stats["policy"]["kernels"]["advance"]["measured_ms"];
+            assert!(measured.as_object().is_none_or(|m| m.is_empty()), "{stats:#}");
+            break;
+        }
+    }
+    assert!(r.iter().all(|r| !r.contains("measuring")), "the third run measured again: {r:?}");
     // Damage every times record: ignored, logged, measured again, same results.
     let mut damaged = 0;
     for e in std::fs::read_dir(&dir).unwrap() {
