@@ -2,10 +2,11 @@
  * application's back where its cost model times launches (CLAYOUT_PROFILE=auto); this measures
  * the price without clayout: the same burst of launches of a small kernel on a queue without
  * and with CL_QUEUE_PROFILING_ENABLE, alternated, each burst timed from its first enqueue to
- * clFinish, and the enqueue calls alone.
+ * clFinish, and the enqueue calls alone; each launch without an event, and with one asked for
+ * and released at once (as clayout asks for one to order its conversions).
  *
  * Usage: profq PLATFORM [N] [LAUNCHES] [REPS]. Prints per burst
- * "profiling=P n=N launches=L total_ms=T enqueue_us_per_launch=E". */
+ * "profiling=P events=E n=N launches=L total_ms=T enqueue_us_per_launch=E". */
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include "device.h"
@@ -43,18 +44,21 @@ int main(int argc, char **argv)
                               clCreateCommandQueue(c, d, CL_QUEUE_PROFILING_ENABLE, &err)};
     if (!qs[0] || !qs[1]) return fprintf(stderr, "profq: no queue (%d)\n", err), 1;
     for (int r = 0; r < reps; r++) {
-        for (int prof = 0; prof < 2; prof++) {
+        for (int mode = 0; mode < 4; mode++) {
+            int prof = mode & 1, events = mode >> 1;
             cl_command_queue q = qs[prof];
             for (int i = 0; i < 10; i++) clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL);
             clFinish(q);
             double t0 = now_ms(), enq = 0;
             for (int i = 0; i < launches; i++) {
                 double e0 = now_ms();
-                clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL);
+                cl_event ev = NULL;
+                clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, events ? &ev : NULL);
+                if (ev) clReleaseEvent(ev);
                 enq += now_ms() - e0;
             }
             clFinish(q);
-            printf("profiling=%d n=%u launches=%d total_ms=%.3f enqueue_us_per_launch=%.3f\n", prof, n, launches,
+            printf("profiling=%d events=%d n=%u launches=%d total_ms=%.3f enqueue_us_per_launch=%.3f\n", prof, events, n, launches,
                    now_ms() - t0, enq * 1e3 / launches);
         }
     }

@@ -112,28 +112,6 @@ impl Setting for BuildAfter {
     }
 }
 
-/// Whether the application's queues profile behind its back (hidden from its queries): `Auto`
-/// where the cost model times launches (the transparent mode under `never` or `auto`), so that
-/// it reads their device time from the launch's own event instead of draining the queue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Profile {
-    Auto,
-    On,
-    Off,
-}
-
-impl Setting for Profile {
-    const KIND: &'static str = "auto, 0 or 1";
-    fn parse(raw: &str) -> Result<Self, String> {
-        match raw.trim().to_ascii_lowercase().as_str() {
-            "" | "auto" => Ok(Profile::Auto),
-            v => bool::parse(v)
-                .map(|on| if on { Profile::On } else { Profile::Off })
-                .map_err(|_| "expected auto, 0 or 1".into()),
-        }
-    }
-}
-
 /// A tile size: a power of two from 1 to 1024, or empty for the device's default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tile(pub Option<u32>);
@@ -249,8 +227,8 @@ config_table! {
         "Directory where the transparent mode writes every rewritten program source (one .cl file per program) for inspection.";
     strict: bool = "CLAYOUT_STRICT", default "0",
         "1 turns every fallback into a hard failure (the call returns CL_OUT_OF_RESOURCES), for testing.";
-    profile: Profile = "CLAYOUT_PROFILE", default "auto",
-        "1 turns on profiling for the application's queues (hidden from the application's queries: its events answer as without clayout) so that the statistics include the device time of conversions; auto does so where the cost model times launches (the transparent mode under CLAYOUT_POLICY=auto or never), which then reads a launch's device time from its own event instead of waiting for the queue to drain (docs/cost-model.md); 0 never does, and the cost model then times a launch by waiting for the queue before and after it.";
+    profile: bool = "CLAYOUT_PROFILE", default "0",
+        "1 turns on profiling for the application's queues (hidden from the application's queries: its events answer as without clayout) so that the statistics include the device time of conversions and the cost model times launches from their events, later, instead of waiting for the queue before and after them (docs/cost-model.md). Off by default: on NVIDIA a launch that asks for an event, as clayout's ordering does, costs 6 us more on a queue that profiles.";
     fault: Option<String> = "CLAYOUT_FAULT", default "",
         "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail: build (conversion kernels and the transparent mode's private program), scratch, enqueue (conversion kernels), conversion (the whole conversion), probe (structure probes), kernel (the rewritten kernel's creation, arguments and launch), marker (the markers ordering a conversion after other queues), wait (the wait of a blocking read, write or map), all. Two sites change a judgement instead of failing a call: driver-cache (the device counts as keeping a compile cache of its own, as NVIDIA's does: docs/cache.md) and quick-build (every application build counts as answered from its driver's cache: docs/cost-model.md).";
     policy: Policy = "CLAYOUT_POLICY", default "auto",
@@ -299,15 +277,6 @@ impl Config {
     /// The side file CLAYOUT_ANNOTATIONS names, unless it says `auto`.
     pub fn side_file(&self) -> Option<&str> {
         self.annotations.as_deref().filter(|a| *a != "auto")
-    }
-
-    /// Whether clayout turns profiling on for the application's queues (`Profile`).
-    pub fn profiles_queues(&self) -> bool {
-        match self.profile {
-            Profile::On => true,
-            Profile::Off => false,
-            Profile::Auto => !self.disable && self.rewrite && self.policy != Policy::Always,
-        }
     }
 
     /// Whether annotations are inferred from the source: under CLAYOUT_ANNOTATIONS=auto, and to

@@ -1,36 +1,73 @@
 #!/usr/bin/env bash
-# On the GPU machine (issue 17, item 2): what timing launches by their events (CLAYOUT_PROFILE=auto,
-# the default) costs and saves, against timing them by draining the queue (CLAYOUT_PROFILE=0).
-# A. bench/profq.c: a burst of small launches on a queue without and with profiling, no clayout.
+# On the GPU machine (issue 17, item 2): what the cost model's timing of launches costs, waiting
+# for the queue around a few launches (the default) or reading their events' profiling
+# information later (CLAYOUT_PROFILE=1, which has every launch ask its queue for profiling).
+# A. bench/profq.c: a burst of small launches on a queue without and with profiling, with and
+#    without an event asked for each launch; no clayout.
 # B. blackscholes at its large size, one launch (kernel_ms, the 2 % target's hardest case):
-#    without clayout, under auto, under auto with CLAYOUT_PROFILE=0, under never; seven rounds
-#    after two priming runs that fill clayout's cache.
+#    without clayout, under auto, under auto with CLAYOUT_PROFILE=1, under never; seven rounds
+#    after priming runs.
+# C. particles at 262,144 with 1000 iterations, a run bound by launch overhead: without clayout,
+#    under auto, auto with CLAYOUT_PROFILE=1, CLAYOUT_REWRITE=0 and CLAYOUT_DISABLE=1.
+# D. The clocks against each other: each sample's first run at its large size with 3 launches
+#    and an empty cache, under CLAYOUT_POLICY=never with CLAYOUT_BUILD_AFTER=wait, the kernel
+#    times measured (measured_ms in the statistics) by waiting and by profiling.
 # Needs the release library, headers and link-time loader in .devcarry/rt. Writes
-# $OUT/asynctiming.txt.   scripts/device/asynctiming.sh [PLATFORM]
+# $OUT/asynctiming.txt.   scripts/device/asynctiming.sh [PLATFORM] [PARTS]
 set -uo pipefail
 root=$(pwd)
 OUT=${OUT:-/tmp/out}
 platform=${1:-NVIDIA}
+parts=${2:-A B C D}
 CC="gcc -I$root/.devcarry/rt/include -L$root/.devcarry/rt/lib"
 lib=$(readlink -f .devcarry/rt/libclayout.so)
 $CC -O2 -o /tmp/profq bench/profq.c -lOpenCL || exit 1
-make -s -C samples OUT=/tmp/at-samples CC="$CC" >/dev/null || exit 1
-bin=/tmp/at-samples/blackscholes/blackscholes
-A=$root/samples/blackscholes/blackscholes.dl
-export SAMPLE_PLATFORM=$platform CLAYOUT_CACHE_DIR=/tmp/at-cache
+S=/tmp/at-samples
+make -s -C samples OUT=$S CC="$CC" >/dev/null || exit 1
+export SAMPLE_PLATFORM=$platform
+large() {
+    case $1 in
+    blackscholes) echo "-n 33554432" ;; particles) echo "-n 16777216" ;;
+    lbm) echo "-x 192 -y 192 -z 128" ;; spmv-ell) echo "-n 4194304 -k 32" ;;
+    esac
+}
+# kernel_ms of sample $s with arguments $args, under the environment given.
+run() { (cd samples/$s && env "$@" $S/$s/$s $args 2>/dev/null | grep -E "^kernel_ms" | cut -d' ' -f2); }
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
-    echo "== A: profq (no clayout)"
-    /tmp/profq "$platform" 65536 1000 5
-    /tmp/profq "$platform" 16777216 200 3
-    echo "== B: blackscholes -n 33554432 -i 1, kernel_ms"
-    run() { env "$@" $bin -i 1 -n 33554432 | grep kernel_ms | cut -d' ' -f2; }
-    for p in auto 0; do
-        for prime in 1 2; do CLAYOUT_PROFILE=$p CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$lib $bin -i 1 -n 33554432 >/dev/null; done
-    done
-    for rep in 1 2 3 4 5 6 7; do
-        echo "none $(run X=1) auto $(run CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$lib) auto-drain $(run CLAYOUT_PROFILE=0 CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$lib) never $(run CLAYOUT_POLICY=never CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$lib)"
-    done
-    echo "== auto's statistics, one run"
-    CLAYOUT_STATS=1 CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$lib $bin -i 1 -n 33554432 2>&1 | tail -25
+    if [[ " $parts " == *" A "* ]]; then
+        echo "== A: profq (no clayout)"
+        /tmp/profq "$platform" 65536 1000 3
+    fi
+    if [[ " $parts " == *" B "* ]]; then
+        echo "== B: blackscholes -n 33554432 -i 1, kernel_ms"
+        s=blackscholes args="-n 33554432 -i 1"
+        on() { run CLAYOUT_ANNOTATIONS=$s.dl CLAYOUT_CACHE_DIR=/tmp/at-cache-$s LD_PRELOAD=$lib "$@"; }
+        for prime in 1 2; do on X=1 >/dev/null; on CLAYOUT_PROFILE=1 >/dev/null; done
+        for rep in 1 2 3 4 5 6 7; do
+            echo "none $(run X=1) auto $(on X=1) auto-profiled $(on CLAYOUT_PROFILE=1) never $(on CLAYOUT_POLICY=never)"
+        done
+    fi
+    if [[ " $parts " == *" C "* ]]; then
+        echo "== C: particles -n 262144 -i 1000, kernel_ms"
+        s=particles args="-n 262144 -i 1000"
+        on() { run CLAYOUT_ANNOTATIONS=$s.dl CLAYOUT_CACHE_DIR=/tmp/at-cache-$s LD_PRELOAD=$lib "$@"; }
+        for prime in 1 2 3; do on X=1 >/dev/null; done
+        for rep in 1 2 3; do
+            echo "none $(run X=1) auto $(on X=1) auto-profiled $(on CLAYOUT_PROFILE=1) norewrite $(on CLAYOUT_REWRITE=0) disable $(run CLAYOUT_DISABLE=1 LD_PRELOAD=$lib)"
+        done
+    fi
+    if [[ " $parts " == *" D "* ]]; then
+        echo "== D: measured_ms per form, waiting against profiling (fresh cache, never, 3 launches)"
+        for s in blackscholes lbm particles spmv-ell; do
+            for p in 0 1; do
+                rm -rf /tmp/at-d; args="$(large $s) -i 3"
+                run CLAYOUT_ANNOTATIONS=$s.dl CLAYOUT_CACHE_DIR=/tmp/at-d CLAYOUT_POLICY=never CLAYOUT_BUILD_AFTER=wait \
+                    CLAYOUT_PROFILE=$p CLAYOUT_STATS=/tmp/at-d.json LD_PRELOAD=$lib >/dev/null
+                python3 -c "
+import json; k = json.load(open('/tmp/at-d.json'))['policy']['kernels']
+print('$s profile=$p', {n: v.get('measured_ms') for n, v in k.items()})"
+            done
+        done
+    fi
 } 2>&1 | tee "$OUT/asynctiming.txt"

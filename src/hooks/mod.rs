@@ -175,7 +175,7 @@ pub unsafe fn clCreateCommandQueue(
     properties: cl_command_queue_properties,
     errcode_ret: *mut cl_int,
 ) -> cl_command_queue {
-    let profile = crate::config::get().profiles_queues();
+    let profile = crate::config::get().profile;
     let ours = if profile { properties | CL_QUEUE_PROFILING_ENABLE } else { properties };
     let q = api().clCreateCommandQueue(context, device, ours, errcode_ret);
     if !q.is_null() {
@@ -203,7 +203,7 @@ pub unsafe fn clCreateCommandQueueWithProperties(
     let app_props = pairs.iter().find(|(k, _)| *k == key_props).map(|(_, v)| *v).unwrap_or(0);
     let app_list: Vec<cl_queue_properties> =
         if properties.is_null() { Vec::new() } else { pairs.iter().flat_map(|(k, v)| [*k, *v]).chain([0]).collect() };
-    let profile = crate::config::get().profiles_queues();
+    let profile = crate::config::get().profile;
     let mut ours: Option<Vec<cl_queue_properties>> = None;
     if profile {
         match pairs.iter_mut().find(|(k, _)| *k == key_props) {

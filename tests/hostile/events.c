@@ -148,8 +148,9 @@ static double seconds(void)
 }
 
 /* The cost model times a kernel's first launches. Here the queue is held by a command waiting
- * for a user event the application sets only after the launches return: timing by draining the
- * queue would stall each launch call until its time limit. Printed: whether the three launch
+ * for a user event the application sets only after the launches return: waiting for the queue
+ * to time a launch would stall each launch call until its time limit (clayout then times none;
+ * on a queue that profiles it reads their events later). Printed: whether the three launch
  * calls together returned within a second (they do without clayout). */
 static void timed_launch_behind_gate(void)
 {
@@ -445,4 +446,6 @@ CASES({"gate-other-queue-finish", gate_other_queue_finish, "timeout=5"},
       {"program-while-blocking-read", program_while_blocking_read, "timeout=6"},
       {"program-while-waiting", program_while_waiting, "timeout=6"},
       {"threads-share-a-buffer", threads_share_a_buffer, "auto timeout=30"},
-      {"timed-launch-behind-gate", timed_launch_behind_gate, "policy=auto env=CLAYOUT_BUILD_AFTER=wait timeout=20"})
+      {"timed-launch-behind-gate", timed_launch_behind_gate, "policy=auto env=CLAYOUT_BUILD_AFTER=wait timeout=20"},
+      {"timed-launch-behind-gate-profiled", timed_launch_behind_gate,
+       "policy=auto env=CLAYOUT_BUILD_AFTER=wait env=CLAYOUT_PROFILE=1 timeout=20"})

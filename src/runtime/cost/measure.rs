@@ -1,14 +1,19 @@
 //! Timing one launch of the application's queue for the cost model.
 //!
-//! On a queue that profiles (CLAYOUT_PROFILE, on by default where launches are timed), nothing
-//! waits: the launch's own event is kept, and its device time is read from its profiling
-//! information once it has completed, at a later launch (`harvest`) or at exit. The model
-//! learns a little later (a program that enqueues all its launches before waiting learns in its
-//! next run), and the application's queue runs as it would without clayout.
+//! On a queue that profiles (the application's choice, or CLAYOUT_PROFILE=1), nothing waits:
+//! the launch's own event is kept, and its device time is read from its profiling information
+//! once it has completed, at a later launch (`harvest`), a reference-count query, the context's
+//! release or exit. The model learns a little later (a program that enqueues all its launches
+//! before waiting learns in its next run), and the queue runs as it would without clayout.
 //!
-//! Without profiling: a marker before and a marker after the launch, each waited for by polling
-//! with a time limit, so that a queue held back by something only the application can release
-//! (a user event it sets after this call returns) costs a bounded stall, never a deadlock.
+//! Otherwise (`start`, `stop`): a marker before and a marker after the launch, each waited for by
+//! polling with a time limit. clayout does not turn profiling on to avoid this: on NVIDIA a
+//! launch that asks for an event (as clayout's ordering does) costs 6 us more on a queue that
+//! profiles, at every launch of the run (bench/profq.c), and the host times at which the
+//! driver's completion callbacks see a marker and the launch complete are not the launch's
+//! time (on the H200 both come together after the launch: 16 us for a 320 us kernel). Only a
+//! few launches per kernel and size class are timed, in the runs that meet them first, and the
+//! caller times a launch only when nothing in the queue waits for the application.
 
 use crate::cl::{cmd, info::event_status, info::event_times, Event};
 use opencl_sys::*;
@@ -19,6 +24,8 @@ use std::time::{Duration, Instant};
 const DRAIN_LIMIT: Duration = Duration::from_secs(2);
 /// How long the measured launch itself may take.
 const LAUNCH_LIMIT: Duration = Duration::from_secs(10);
+/// How long a wait polls without sleeping.
+const SPIN: Duration = Duration::from_millis(1);
 
 /// A launch being timed: the queue has drained up to it.
 pub struct Timer {
@@ -40,7 +47,9 @@ fn wait(ev: &Event, limit: Duration) -> bool {
             return false;
         }
         spins += 1;
-        if spins < 200 {
+        // Yielding for the first millisecond: a sleep overshoots by the timer slack (50 us on
+        // Linux), which a launch of a few hundred microseconds would carry into its time.
+        if spins < 64 || t0.elapsed() < SPIN {
             std::thread::yield_now();
         } else {
             std::thread::sleep(Duration::from_micros(20));

@@ -55,9 +55,14 @@ pub fn launch(
         }
     };
     // On a queue that profiles, the launch's own event says its time later: nothing waits.
+    // Otherwise the queue is waited for before and after the launch, and only when nothing in
+    // it waits for the application (a user event it sets later would stall the wait).
     let by_event = decision.measure && measure::profiles(queue);
-    let timer =
-        if decision.measure && !by_event && crate::cl::info::all_complete(user) { measure::start(queue) } else { None };
+    let timer = if decision.measure && !by_event && super::super::order::free(queue, user) {
+        measure::start(queue)
+    } else {
+        None
+    };
     let launched = std::cell::Cell::new(std::ptr::null_mut());
     let enqueue = |k, local, n, l, ev: *mut cl_event| {
         let r = enqueue(k, local, n, l, ev);
@@ -154,7 +159,7 @@ fn suggest_launch(
         let times = model.times.at(class);
         suggest::model_times(&info.name, times.written, times.asta);
     });
-    let timer = if suggest::wants_time(&info.name) && crate::cl::info::all_complete(user) {
+    let timer = if suggest::wants_time(&info.name) && super::super::order::free(queue, user) {
         measure::start(queue)
     } else {
         None
