@@ -106,10 +106,11 @@ fn auto_measures_before_deciding() {
 }
 
 /// The kernel times `auto` measured are kept in the cache: once they are all there, a run
-/// decides from its first launch without timing anything. Launches are timed by their events,
-/// whose times come in when the device has run them, so a short first run may leave a form
-/// timed once; the run after it times that one. A damaged times record is ignored with a log
-/// line, and that run measures again.
+/// decides from its first launch without timing anything. A launch is timed only when nothing
+/// in its queue waits for the application, and on a queue that profiles its time comes in once
+/// the device has run it, so a short first run may leave a form timed once; the run after it
+/// times that one. A damaged times record is ignored with a log line, and that run measures
+/// again.
 #[test]
 fn auto_remembers_kernel_times_across_runs() {
     let dir = fresh_dir("policy-cache");

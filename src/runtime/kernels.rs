@@ -49,8 +49,8 @@ pub fn get(h: Handle) -> Option<Arc<Kernel>> {
 /// A kernel object the application created (or cloned) from `program`.
 pub fn created(h: Handle, facts: Arc<KernelInfo>) {
     let program = program::get(facts.program);
-    // Made here when nothing needs waiting for: the application's first launch then costs
-    // 30-40 us less (the H200, blackscholes).
+    // Made here when nothing needs waiting for, so that the application's first launch, whose
+    // every microsecond shows in a short run, does not make it.
     let plan = OnceCell::new();
     if let Some(p) = crate::guard("kernel plan", || program::early_plan(&facts, program.as_ref())).flatten() {
         let _ = plan.set(p);
