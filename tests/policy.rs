@@ -299,23 +299,24 @@ fn auto_runs_as_written_until_its_copies_are_built() {
 /// A build the driver answered from its cache (`CLAYOUT_FAULT=quick-build` makes every build
 /// count as one): what clayout's cache holds is loaded inside the application's build call, so
 /// the first launch already finds the copies, where a run with nothing cached (above) runs its
-/// first launches as written.
+/// first launches as written; under `always` and `never` too, whose first launch would wait.
 #[test]
 fn a_quick_build_loads_the_cached_copies_inside_the_call() {
     let base = run(&seq("launches"), TIMEOUT);
     assert_ok(&base);
     let cache = scratch("quick-build").join("cache");
-    let cmd = |after: &str, json: &std::path::Path| {
+    let cmd_under = |policy: &str, after: &str, json: &std::path::Path| {
         seq("launches")
             .shimmed_with(fault_lib())
             .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
             .env("CLAYOUT_STATS", json.as_os_str())
-            .env("CLAYOUT_POLICY", "auto")
+            .env("CLAYOUT_POLICY", policy)
             .env("CLAYOUT_BUILD_AFTER", after)
             .env("CLAYOUT_CACHE_DIR", cache.as_os_str())
             .env("CLAYOUT_FAULT", "quick-build")
             .env("CLAYOUT_LOG", "debug")
     };
+    let cmd = |after: &str, json: &std::path::Path| cmd_under("auto", after, json);
     let json = scratch("quick-build").join("cold.json");
     let out = run(&cmd("wait", &json), TIMEOUT);
     assert_same(&base, &out);
@@ -327,6 +328,14 @@ fn a_quick_build_loads_the_cached_copies_inside_the_call() {
     assert!(loaded, "{}", out.show("warm"));
     let r = reasons(&stats, "advance");
     assert!(!r.iter().any(|r| r.contains("still being built")), "{r:?}");
+    for policy in ["always", "never"] {
+        let json = scratch("quick-build").join(format!("{policy}.json"));
+        let out = run(&cmd_under(policy, "auto", &json), TIMEOUT);
+        assert_same(&base, &out);
+        let loaded =
+            out.shim_lines().iter().any(|l| l.contains("loaded from the caches inside the application's build"));
+        assert!(loaded, "{}", out.show(policy));
+    }
 }
 
 /// How long each epoch lasted (launches of a kernel on a buffer until the host has it again or
