@@ -336,6 +336,23 @@ fn a_quick_build_loads_the_cached_copies_inside_the_call() {
             out.shim_lines().iter().any(|l| l.contains("loaded from the caches inside the application's build"));
         assert!(loaded, "{}", out.show(policy));
     }
+    // The copies cached, the conversion kernels not: the load inside the build gives up, and the
+    // build after it compiles them (a miss of that load was once kept as a failed build, and
+    // `always` then ran every launch as written).
+    let mut removed = 0;
+    for e in std::fs::read_dir(&cache).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap().to_string_lossy().starts_with("conv-") {
+            std::fs::remove_file(&p).unwrap();
+            removed += 1;
+        }
+    }
+    assert!(removed >= 1, "no conversion program in {}", cache.display());
+    let json = scratch("quick-build").join("no-conv.json");
+    let out = run(&cmd_under("always", "auto", &json), TIMEOUT);
+    assert_same(&base, &out);
+    let stats = read_stats(&json, &out);
+    assert_eq!(launches(&stats, "advance", "asta"), 10, "{}", out.show("conversion kernels not cached"));
 }
 
 /// How long each epoch lasted (launches of a kernel on a buffer until the host has it again or

@@ -55,7 +55,17 @@ pub fn kernels(ctx: cl_context, dev: cl_device_id, params: Params) -> Result<Ker
     let key = Key { ctx: ctx as usize, dev: dev as usize, tile: params.t, options };
     let slot = PROGRAMS.lock().entry(key.clone()).or_default().clone();
     // The map lock is released here: a build only blocks callers of the same key.
-    let program = match slot.get_or_init(|| build(ctx, dev, key.tile, &key.options)) {
+    let built = match slot.get() {
+        Some(r) => r,
+        // A load only clayout's cache may answer (`cache_only`): a miss is not kept, since the
+        // build that follows it may compile.
+        None if crate::cache::binaries::only_cached() => match build(ctx, dev, key.tile, &key.options) {
+            Ok(p) => slot.get_or_init(|| Ok(p)),
+            Err(l) => return Err(MarshalError::Build(l)),
+        },
+        None => slot.get_or_init(|| build(ctx, dev, key.tile, &key.options)),
+    };
+    let program = match built {
         Ok(p) => p,
         Err(l) => return Err(MarshalError::Build(l.clone())),
     };
