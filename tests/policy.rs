@@ -151,6 +151,42 @@ fn auto_remembers_kernel_times_across_runs() {
     assert!(reasons(&stats, "advance").iter().any(|r| r.contains("first launch: measuring")), "{stats:#}");
 }
 
+/// What `auto` learnt of a kernel holds when its copies get another tile (a tile search between
+/// two runs, or CLAYOUT_TILE): the kernel as written and its staged copy are not timed again,
+/// only the ASTA copy, whose time depends on the tile.
+#[test]
+fn what_auto_learnt_survives_a_new_tile() {
+    let dir = fresh_dir("policy-tile");
+    let cache = dir.to_str().unwrap();
+    let base = run(&seq("launches"), TIMEOUT);
+    let at_tile = |tile: &str| {
+        let json = scratch(&format!("tile-{tile}")).join("stats.json");
+        let cmd = seq("launches")
+            .shimmed()
+            .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+            .env("CLAYOUT_STATS", json.as_os_str())
+            .env("CLAYOUT_POLICY", "auto")
+            .env("CLAYOUT_BUILD_AFTER", "wait")
+            .env("CLAYOUT_TILE", tile)
+            .env("CLAYOUT_CACHE_DIR", cache);
+        let out = run(&cmd, TIMEOUT);
+        assert_same(&base, &out);
+        read_stats(&json, &out)
+    };
+    for _ in 0..3 {
+        at_tile("32");
+    }
+    let stats = at_tile("64");
+    let r = reasons(&stats, "advance");
+    assert!(!r.iter().any(|r| r.contains("as written") && r.contains("measuring")), "{r:?}");
+    assert!(!r.iter().any(|r| r.contains("measuring the staged copy")), "{r:?}");
+    let times: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("times-"))
+        .collect();
+    assert_eq!(times.len(), 1, "one times record for both tiles");
+}
+
 /// What becomes of converted buffers is learnt per kernel argument and kept in the cache: gather
 /// writes `own`, which the host reads back, and reads `shared`, which the program releases
 /// without reading. The record is written once, is read by the next run, and a damaged one is

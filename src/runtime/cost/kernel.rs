@@ -25,11 +25,14 @@ pub struct TimesByClass {
     /// In the order first recorded.
     #[serde(default)]
     pub classes: Vec<(SizeClass, Times)>,
+    /// The tile of the copies whose ASTA times these are (0: not known, in records before it).
+    #[serde(default)]
+    pub tile: u32,
 }
 
 impl Default for TimesByClass {
     fn default() -> TimesByClass {
-        TimesByClass { format: TIMES_FORMAT, classes: Vec::new() }
+        TimesByClass { format: TIMES_FORMAT, classes: Vec::new(), tile: 0 }
     }
 }
 
@@ -41,6 +44,18 @@ impl TimesByClass {
             return Err(format!("kernel times of format {} (this clayout reads format {TIMES_FORMAT})", t.format));
         }
         Ok(t)
+    }
+
+    /// The times for copies of tile `tile`: the ASTA copy's, measured at another tile, are
+    /// forgotten (the kernel as written and its staged copy do not depend on the tile).
+    pub fn at_tile(&mut self, tile: u32) {
+        if self.tile != tile {
+            for (_, t) in &mut self.classes {
+                t.asta = None;
+                t.timed[Variant::Asta as usize] = 0;
+            }
+            self.tile = tile;
+        }
     }
 
     /// The times measured at `class` (none measured: all unknown).
@@ -85,13 +100,14 @@ pub struct KernelModel {
 }
 
 impl KernelModel {
-    /// Takes the kernel's times, habits and epoch lengths from the disk cache under `key`.
-    pub fn load(&mut self, key: &str) {
+    pub fn load(&mut self, key: &str, tile: u32) {
         let key: Arc<str> = key.into();
-        if let Some(t) = crate::cache::disk::get_with("times", &key, TimesByClass::parse) {
+        if let Some(mut t) = crate::cache::disk::get_with("times", &key, TimesByClass::parse) {
+            t.at_tile(tile);
             crate::log::debug(&format!("kernel {key}: times from the cache: {:?}", t.classes));
             self.times = t;
         }
+        self.times.tile = tile;
         habits::preload(&key);
         lengths::preload(&key);
         self.disk_key = Some(key);
@@ -144,6 +160,33 @@ mod tests {
         let newer = br#"{"format":3,"classes":[]}"#;
         assert!(TimesByClass::parse(newer).is_err());
         assert!(TimesByClass::parse(b"[1,2]").is_err());
+    }
+
+    #[test]
+    fn asta_times_hold_only_at_their_tile() {
+        let class = SizeClass::of(1 << 20, 1 << 25);
+        let mut t = TimesByClass::default();
+        t.at_tile(32);
+        for v in [Variant::Written, Variant::Staged, Variant::Asta] {
+            t.record(class, v, 1.0);
+        }
+        let json = serde_json::to_vec(&t).unwrap();
+        let mut same = TimesByClass::parse(&json).unwrap();
+        same.at_tile(32);
+        assert_eq!(same, t, "read back at its tile: all of it");
+        // A tile search between two runs gave the copies another tile: the kernel as written
+        // and its staged copy keep their times, the ASTA copy is measured again.
+        let mut other = TimesByClass::parse(&json).unwrap();
+        other.at_tile(64);
+        let at = other.at(class);
+        assert_eq!((at.written, at.staged, at.asta), (Some(1.0), Some(1.0), None));
+        assert_eq!(at.timed, [1, 1, 0]);
+        assert_eq!(other.tile, 64);
+        // A record from before the tile was kept holds no ASTA time for any tile.
+        let old = br#"{"format":2,"classes":[[{"items":20,"bytes":25},{"written":1.0,"staged":null,"asta":0.5,"timed":[2,0,2]}]]}"#;
+        let mut old = TimesByClass::parse(old).unwrap();
+        old.at_tile(32);
+        assert_eq!(old.at(class).asta, None);
     }
 
     #[test]

@@ -154,7 +154,7 @@ fn suggest_launch(
     crate::guard("suggestion", || {
         let mut model = plan.kernel.model.lock();
         if model.disk_key.is_none() {
-            model.load(&plan.program.times_key(&plan.kernel.private_name));
+            model.load(&plan.program.times_key(&plan.kernel.private_name), plan.program.tile);
         }
         let times = model.times.at(class);
         suggest::model_times(&info.name, times.written, times.asta);
@@ -245,7 +245,7 @@ fn decide(
     let asta_blocked = policy == crate::config::Policy::Auto && (no_asta || asta_blocker(needs).is_some());
     let mut model = plan.kernel.model.lock();
     if model.disk_key.is_none() {
-        model.load(&plan.program.times_key(&plan.kernel.private_name));
+        model.load(&plan.program.times_key(&plan.kernel.private_name), plan.program.tile);
     }
     let offer = Offer {
         policy,

@@ -50,8 +50,8 @@ pub struct PrivateProgram {
     pub wrong_layouts: HashMap<String, String>,
     /// The device it was built and tuned for (a handle: devices outlive programs).
     pub device: usize,
-    /// Hash of the source and options it was built from: the kernels' times in the disk cache
-    /// belong to exactly this build.
+    /// Hash of the source and options it was built from, the tile left out: what the disk cache
+    /// keeps of its kernels (`times_key`) belongs to this build at any tile.
     pub source_hash: u64,
     /// Conversion costs of each (S, w, host layout) of the copies, at the program's tile.
     pub rates: HashMap<(u32, u32, Layout), Tuned>,
@@ -260,7 +260,12 @@ fn build_private(
     if let Some((s, w, h)) = search_later {
         search_later_for(ctx, device, (s, w, h), started.elapsed());
     }
-    let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{options}").as_bytes());
+    // Without the tile: what the cost model learns of the kernels (times as written and staged,
+    // habits, run lengths) holds whatever tile a later run's copies have (a tile search between
+    // two runs made the second start over: blackscholes on an H100 then ran 30 launches as
+    // written where `always` was 44 % faster). Its ASTA times are kept with their tile (`cost::kernel`).
+    let untiled = options.replace(&format!(" -D CLAYOUT_TILE={tile}"), "");
+    let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{untiled}").as_bytes());
     let private = PrivateProgram {
         program: built,
         full_tiles,
@@ -274,7 +279,7 @@ fn build_private(
     };
     // What earlier runs measured, read now rather than in the application's first launch.
     for k in kernels.values() {
-        k.model.lock().load(&private.times_key(&k.private_name));
+        k.model.lock().load(&private.times_key(&k.private_name), private.tile);
     }
     Ok(private)
 }
