@@ -9,17 +9,24 @@ mod common;
 use common::*;
 use serde_json::Value;
 
+/// `cmd` (already under clayout) with the particles annotations, `policy` and clayout's cache
+/// in `cache`.
+fn annotated(cmd: Cmd, policy: &str, cache: impl Into<std::ffi::OsString>) -> Cmd {
+    cmd.env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+        .env("CLAYOUT_POLICY", policy)
+        .env("CLAYOUT_CACHE_DIR", cache)
+}
+
+/// Runs `cmd` with its statistics written to `json`; its output and statistics.
+fn with_stats(cmd: Cmd, json: &std::path::Path) -> (Output, Value) {
+    let out = run(&cmd.env("CLAYOUT_STATS", json.as_os_str()), TIMEOUT);
+    let stats = read_stats(json, &out);
+    (out, stats)
+}
+
 fn under(policy: &str, mode: &str, cache: &str) -> (Output, Value) {
     let json = scratch(&format!("{policy}-{mode}")).join("stats.json");
-    let cmd = seq(mode)
-        .shimmed()
-        .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
-        .env("CLAYOUT_STATS", json.as_os_str())
-        .env("CLAYOUT_POLICY", policy)
-        .env("CLAYOUT_CACHE_DIR", cache);
-    let out = run(&cmd, TIMEOUT);
-    let stats = read_stats(&json, &out);
-    (out, stats)
+    with_stats(annotated(seq(mode).shimmed(), policy, cache), &json)
 }
 
 /// An empty directory of the test's own.
@@ -161,17 +168,12 @@ fn what_auto_learnt_survives_a_new_tile() {
     let base = run(&seq("launches"), TIMEOUT);
     let at_tile = |tile: &str| {
         let json = scratch(&format!("tile-{tile}")).join("stats.json");
-        let cmd = seq("launches")
-            .shimmed()
-            .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
-            .env("CLAYOUT_STATS", json.as_os_str())
-            .env("CLAYOUT_POLICY", "auto")
+        let cmd = annotated(seq("launches").shimmed(), "auto", cache)
             .env("CLAYOUT_BUILD_AFTER", "wait")
-            .env("CLAYOUT_TILE", tile)
-            .env("CLAYOUT_CACHE_DIR", cache);
-        let out = run(&cmd, TIMEOUT);
+            .env("CLAYOUT_TILE", tile);
+        let (out, stats) = with_stats(cmd, &json);
         assert_same(&base, &out);
-        read_stats(&json, &out)
+        stats
     };
     for _ in 0..3 {
         at_tile("32");
@@ -198,15 +200,8 @@ fn what_becomes_of_converted_buffers_is_remembered() {
     let cache = dir.to_str().unwrap();
     let base = run(&seq("gatherread"), TIMEOUT);
     assert_ok(&base);
-    let with_log = |policy: &str| {
-        let cmd = seq("gatherread")
-            .shimmed()
-            .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
-            .env("CLAYOUT_POLICY", policy)
-            .env("CLAYOUT_CACHE_DIR", cache)
-            .env("CLAYOUT_LOG", "debug");
-        run(&cmd, TIMEOUT)
-    };
+    let with_log =
+        |policy: &str| run(&annotated(seq("gatherread").shimmed(), policy, cache).env("CLAYOUT_LOG", "debug"), TIMEOUT);
     let first = with_log("always");
     assert_same(&base, &first);
     let lines = first.shim_lines();
@@ -253,15 +248,7 @@ fn auto_measures_again_at_a_size_of_another_class() {
     };
     let under_at = |n: &str, tag: &str| {
         let json = scratch(&format!("policy-sizes-{tag}")).join("stats.json");
-        let cmd = at(n)
-            .shimmed()
-            .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
-            .env("CLAYOUT_STATS", json.as_os_str())
-            .env("CLAYOUT_POLICY", "auto")
-            .env("CLAYOUT_CACHE_DIR", cache)
-            .env("CLAYOUT_LOG", "debug");
-        let out = run(&cmd, TIMEOUT);
-        let stats = read_stats(&json, &out);
+        let (out, stats) = with_stats(annotated(at(n).shimmed(), "auto", cache).env("CLAYOUT_LOG", "debug"), &json);
         (out, stats)
     };
     let measured = |s: &Value| s["policy"]["kernels"]["advance"]["measured_ms"]["written"].as_f64().is_some();
@@ -309,13 +296,9 @@ fn auto_runs_as_written_until_its_copies_are_built() {
     assert_ok(&base);
     for (after, built) in [("auto", None), ("600000", Some(false))] {
         let json = scratch(&format!("build-after-{after}")).join("stats.json");
-        let cmd = seq("launches")
-            .shimmed()
-            .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+        let cmd = annotated(seq("launches").shimmed(), "auto", "off")
             .env("CLAYOUT_STATS", json.as_os_str())
-            .env("CLAYOUT_POLICY", "auto")
             .env("CLAYOUT_BUILD_AFTER", after)
-            .env("CLAYOUT_CACHE_DIR", "off")
             .env("CLAYOUT_LOG", "debug");
         let out = run(&cmd, TIMEOUT);
         assert_same(&base, &out);
@@ -342,13 +325,9 @@ fn a_quick_build_loads_the_cached_copies_inside_the_call() {
     assert_ok(&base);
     let cache = scratch("quick-build").join("cache");
     let cmd_under = |policy: &str, after: &str, json: &std::path::Path| {
-        seq("launches")
-            .shimmed_with(fault_lib())
-            .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+        annotated(seq("launches").shimmed_with(fault_lib()), policy, cache.as_os_str())
             .env("CLAYOUT_STATS", json.as_os_str())
-            .env("CLAYOUT_POLICY", policy)
             .env("CLAYOUT_BUILD_AFTER", after)
-            .env("CLAYOUT_CACHE_DIR", cache.as_os_str())
             .env("CLAYOUT_FAULT", "quick-build")
             .env("CLAYOUT_LOG", "debug")
     };
@@ -415,12 +394,7 @@ fn epoch_lengths_are_learnt_under_every_policy() {
             .collect()
     };
     for (policy, runs) in [("never", 1), ("always", 2), ("auto", 3)] {
-        let cmd = seq("gatherread")
-            .shimmed()
-            .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
-            .env("CLAYOUT_POLICY", policy)
-            .env("CLAYOUT_BUILD_AFTER", "wait")
-            .env("CLAYOUT_CACHE_DIR", dir.as_os_str());
+        let cmd = annotated(seq("gatherread").shimmed(), policy, dir.as_os_str()).env("CLAYOUT_BUILD_AFTER", "wait");
         let out = run(&cmd, TIMEOUT);
         assert_same(&base, &out);
         let records = lengths();

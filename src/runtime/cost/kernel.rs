@@ -102,12 +102,11 @@ pub struct KernelModel {
 impl KernelModel {
     pub fn load(&mut self, key: &str, tile: u32) {
         let key: Arc<str> = key.into();
-        if let Some(mut t) = crate::cache::disk::get_with("times", &key, TimesByClass::parse) {
-            t.at_tile(tile);
+        if let Some(t) = crate::cache::disk::get_with("times", &key, TimesByClass::parse) {
             crate::log::debug(&format!("kernel {key}: times from the cache: {:?}", t.classes));
             self.times = t;
         }
-        self.times.tile = tile;
+        self.times.at_tile(tile);
         habits::preload(&key);
         lengths::preload(&key);
         self.disk_key = Some(key);

@@ -191,10 +191,10 @@ fn build_private(
     // inserted code reads are given here, the tile among them.
     let (tile, _) = tile::with_tile(user, Some(device), searched);
     let fuses = fuses(device, compiler_options);
-    let options = format!("{compiler_options} -D CLAYOUT_TILE={tile}");
     // 32-bit index arithmetic in the copies; launches on bigger buffers run as written.
     let stage_wg = stage_capacity(device, kernels);
-    let options = format!("{options} -D {INDEX32_MACRO} -D {STAGE_WG_MACRO}={}", stage_wg.max(1));
+    let rest = format!(" -D {INDEX32_MACRO} -D {STAGE_WG_MACRO}={}", stage_wg.max(1));
+    let options = format!("{compiler_options} -D CLAYOUT_TILE={tile}{rest}");
     // One probe kernel, in the same build, checks every structure layout the copies assume.
     let mut types: BTreeMap<&str, &StructLayout> = BTreeMap::new();
     for k in kernels.values() {
@@ -264,8 +264,7 @@ fn build_private(
     // habits, run lengths) holds whatever tile a later run's copies have (a tile search between
     // two runs made the second start over: blackscholes on an H100 then ran 30 launches as
     // written where `always` was 44 % faster). Its ASTA times are kept with their tile (`cost::kernel`).
-    let untiled = options.replace(&format!(" -D CLAYOUT_TILE={tile}"), "");
-    let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{untiled}").as_bytes());
+    let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{compiler_options}{rest}").as_bytes());
     let private = PrivateProgram {
         program: built,
         full_tiles,
