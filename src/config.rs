@@ -216,7 +216,7 @@ config_table! {
     stats: StatsOut = "CLAYOUT_STATS", default "",
         "1 prints a summary on standard error at exit; a path ending in .json writes the statistics there as JSON.";
     tile: Tile = "CLAYOUT_TILE", default "",
-        "Tile size T of the ASTA layout; empty lets clayout search the best tile once per GPU and structure for the transparent mode's copies (docs/cost-model.md; under auto the search runs on clayout's thread after the first run's copies are built, for the runs after it) and otherwise take the device's coalescing width (32 on NVIDIA, 64 on AMD, 32 elsewhere).";
+        "Tile size T of the ASTA layout; empty lets clayout search the best tile once per GPU and structure for the transparent mode's copies (docs/cost-model.md; under auto the search runs on clayout's thread after the first run's copies are built, for the runs after it) and otherwise take the device's coalescing width (32 on NVIDIA, 64 on AMD, 32 elsewhere); under auto, once a program's kernels have measured their ASTA copies, later runs try the neighbouring tiles and keep the one its own kernels ran fastest at.";
     annotations: Option<String> = "CLAYOUT_ANNOTATIONS", default "",
         "auto infers an annotation for every kernel from its source (docs/annotations.md); otherwise the side file of //DL: annotations, one per line starting with the kernel name, for kernels whose source cannot be edited.";
     suggest: Option<String> = "CLAYOUT_SUGGEST", default "",

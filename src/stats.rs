@@ -149,10 +149,20 @@ pub fn kernel_time(kernel: &str, v: Form, ns: f64) {
     *t = t.min(ns / 1e6);
 }
 
+/// The tile of each rewritten kernel's copies, as last built (`copies_tile`).
+static TILES: Mutex<BTreeMap<String, u32>> = Mutex::new(BTreeMap::new());
+
+/// The copies of `kernel` were built with tile `tile`.
+pub fn copies_tile(kernel: &str, tile: u32) {
+    TILES.lock().insert(kernel.to_string(), tile);
+}
+
 #[derive(Debug, Serialize)]
 pub struct PolicyReport {
     pub policy: config::Policy,
     pub kernels: BTreeMap<String, KernelDecisions>,
+    /// The tile each rewritten kernel's copies were last built with.
+    pub tiles: BTreeMap<String, u32>,
 }
 
 // ---- The on-disk cache (diskcache.rs) -------------------------------------------------------
@@ -267,6 +277,7 @@ pub fn report() -> Report {
         policy: PolicyReport {
             policy: config::get().policy,
             kernels: DECISIONS.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default(),
+            tiles: TILES.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default(),
         },
     }
 }

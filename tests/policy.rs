@@ -403,3 +403,42 @@ fn epoch_lengths_are_learnt_under_every_policy() {
         assert_eq!(records[0]["args"], epochs, "{policy}: {}", out.show(policy));
     }
 }
+
+/// Under `auto` the copies' tile follows what the program's own kernels measured in ASTA: once
+/// a run has settled their times at the default tile (32 on PoCL), the next run builds the
+/// copies at the neighbouring tile ahead (at once under CLAYOUT_BUILD_AFTER=wait), the run after
+/// it takes that tile and measures it, and from then on the faster one is kept, with the other
+/// tile's times on the shelf of the record rather than forgotten. Every run gives the plain
+/// run's bytes. (The choice itself, on given times, is unit-tested in src/runtime/cost/tiles.rs.)
+#[test]
+fn auto_tries_the_neighbouring_tile_and_keeps_the_faster() {
+    let dir = fresh_dir("policy-tiles");
+    let cache = dir.to_str().unwrap();
+    let base = run(&seq("soa"), TIMEOUT);
+    assert_ok(&base);
+    let record = |kind: &str| -> String {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{kind}-")))
+            .map(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned())
+            .collect()
+    };
+    let mut tiles = Vec::new();
+    for i in 0..4 {
+        let json = scratch(&format!("policy-tiles-{i}")).join("stats.json");
+        let cmd = annotated(seq("soa").shimmed(), "auto", cache).env("CLAYOUT_BUILD_AFTER", "wait");
+        let (out, stats) = with_stats(cmd, &json);
+        assert_same(&base, &out);
+        let tile = stats["policy"]["tiles"]["step_soa"].as_u64().unwrap_or_else(|| panic!("run {i}: {stats:#}"));
+        tiles.push(tile);
+    }
+    // A first run whose ASTA launches were timed only once times them again in the next.
+    let first = tiles.iter().position(|&t| t == 64).unwrap_or_else(|| panic!("64 never tried: {tiles:?}"));
+    assert!(first >= 2 && tiles[..first].iter().all(|&t| t == 32), "{tiles:?}");
+    assert!(tiles.iter().all(|t| [32, 64, 128].contains(t)), "{tiles:?}");
+    let times = record("times");
+    assert!(times.contains(r#""shelf":[["#), "the other tile's times are kept: {times}");
+    let trials = record("tiles");
+    assert!(trials.contains(r#""prebuilt":[64"#) && trials.contains(r#""tried":[[64,"#), "{trials}");
+}

@@ -28,11 +28,24 @@ pub struct TimesByClass {
     /// The tile of the copies whose ASTA times these are (0: not known, in records before it).
     #[serde(default)]
     pub tile: u32,
+    /// The ASTA times measured at other tiles, per tile: kept so that a run back at a tile an
+    /// earlier run measured does not measure it again, and so that tiles can be compared
+    /// (`tiles`).
+    #[serde(default)]
+    pub shelf: Vec<(u32, Vec<Shelved>)>,
+}
+
+/// One size class's ASTA time at a tile that is not the current one.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Shelved {
+    pub class: SizeClass,
+    pub asta: f64,
+    pub timed: u32,
 }
 
 impl Default for TimesByClass {
     fn default() -> TimesByClass {
-        TimesByClass { format: TIMES_FORMAT, classes: Vec::new(), tile: 0 }
+        TimesByClass { format: TIMES_FORMAT, classes: Vec::new(), tile: 0, shelf: Vec::new() }
     }
 }
 
@@ -46,15 +59,70 @@ impl TimesByClass {
         Ok(t)
     }
 
-    /// The times for copies of tile `tile`: the ASTA copy's, measured at another tile, are
-    /// forgotten (the kernel as written and its staged copy do not depend on the tile).
+    /// The times for copies of tile `tile`: the ASTA copy's times at the tile before go to the
+    /// shelf, and those measured at `tile` by an earlier run come back from it (the kernel as
+    /// written and its staged copy do not depend on the tile).
     pub fn at_tile(&mut self, tile: u32) {
-        if self.tile != tile {
-            for (_, t) in &mut self.classes {
-                t.asta = None;
-                t.timed[Variant::Asta as usize] = 0;
+        if self.tile == tile {
+            return;
+        }
+        let current: Vec<Shelved> = self
+            .classes
+            .iter_mut()
+            .filter_map(|(class, t)| {
+                let asta = t.asta.take()?;
+                let timed = std::mem::take(&mut t.timed[Variant::Asta as usize]);
+                Some(Shelved { class: *class, asta, timed })
+            })
+            .collect();
+        // A record from before the tile was kept (0) holds times of an unknown tile: dropped.
+        if self.tile != 0 && !current.is_empty() {
+            self.shelf.retain(|(t, _)| *t != self.tile);
+            self.shelf.push((self.tile, current));
+        }
+        if let Some(at) = self.shelf.iter().position(|(t, _)| *t == tile) {
+            for s in self.shelf.remove(at).1 {
+                let i = self.slot(s.class);
+                self.classes[i].1.asta = Some(s.asta);
+                self.classes[i].1.timed[Variant::Asta as usize] = s.timed;
             }
-            self.tile = tile;
+        }
+        self.tile = tile;
+    }
+
+    /// The ASTA times at `tile` that the model trusts (timed often enough), per size class.
+    pub fn asta_settled(&self, tile: u32) -> Vec<(SizeClass, f64)> {
+        if tile == self.tile {
+            return self
+                .classes
+                .iter()
+                .filter(|(_, t)| !t.unsettled(Variant::Asta))
+                .filter_map(|(c, t)| Some((*c, t.asta?)))
+                .collect();
+        }
+        let shelved = self.shelf.iter().find(|(t, _)| *t == tile).map(|(_, s)| s.as_slice()).unwrap_or_default();
+        shelved.iter().filter(|s| s.timed >= super::model::TIMED_LAUNCHES).map(|s| (s.class, s.asta)).collect()
+    }
+
+    /// The tiles this record holds settled ASTA times for.
+    pub fn tiles(&self) -> Vec<u32> {
+        let mut tiles: Vec<u32> = self.shelf.iter().map(|(t, _)| *t).chain([self.tile]).filter(|&t| t != 0).collect();
+        tiles.retain(|&t| !self.asta_settled(t).is_empty());
+        tiles
+    }
+
+    /// The index of `class` in `classes`, added if it is not there (the oldest class goes past
+    /// the bound).
+    fn slot(&mut self, class: SizeClass) -> usize {
+        match self.classes.iter().position(|(c, _)| *c == class) {
+            Some(i) => i,
+            None => {
+                if self.classes.len() >= MAX_CLASSES {
+                    self.classes.remove(0);
+                }
+                self.classes.push((class, Times::default()));
+                self.classes.len() - 1
+            }
         }
     }
 
@@ -70,16 +138,7 @@ impl TimesByClass {
 
     /// Keeps a measurement made at `class`.
     pub fn record(&mut self, class: SizeClass, ran: Variant, ns_per_structure: f64) {
-        let at = match self.classes.iter().position(|(c, _)| *c == class) {
-            Some(i) => i,
-            None => {
-                if self.classes.len() >= MAX_CLASSES {
-                    self.classes.remove(0);
-                }
-                self.classes.push((class, Times::default()));
-                self.classes.len() - 1
-            }
-        };
+        let at = self.slot(class);
         self.classes[at].1.record(ran, ns_per_structure);
     }
 }
@@ -181,11 +240,37 @@ mod tests {
         assert_eq!((at.written, at.staged, at.asta), (Some(1.0), Some(1.0), None));
         assert_eq!(at.timed, [1, 1, 0]);
         assert_eq!(other.tile, 64);
+        // ... and finds them again when a later run is back at tile 32.
+        other.record(class, Variant::Asta, 0.5);
+        let json = serde_json::to_vec(&other).unwrap();
+        let mut back = TimesByClass::parse(&json).unwrap();
+        back.at_tile(32);
+        assert_eq!(back.at(class).asta, Some(1.0));
+        assert_eq!(back.at(class).timed, [1, 1, 1]);
+        assert_eq!(back.shelf, vec![(64, vec![Shelved { class, asta: 0.5, timed: 1 }])]);
         // A record from before the tile was kept holds no ASTA time for any tile.
         let old = br#"{"format":2,"classes":[[{"items":20,"bytes":25},{"written":1.0,"staged":null,"asta":0.5,"timed":[2,0,2]}]]}"#;
         let mut old = TimesByClass::parse(old).unwrap();
         old.at_tile(32);
         assert_eq!(old.at(class).asta, None);
+    }
+
+    #[test]
+    fn settled_asta_times_are_listed_per_tile() {
+        let class = SizeClass::of(1 << 20, 1 << 25);
+        let mut t = TimesByClass::default();
+        t.at_tile(32);
+        t.record(class, Variant::Asta, 1.0);
+        assert!(t.tiles().is_empty(), "one timed launch is not settled");
+        t.record(class, Variant::Asta, 0.9);
+        t.at_tile(128);
+        t.record(class, Variant::Asta, 0.8);
+        assert_eq!(t.asta_settled(32), vec![(class, 0.9)]);
+        assert!(t.asta_settled(128).is_empty());
+        assert_eq!(t.tiles(), vec![32]);
+        t.record(class, Variant::Asta, 0.85);
+        assert_eq!(t.asta_settled(128), vec![(class, 0.8)]);
+        assert_eq!(t.tiles(), vec![32, 128]);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod lengths;
 pub mod measure;
 pub mod model;
 pub mod size;
+pub mod tiles;
 pub mod tune;
 
 pub use buffer::{BufferCost, Reuse};

@@ -63,6 +63,15 @@ fn scratch_bytes(dev: cl_device_id) -> u64 {
     want.min(max_alloc / 4).min(global / 16).max(1 << 16)
 }
 
+/// The tiles the conversion kernels and copies may take on `dev`.
+pub fn candidates(dev: cl_device_id) -> Vec<u32> {
+    let default = crate::marshal::default_tile(dev);
+    let mut v: Vec<u32> = CANDIDATES.iter().copied().chain([default]).collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
 fn is_gpu(dev: cl_device_id) -> bool {
     let ty: cl_device_type = device_scalar(dev, CL_DEVICE_TYPE);
     ty & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR) != 0
@@ -151,16 +160,10 @@ pub fn searched_tile(dev: cl_device_id, s: u32, w: u32, host: Layout) -> (Option
 }
 
 fn measure(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> Option<Tuned> {
-    let default = crate::marshal::default_tile(dev);
     let tiles: Vec<u32> = match fixed_tile {
         Some(t) => vec![t],
-        None if is_gpu(dev) => {
-            let mut v: Vec<u32> = CANDIDATES.iter().copied().chain([default]).collect();
-            v.sort();
-            v.dedup();
-            v
-        }
-        None => vec![default],
+        None if is_gpu(dev) => candidates(dev),
+        None => vec![crate::marshal::default_tile(dev)],
     };
     search(ctx, dev, s, w, host, &tiles)
 }

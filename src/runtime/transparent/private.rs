@@ -62,7 +62,7 @@ pub struct PrivateProgram {
 impl PrivateProgram {
     /// Key of a copy's times in the disk cache: they belong to exactly this build on this device.
     pub fn times_key(&self, private_name: &str) -> String {
-        format!("{}|{}|{}", crate::cache::disk::device_key(self.device as cl_device_id), private_name, self.source_hash)
+        times_key(self.device as cl_device_id, private_name, self.source_hash)
     }
 }
 
@@ -108,7 +108,14 @@ impl Rewrites {
     /// and keeps the outcome. A program rebuilt with other options (other macros) needs its
     /// copies rebuilt too.
     pub fn build(&self, program: &ProgramInfo, options: &str, compiler_options: &str) -> Private {
-        let built = build_private(&self.rewritten.source, &self.rewritten.kernels, program, options, compiler_options);
+        let built = build_private(
+            &self.rewritten.source,
+            &self.rewritten.kernels,
+            program.context,
+            options,
+            compiler_options,
+            None,
+        );
         self.keep(options, built)
     }
 
@@ -116,7 +123,14 @@ impl Rewrites {
     /// false, with nothing kept, when something would have to be compiled or measured.
     pub fn build_from_cache(&self, program: &ProgramInfo, options: &str, compiler_options: &str) -> bool {
         let built = crate::cache::binaries::cache_only(|| {
-            build_private(&self.rewritten.source, &self.rewritten.kernels, program, options, compiler_options)
+            build_private(
+                &self.rewritten.source,
+                &self.rewritten.kernels,
+                program.context,
+                options,
+                compiler_options,
+                None,
+            )
         });
         if matches!(&built, Err(why) if why.contains(crate::cache::binaries::NOT_CACHED)) {
             crate::log::debug("the rewritten copies are not all in clayout's cache: they are built later");
@@ -150,18 +164,23 @@ impl Rewrites {
     }
 }
 
+/// Builds the copies of `kernels` (`source`) for a build of the application's program in
+/// `context` with options `user` (`compiler_options` once preprocessed). `ahead`: the copies at
+/// that tile, built only to be in clayout's cache for a later run that tries the tile
+/// (`cost::tiles`); nothing of this run's model changes.
 fn build_private(
     source: &str,
     kernels: &HashMap<String, Arc<RewrittenKernel>>,
-    program: &ProgramInfo,
+    context: registry::Handle,
     user: &str,
     compiler_options: &str,
+    ahead: Option<u32>,
 ) -> Result<PrivateProgram, String> {
     if let Some(Err(why)) = tile::user_tile_raw(user) {
         return Err(why);
     }
-    let ctx = program.context as cl_context;
-    let device = registry::get().first_device(program.context).ok_or("the program's context is unknown")?;
+    let ctx = context as cl_context;
+    let device = registry::get().first_device(context).ok_or("the program's context is unknown")?;
     // Every (S, w, host layout) of the copies; the largest structure picks the tile.
     let mut shapes: Vec<(u32, u32, Layout)> = kernels
         .values()
@@ -174,26 +193,38 @@ fn build_private(
     let started = std::time::Instant::now();
     let fixed = tile::fixed_tile(user);
     let auto = crate::config::get().policy == crate::config::Policy::Auto;
-    let (searched, search_later) = match (fixed, shapes.first()) {
+    let (searched, search_later) = match (fixed, shapes.first(), ahead) {
+        (_, _, Some(_)) => (None, None),
         // Under the cost model the search (a conversion program built for every candidate tile)
         // is not made before the copies: this run takes the tile found by an earlier one, or the
         // device's default, and the search follows on the worker when the run lasts long enough.
-        (None, Some(&(s, w, h))) if auto => {
+        (None, Some(&(s, w, h)), None) if auto => {
             let (tile, later) = tune::searched_tile(device, s, w, h);
             (tile, later.then_some((s, w, h)))
         }
-        (None, Some(&(s, w, h))) => {
+        (None, Some(&(s, w, h)), None) => {
             (tune::tuned(ctx, device, s, w, h, None).filter(|t| t.searched).map(|t| t.tile), None)
         }
         _ => (None, None),
     };
-    // The text is preprocessed: the application's -D, -U and -I are spent, and the macros the
-    // inserted code reads are given here, the tile among them.
-    let (tile, _) = tile::with_tile(user, Some(device), searched);
     let fuses = fuses(device, compiler_options);
     // 32-bit index arithmetic in the copies; launches on bigger buffers run as written.
     let stage_wg = stage_capacity(device, kernels);
     let rest = format!(" -D {INDEX32_MACRO} -D {STAGE_WG_MACRO}={}", stage_wg.max(1));
+    // Without the tile: what the cost model learns of the kernels (times as written and staged,
+    // habits, run lengths) holds whatever tile a later run's copies have (a tile search between
+    // two runs made the second start over: blackscholes on an H100 then ran 30 launches as
+    // written where `always` was 44 % faster). Its ASTA times are kept with their tile (`cost::kernel`).
+    let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{compiler_options}{rest}").as_bytes());
+    let copies = Copies { source, kernels, context, user, compiler_options, device, source_hash };
+    // The text is preprocessed: the application's -D, -U and -I are spent, and the macros the
+    // inserted code reads are given here, the tile among them.
+    let (base, _) = tile::with_tile(user, Some(device), searched);
+    let tile = match ahead {
+        Some(t) => t,
+        None if fixed.is_none() && auto => copies.measured_tile(base, started),
+        None => base,
+    };
     let options = format!("{compiler_options} -D CLAYOUT_TILE={tile}{rest}");
     // One probe kernel, in the same build, checks every structure layout the copies assume.
     let mut types: BTreeMap<&str, &StructLayout> = BTreeMap::new();
@@ -245,6 +276,10 @@ fn build_private(
             if only_cached {
                 return Err(crate::cache::binaries::NOT_CACHED.into());
             }
+            if ahead.is_some() {
+                // A tile whose conversions do not build is not one to try.
+                return Err(format!("the conversion kernels for S={s} w={w} T={tile}: {e}"));
+            }
             crate::log::debug(&format!("conversion kernels for S={s} w={w} T={tile} not built ahead: {e}"));
         }
         if auto && only_cached && !tune::known(device, s, w, h, Some(tile)) {
@@ -256,15 +291,14 @@ fn build_private(
             }
         }
     }
-    crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
+    if ahead.is_some() {
+        crate::log::info(&format!("built the rewritten copies with tile {tile} ahead, for a later run to try"));
+    } else {
+        crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
+    }
     if let Some((s, w, h)) = search_later {
         search_later_for(ctx, device, (s, w, h), started.elapsed());
     }
-    // Without the tile: what the cost model learns of the kernels (times as written and staged,
-    // habits, run lengths) holds whatever tile a later run's copies have (a tile search between
-    // two runs made the second start over: blackscholes on an H100 then ran 30 launches as
-    // written where `always` was 44 % faster). Its ASTA times are kept with their tile (`cost::kernel`).
-    let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{compiler_options}{rest}").as_bytes());
     let private = PrivateProgram {
         program: built,
         full_tiles,
@@ -277,8 +311,9 @@ fn build_private(
         stage_wg,
     };
     // What earlier runs measured, read now rather than in the application's first launch.
-    for k in kernels.values() {
+    for (name, k) in kernels.iter().filter(|_| ahead.is_none()) {
         k.model.lock().load(&private.times_key(&k.private_name), private.tile);
+        crate::stats::copies_tile(name, tile);
     }
     Ok(private)
 }
@@ -289,15 +324,134 @@ fn build_private(
 /// buffer); dropped if the run ends first. A run that ends during the search waits for the
 /// candidate being built (a few hundred ms on a cold driver): under 2 % of such a run.
 fn search_later_for(ctx: cl_context, device: cl_device_id, (s, w, h): (u32, u32, Layout), took: std::time::Duration) {
-    const AT_LEAST: std::time::Duration = std::time::Duration::from_secs(60);
     let Some(held) = crate::cl::Context::retain(ctx) else { return };
     let (ctx_key, dev_key) = (ctx as usize, device as usize);
-    let wait = crate::config::get().build_after.hold((took * 4).max(AT_LEAST));
-    let not_before = (!wait.is_zero()).then(|| std::time::Instant::now() + wait);
-    super::super::worker::submit_after(ctx_key, not_before, move || {
+    super::super::worker::submit_after(ctx_key, held_back(took), move || {
         let _held = held;
         let _ = tune::tuned(ctx_key as cl_context, dev_key as cl_device_id, s, w, h, None);
     });
+}
+
+/// When clayout's own work for later runs may start, once these copies took `took` to build:
+/// after the application has run a minute, and four times as long as that build (the work
+/// builds about four such programs); None: at once (CLAYOUT_BUILD_AFTER=0 or wait).
+fn held_back(took: std::time::Duration) -> Option<std::time::Instant> {
+    const AT_LEAST: std::time::Duration = std::time::Duration::from_secs(60);
+    let wait = crate::config::get().build_after.hold((took * 4).max(AT_LEAST));
+    (!wait.is_zero()).then(|| std::time::Instant::now() + wait)
+}
+
+/// What a build of the copies is made from, for choosing their tile and building them ahead.
+struct Copies<'a> {
+    source: &'a str,
+    kernels: &'a HashMap<String, Arc<RewrittenKernel>>,
+    context: registry::Handle,
+    user: &'a str,
+    compiler_options: &'a str,
+    device: cl_device_id,
+    source_hash: u64,
+}
+
+/// Tiles tried or built ahead in this process, per program (`Copies::trials_key`): a program
+/// whose copies are looked up in the cache first and then built counts one try, one build.
+static NOTED: once_cell::sync::Lazy<Mutex<std::collections::HashSet<(String, u32, bool)>>> =
+    once_cell::sync::Lazy::new(|| Mutex::new(std::collections::HashSet::new()));
+
+impl Copies<'_> {
+    fn trials_key(&self) -> String {
+        format!("{}|{}", crate::cache::disk::device_key(self.device), self.source_hash)
+    }
+
+    /// Whether this is the first time this process notes `tile` as tried (`ahead` false) or
+    /// built ahead (true) for this program.
+    fn first_note(&self, tile: u32, ahead: bool) -> bool {
+        NOTED.lock().insert((self.trials_key(), tile, ahead))
+    }
+
+    /// The tile to build the copies with: the one the kernels measured fastest in ASTA over
+    /// earlier runs (`cost::tiles`), `base` until they measured one, or the next tile to try
+    /// once a run before this one built its copies ahead (this run then measures it). A tile
+    /// to try whose copies are not built yet is built ahead on the worker, held back like the
+    /// tile search.
+    fn measured_tile(&self, base: u32, started: std::time::Instant) -> u32 {
+        use super::super::cost::{kernel::TimesByClass, tiles};
+        let records: Vec<TimesByClass> = self
+            .kernels
+            .values()
+            .filter_map(|k| {
+                let key = times_key(self.device, &k.private_name, self.source_hash);
+                crate::cache::disk::get_with("times", &key, TimesByClass::parse)
+            })
+            .collect();
+        let key = self.trials_key();
+        let mut trials: tiles::Trials = crate::cache::disk::get_json("tiles", &key).unwrap_or_default();
+        let choice = tiles::choose(base, &tune::candidates(self.device), &records, &trials);
+        let Some(next) = choice.next else { return choice.best };
+        if trials.prebuilt.contains(&next) {
+            if self.first_note(next, false) {
+                trials.note_try(next);
+                crate::cache::disk::put_json("tiles", &key, &trials);
+                crate::log::info(&format!(
+                    "the copies take tile {next} in this run, to measure it (tile {} is the fastest measured)",
+                    choice.best
+                ));
+            }
+            return next;
+        }
+        if self.first_note(next, true) {
+            // CLAYOUT_BUILD_AFTER=wait does everything at once, in the build that found it
+            // (never in a load from the cache only, which must not compile).
+            let now = crate::config::get().build_after == crate::config::BuildAfter::Wait
+                && !crate::cache::binaries::only_cached();
+            if now {
+                build_ahead(self.source, self.kernels, self.context, (self.user, self.compiler_options), &key, next);
+            } else {
+                self.build_ahead_later(next, started.elapsed());
+            }
+        }
+        choice.best
+    }
+
+    /// `build_ahead` on the worker, held back like the tile search.
+    fn build_ahead_later(&self, tile: u32, took: std::time::Duration) {
+        let Some(held) = crate::cl::Context::retain(self.context as cl_context) else { return };
+        let (source, kernels, context) = (self.source.to_string(), self.kernels.clone(), self.context);
+        let (user, compiler_options, key) =
+            (self.user.to_string(), self.compiler_options.to_string(), self.trials_key());
+        super::super::worker::submit_after(context, held_back(took), move || {
+            let _held = held;
+            build_ahead(&source, &kernels, context, (&user, &compiler_options), &key, tile);
+        });
+    }
+}
+
+/// Builds the copies at `tile` so that a later run can try the tile without waiting for them,
+/// and notes the outcome in the program's trials (record `key`).
+fn build_ahead(
+    source: &str,
+    kernels: &HashMap<String, Arc<RewrittenKernel>>,
+    context: registry::Handle,
+    (user, compiler_options): (&str, &str),
+    key: &str,
+    tile: u32,
+) {
+    let built = build_private(source, kernels, context, user, compiler_options, Some(tile));
+    let mut trials: super::super::cost::tiles::Trials = crate::cache::disk::get_json("tiles", key).unwrap_or_default();
+    match built {
+        Ok(_) => trials.prebuilt.push(tile),
+        // Stopped part-way (its context or the process is going): nothing learnt.
+        Err(_) if super::super::worker::cancelled() => return,
+        Err(why) => {
+            crate::log::debug(&format!("the copies with tile {tile} did not build ({why}): that tile is not tried"));
+            trials.failed.push(tile);
+        }
+    }
+    crate::cache::disk::put_json("tiles", key, &trials);
+}
+
+/// Key of a copy's times in the disk cache: they belong to exactly this build on this device.
+fn times_key(device: cl_device_id, private_name: &str, source_hash: u64) -> String {
+    format!("{}|{}|{}", crate::cache::disk::device_key(device), private_name, source_hash)
 }
 
 /// Why the device compiler may fuse floating-point operations where the code around them
