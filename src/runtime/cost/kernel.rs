@@ -90,18 +90,30 @@ impl TimesByClass {
         self.tile = tile;
     }
 
-    /// The ASTA times at `tile` that the model trusts (timed often enough), per size class.
+    /// The ASTA times at `tile` timed often enough to compare tiles (`TILE_TIMED`), per size
+    /// class.
     pub fn asta_settled(&self, tile: u32) -> Vec<(SizeClass, f64)> {
+        use super::model::TILE_TIMED;
         if tile == self.tile {
             return self
                 .classes
                 .iter()
-                .filter(|(_, t)| !t.unsettled(Variant::Asta))
+                .filter(|(_, t)| t.timed[Variant::Asta as usize] >= TILE_TIMED)
                 .filter_map(|(c, t)| Some((*c, t.asta?)))
                 .collect();
         }
         let shelved = self.shelf.iter().find(|(t, _)| *t == tile).map(|(_, s)| s.as_slice()).unwrap_or_default();
-        shelved.iter().filter(|s| s.timed >= super::model::TIMED_LAUNCHES).map(|s| (s.class, s.asta)).collect()
+        shelved.iter().filter(|s| s.timed >= TILE_TIMED).map(|s| (s.class, s.asta)).collect()
+    }
+
+    /// The fastest ASTA time at `class` settled at a tile other than the current one.
+    pub fn asta_elsewhere(&self, class: SizeClass) -> Option<f64> {
+        self.shelf
+            .iter()
+            .flat_map(|(_, s)| s)
+            .filter(|s| s.class == class && s.timed >= super::model::TIMED_LAUNCHES)
+            .map(|s| s.asta)
+            .min_by(f64::total_cmp)
     }
 
     /// The tiles this record holds settled ASTA times for.
@@ -178,11 +190,24 @@ impl KernelModel {
             self.untimed += 1;
             return;
         };
+        let ns = if crate::fault::inject("tile-timing") { injected_ns(ran, self.times.tile) * structures } else { ns };
         self.times.record(class, ran, ns / structures);
         crate::stats::kernel_time(kernel, ran.form(), ns);
         if let Some(key) = &self.disk_key {
             crate::cache::disk::put_json("times", key, &self.times);
         }
+    }
+}
+
+/// The times `CLAYOUT_FAULT=tile-timing` (the fault-injection build) records instead of the
+/// measured ones, per structure: the ASTA copy twice as fast as the kernel as written at tile
+/// 128 and 10 % slower per factor of two away from it, so that a test of the choice of tile on
+/// a CPU (whose timings are mostly noise) knows what the climb must find.
+fn injected_ns(ran: Variant, tile: u32) -> f64 {
+    match ran {
+        Variant::Written => 100.0,
+        Variant::Staged => 200.0,
+        Variant::Asta => 50.0 * (1.0 + 0.1 * (f64::from(tile.max(1).ilog2()) - 7.0).abs()),
     }
 }
 
@@ -257,18 +282,24 @@ mod tests {
 
     #[test]
     fn settled_asta_times_are_listed_per_tile() {
+        use super::super::model::TILE_TIMED;
         let class = SizeClass::of(1 << 20, 1 << 25);
         let mut t = TimesByClass::default();
         t.at_tile(32);
-        t.record(class, Variant::Asta, 1.0);
-        assert!(t.tiles().is_empty(), "one timed launch is not settled");
+        for _ in 1..TILE_TIMED {
+            t.record(class, Variant::Asta, 1.0);
+        }
+        assert!(t.tiles().is_empty(), "too few timed launches to compare tiles");
         t.record(class, Variant::Asta, 0.9);
         t.at_tile(128);
+        assert_eq!(t.asta_elsewhere(class), Some(0.9), "the estimate for a tile not measured yet");
         t.record(class, Variant::Asta, 0.8);
         assert_eq!(t.asta_settled(32), vec![(class, 0.9)]);
         assert!(t.asta_settled(128).is_empty());
         assert_eq!(t.tiles(), vec![32]);
-        t.record(class, Variant::Asta, 0.85);
+        for _ in 1..TILE_TIMED {
+            t.record(class, Variant::Asta, 0.85);
+        }
         assert_eq!(t.asta_settled(128), vec![(class, 0.8)]);
         assert_eq!(t.tiles(), vec![32, 128]);
     }

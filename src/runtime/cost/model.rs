@@ -67,6 +67,11 @@ pub struct Times {
 /// of two does not.
 pub const TIMED_LAUNCHES: u32 = 2;
 
+/// Launches of the ASTA copy timed before its time counts in the choice of tile (`tiles`),
+/// where the tiles differ by a few percent: the lowest of four, at no cost beyond their timing
+/// (the buffers are already in ASTA).
+pub const TILE_TIMED: u32 = 4;
+
 impl Times {
     pub fn get(&self, v: Variant) -> Option<f64> {
         match v {
@@ -128,6 +133,9 @@ pub struct Launch {
     /// that got as far as this launch (`lengths`), for the buffers still to convert (the least);
     /// None when some buffer has no such epoch.
     pub promised: Option<u32>,
+    /// The ASTA copy's time at this class measured at another tile (the fastest), while it is
+    /// not measured at this one: the estimate a run that tries a tile bets on.
+    pub asta_elsewhere: Option<f64>,
 }
 
 impl Launch {
@@ -147,6 +155,7 @@ impl Launch {
             epoch_written_ns: 0.0,
             asta_balance_ns: 0.0,
             promised: None,
+            asta_elsewhere: None,
         }
     }
 
@@ -230,6 +239,9 @@ fn auto(l: &Launch) -> Decision {
                 Variant::Asta,
                 format!("ASTA copy measured slower ({a:.3} against {h:.3} ns per structure), but the launches in ASTA on these buffers have gained {} so far: they stay there", ms(l.asta_balance_ns)),
             ),
+            _ if l.times.timed[Variant::Asta as usize] < TILE_TIMED => {
+                measure(Variant::Asta, "buffers already in ASTA: timing the ASTA copy for the choice of tile")
+            }
             _ => run(Variant::Asta, "buffers already in ASTA"),
         };
     }
@@ -280,16 +292,25 @@ fn auto(l: &Launch) -> Decision {
     // conversion. Made only on a measured ASTA copy, and only where losing it (the host reading
     // right after this launch) costs at most the epoch's launches as written: at most twice the
     // time without clayout, the ski-rental bound.
-    if let (Some(_), Some(n)) = (l.times.asta, l.promised) {
-        if f64::from(n) * gain >= l.convert_ns && worst <= l.epoch_written_ns {
-            return run(
-                Variant::Asta,
-                format!(
-                    "converting: every earlier run that got this far on these buffers had at least {n} launches left here, which repay the conversion ({} against a gain of {} per launch, measured)",
+    // A copy not measured at this tile bets on its time at another (a run trying a tile), and
+    // is timed.
+    let (estimate, at) = match (l.times.asta, l.asta_elsewhere) {
+        (Some(a), _) => (Some(a), "measured"),
+        (None, e) => (e, "measured at another tile"),
+    };
+    if let (Some(a), Some(n)) = (estimate, l.promised) {
+        let gain = (h - a) * l.m;
+        let worst = l.convert_ns - gain;
+        if gain > 0.0 && f64::from(n) * gain >= l.convert_ns && worst <= l.epoch_written_ns {
+            return Decision {
+                variant: Variant::Asta,
+                measure: l.times.asta.is_none(),
+                reason: format!(
+                    "converting: every earlier run that got this far on these buffers had at least {n} launches left here, which repay the conversion ({} against a gain of {} per launch, {at})",
                     ms(l.convert_ns),
                     ms(gain)
                 ),
-            );
+            };
         }
     }
     run(hv, format!("not converting yet: the conversion ({}) would need {:.1} launches to repay, gain {} per launch ({measured})", ms(l.convert_ns), l.convert_ns / gain, ms(gain)))
@@ -314,6 +335,7 @@ mod tests {
             epoch_written_ns: 0.0,
             asta_balance_ns: 0.0,
             promised: None,
+            asta_elsewhere: None,
         }
     }
 
@@ -428,6 +450,31 @@ mod tests {
         l.times.asta = Some(0.5);
         l.times.timed[2] = TIMED_LAUNCHES;
         assert_eq!(decide(&l).variant, Variant::Asta);
+    }
+
+    #[test]
+    fn a_run_trying_a_tile_bets_on_the_time_measured_at_another() {
+        let mut l = launch(t(Some(1.0), None, None));
+        l.convert_ns = 3e6;
+        l.epoch_written_ns = 3e6;
+        l.promised = Some(10_000);
+        assert_eq!(decide(&l).variant, Variant::Written, "measured at no tile: no bet");
+        l.asta_elsewhere = Some(0.5);
+        let d = decide(&l);
+        assert_eq!((d.variant, d.measure), (Variant::Asta, true), "{}", d.reason);
+        assert!(d.reason.ends_with("measured at another tile)"), "{}", d.reason);
+        l.asta_elsewhere = Some(1.1);
+        assert_eq!(decide(&l).variant, Variant::Written, "slower than as written at the other tile");
+    }
+
+    #[test]
+    fn asta_launches_are_timed_four_times_for_the_choice_of_tile() {
+        let mut l = launch(t(Some(1.0), None, Some(0.5)));
+        l.in_asta = true;
+        let why = "buffers already in ASTA: timing the ASTA copy for the choice of tile";
+        assert_eq!(decide(&l), measure(Variant::Asta, why));
+        l.times.timed[2] = TILE_TIMED;
+        assert_eq!(decide(&l), run(Variant::Asta, "buffers already in ASTA"));
     }
 
     #[test]

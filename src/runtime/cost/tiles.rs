@@ -92,17 +92,18 @@ pub fn choose(base: u32, candidates: &[u32], records: &[TimesByClass], trials: &
     let mut tiles: Vec<u32> = records.iter().flat_map(TimesByClass::tiles).chain(candidates.iter().copied()).collect();
     tiles.sort_unstable();
     tiles.dedup();
-    let mut best = base;
-    let mut best_times = settled(records, base);
-    for &t in tiles.iter().filter(|&&t| t != base) {
-        let times = settled(records, t);
-        let wins = if best_times.is_empty() { false } else { faster(&times, &best_times) == Some(true) };
-        if wins {
+    let measured: Vec<(u32, Vec<_>)> =
+        tiles.iter().map(|&t| (t, settled(records, t))).filter(|(_, times)| !times.is_empty()).collect();
+    // From the base when it is measured, else from the smallest tile measured: a base that
+    // nothing measured (a search's tile, newer than the times) does not hide measured ones.
+    let start = measured.iter().position(|(t, _)| *t == base).unwrap_or(0);
+    let Some((mut best, mut best_times)) = measured.get(start).cloned() else {
+        return Choice { best: base, next: None };
+    };
+    for (i, (t, times)) in measured.into_iter().enumerate() {
+        if i != start && faster(&times, &best_times) == Some(true) {
             (best, best_times) = (t, times);
         }
-    }
-    if best_times.is_empty() {
-        return Choice { best, next: None };
     }
     let next = [best * 2, best / 2].into_iter().find(|&t| {
         candidates.contains(&t)
@@ -125,8 +126,9 @@ mod tests {
         let mut r = TimesByClass::default();
         for &(tile, ns) in times {
             r.at_tile(tile);
-            r.record(class, Variant::Asta, ns);
-            r.record(class, Variant::Asta, ns);
+            for _ in 0..super::super::model::TILE_TIMED {
+                r.record(class, Variant::Asta, ns);
+            }
         }
         r
     }
@@ -152,6 +154,17 @@ mod tests {
         assert_eq!(c, Choice { best: 64, next: None });
         // 1 % is noise: the base stays, and its other neighbour does not exist (16 is no candidate).
         let c = choose(32, &CANDIDATES, &[kernel(&[(32, 1.0), (64, 0.99)], class)], &none);
+        assert_eq!(c, Choice { best: 32, next: None });
+    }
+
+    #[test]
+    fn a_base_nothing_measured_does_not_hide_the_measured_tiles() {
+        // A tile search after the times were measured at 32 says 64: until 64 is measured, the
+        // copies keep 32, and 64 is the neighbour to try.
+        let class = SizeClass::of(1 << 20, 1 << 25);
+        let c = choose(64, &CANDIDATES, &[kernel(&[(32, 1.0)], class)], &Trials::default());
+        assert_eq!(c, Choice { best: 32, next: Some(64) });
+        let c = choose(64, &CANDIDATES, &[kernel(&[(32, 1.0), (64, 1.3)], class)], &Trials::default());
         assert_eq!(c, Choice { best: 32, next: None });
     }
 

@@ -40,24 +40,25 @@ pub fn launch(
     let rounding = crate::guard("transparent launch", || rounding_risk(plan, needs))
         .unwrap_or_else(|| Some("internal error while checking the copy's floating-point rounding".into()));
     let policy = crate::config::get().policy;
+    let profiles = measure::profiles(queue);
     let decision = match &rounding {
         // Nothing to measure under `always`: the kernel as written, on host-layout buffers.
         Some(why) if policy == crate::config::Policy::Always => {
             Decision { variant: Variant::Written, measure: false, reason: format!("policy always, but {why}") }
         }
-        _ => {
-            crate::guard("cost model", || decide(info, plan, needs, class, staged_local.is_some(), rounding.is_some()))
-                .unwrap_or_else(|| Decision {
-                    variant: Variant::Written,
-                    measure: false,
-                    reason: "internal error in the cost model".into(),
-                })
-        }
+        _ => crate::guard("cost model", || {
+            decide(info, plan, needs, class, staged_local.is_some(), rounding.is_some(), !profiles)
+        })
+        .unwrap_or_else(|| Decision {
+            variant: Variant::Written,
+            measure: false,
+            reason: "internal error in the cost model".into(),
+        }),
     };
     // On a queue that profiles, the launch's own event says its time later: nothing waits.
     // Otherwise the queue is waited for before and after the launch, and only when nothing in
     // it waits for the application (a user event it sets later would stall the wait).
-    let by_event = decision.measure && measure::profiles(queue);
+    let by_event = decision.measure && profiles;
     let timer = if decision.measure && !by_event && super::super::order::free(queue, user) {
         measure::start(queue)
     } else {
@@ -240,6 +241,7 @@ fn decide(
     class: SizeClass,
     staged_ok: bool,
     no_asta: bool,
+    timed_by_waiting: bool,
 ) -> Decision {
     let policy = crate::config::get().policy;
     let asta_blocked = policy == crate::config::Policy::Auto && (no_asta || asta_blocker(needs).is_some());
@@ -254,6 +256,7 @@ fn decide(
         rates: &plan.program.rates,
         structures: structures(needs).unwrap_or(1.0),
         class,
+        timed_by_waiting,
     };
     let devices: Vec<(&BufferNeed, _)> = needs
         .iter()

@@ -193,12 +193,15 @@ fn build_private(
     let started = std::time::Instant::now();
     let fixed = tile::fixed_tile(user);
     let auto = crate::config::get().policy == crate::config::Policy::Auto;
+    // CLAYOUT_BUILD_AFTER=wait does everything before the first launch: nothing of clayout's
+    // runs on the device beside the launches it times.
+    let now = crate::config::get().build_after == crate::config::BuildAfter::Wait;
     let (searched, search_later) = match (fixed, shapes.first(), ahead) {
         (_, _, Some(_)) => (None, None),
         // Under the cost model the search (a conversion program built for every candidate tile)
         // is not made before the copies: this run takes the tile found by an earlier one, or the
         // device's default, and the search follows on the worker when the run lasts long enough.
-        (None, Some(&(s, w, h)), None) if auto => {
+        (None, Some(&(s, w, h)), None) if auto && !now => {
             let (tile, later) = tune::searched_tile(device, s, w, h);
             (tile, later.then_some((s, w, h)))
         }
