@@ -15,6 +15,7 @@ static TO_DEVICE: AtomicU64 = AtomicU64::new(0);
 static TO_HOST: AtomicU64 = AtomicU64::new(0);
 static MARSHAL_BYTES: AtomicU64 = AtomicU64::new(0);
 static MARSHAL_NS: AtomicU64 = AtomicU64::new(0);
+static FUSED: AtomicU64 = AtomicU64::new(0);
 static REWRITTEN: AtomicU64 = AtomicU64::new(0);
 static REFUSED: AtomicU64 = AtomicU64::new(0);
 static LAUNCH_REWRITTEN: AtomicU64 = AtomicU64::new(0);
@@ -47,6 +48,12 @@ pub fn marshal(dir: Direction, bytes: u64, device_ns: u64) {
     .fetch_add(1, Relaxed);
     MARSHAL_BYTES.fetch_add(bytes, Relaxed);
     MARSHAL_NS.fetch_add(device_ns, Relaxed);
+}
+
+/// A buffer converted to its device layout by the launch that uses it (a staged copy that
+/// stores in ASTA order): a conversion saved.
+pub fn fused() {
+    FUSED.fetch_add(1, Relaxed);
 }
 
 /// Adds device time of a conversion measured after it completed.
@@ -223,6 +230,8 @@ pub struct Marshal {
     pub to_host_layout: u64,
     pub bytes: u64,
     pub device_ns: u64,
+    /// Buffers a launch converted to their device layout as it ran, instead of a conversion.
+    pub fused: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -264,6 +273,7 @@ pub fn report() -> Report {
             to_host_layout: TO_HOST.load(Relaxed),
             bytes: MARSHAL_BYTES.load(Relaxed),
             device_ns: MARSHAL_NS.load(Relaxed),
+            fused: FUSED.load(Relaxed),
         },
         cache: cache_report(),
         fallbacks,
@@ -310,6 +320,9 @@ pub fn summary(r: &Report) -> String {
         m.bytes as f64 / (1 << 20) as f64,
         m.device_ns as f64 / 1e6
     );
+    if m.fused > 0 {
+        let _ = writeln!(s, "  conversions to device layout made by the launches themselves (fused): {}", m.fused);
+    }
     s.extend(cache_summary(&r.cache));
     let _ = writeln!(s, "  kernels rewritten: {}, refused: {}", r.rewritten_kernels, r.rewrite_refusals);
     if r.launches_rewritten + r.launches_as_written > 0 {

@@ -381,7 +381,7 @@ pub unsafe fn clEnqueueNDRangeKernel(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    let dims = Dims::new(work_dim, global_work_size, local_work_size);
+    let dims = Dims::new(work_dim, global_work_offset, global_work_size, local_work_size);
     launch::launch(command_queue, kernel, dims, n, list, event, |k, local, n, l, ev| {
         // The staged copy may need a work-group size of its own (one its local memory holds).
         let own = local.map(|x| [x]);

@@ -288,7 +288,7 @@ impl<P: Policy> Rewriter<'_, P> {
     /// A copy of function `def` named `new_name`, with `targets` (parameter index, target)
     /// rewritten and trailing parameters for each: its M, and its offset when it has one.
     pub fn function_copy(&mut self, def: &FnDef, new_name: &str, targets: &[(usize, Target)]) -> R<String> {
-        let mut out = self.header(def, new_name, targets);
+        let mut out = self.header(def, new_name, targets, "");
         let scan = self.scan(def, targets.iter().map(|(_, g)| g.clone()).collect())?;
         let body = self.expr(def.open, def.close + 1, &scan.ctx)?;
         out.push('{');
@@ -298,9 +298,10 @@ impl<P: Policy> Rewriter<'_, P> {
         Ok(out)
     }
 
-    /// The copy's `#line` and header, up to its body's `{`. A staged buffer keeps its
-    /// parameter: only the copy's prologue and epilogue address it, word by word.
-    pub fn header(&self, def: &FnDef, new_name: &str, targets: &[(usize, Target)]) -> String {
+    /// The copy's `#line` and header, up to its body's `{`, with `more` (parameter text after
+    /// a comma) after the trailing parameters. A staged buffer keeps its parameter: only the
+    /// copy's prologue and epilogue address it, word by word.
+    pub fn header(&self, def: &FnDef, new_name: &str, targets: &[(usize, Target)], more: &str) -> String {
         let src = self.src;
         let mut edits: Vec<(usize, usize, String)> =
             vec![(self.toks[def.name].span.start, self.toks[def.name].span.end, new_name.to_string())];
@@ -311,13 +312,14 @@ impl<P: Policy> Rewriter<'_, P> {
             }
         }
         let last = def.params.last().map_or(self.toks[def.open].span.start, |p| p.span.end);
-        let extra: String = targets
+        let mut extra: String = targets
             .iter()
             .map(|(_, g)| match &g.off {
                 Some(o) => format!(", ulong {}, {} {o}", g.m, g.off_type()),
                 None => format!(", ulong {}", g.m),
             })
             .collect();
+        extra.push_str(more);
         edits.push((last, last, extra));
         edits.sort_by_key(|e| (e.0, e.1));
         let mut out = self.line_directive(self.toks[def.start].line);

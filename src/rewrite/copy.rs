@@ -16,6 +16,12 @@ use crate::clc::types::{word_scalar, word_type, Scalar};
 pub enum ExtraKind {
     /// M, the number of structures in the buffer, as a `ulong`.
     StructCount,
+    /// The staged copy's order of a buffer's work-group slices, as a `ulong`: the slices that
+    /// lie wholly below this many structures are loaded from the buffer in ASTA order (0:
+    /// every slice in AoS order, as the kernel as written reads them).
+    AstaIn,
+    /// The same for the order in which the slices are stored back.
+    AstaOut,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -27,7 +27,13 @@ fn body_of(r: &Staged) -> String {
 
 const L: &str = "((__local float *)clayout_stage_p)";
 const GID: &str = "  uint i = get_global_id(0);\n";
-const WRITE_BACK: &str = "  barrier(CLK_LOCAL_MEM_FENCE);\n  for (clayout_idx clayout_k = clayout_lid; clayout_k < clayout_n_p; clayout_k += clayout_wg)\n    ((__global uint *)p)[clayout_at_p + clayout_k] = clayout_stage_p[clayout_k];";
+const WRITE_BACK: &str = "  barrier(CLK_LOCAL_MEM_FENCE);
+  if (clayout_oa_p)
+    for (clayout_idx clayout_k = clayout_lid; clayout_k < clayout_n_p; clayout_k += clayout_wg)
+      ((__global uint *)p)[clayout_at_p + clayout_k] = clayout_stage_p[CLAYOUT_STAGE_ASTA(clayout_k, 12)];
+  else
+    for (clayout_idx clayout_k = clayout_lid; clayout_k < clayout_n_p; clayout_k += clayout_wg)
+      ((__global uint *)p)[clayout_at_p + clayout_k] = clayout_stage_p[clayout_k];";
 
 #[test]
 fn particles_drift_in_full() {
@@ -36,16 +42,24 @@ fn particles_drift_in_full() {
     let expected = format!("#ifndef CLAYOUT_STAGE_WG
 #define CLAYOUT_STAGE_WG 64
 #endif
+#ifndef CLAYOUT_STAGE_ASTA
+#define CLAYOUT_STAGE_ASTA(k, S) (((k) / CLAYOUT_TILE / (S) * CLAYOUT_TILE + (k) % CLAYOUT_TILE) * (S) + (k) / CLAYOUT_TILE % (S))
+#endif
 #line 36
-__kernel void particles_drift__clayout_staged(__global particle_t *p, uint n, float dt, ulong clayout_M_p)
+__kernel void particles_drift__clayout_staged(__global particle_t *p, uint n, float dt, ulong clayout_M_p, ulong clayout_asta_in_p, ulong clayout_asta_out_p)
 {{
   const clayout_idx clayout_lid = get_local_id(0), clayout_wg = get_local_size(0);
   const ulong clayout_first = get_global_id(0) - get_local_id(0);
   __local uint clayout_stage_p[CLAYOUT_STAGE_WG * 8];
   const clayout_idx clayout_n_p = clayout_first < clayout_M_p ? (clayout_idx)min((ulong)clayout_wg, clayout_M_p - clayout_first) * 8 : 0;
   const clayout_idx clayout_at_p = (clayout_idx)clayout_first * 8;
-  for (clayout_idx clayout_k = clayout_lid; clayout_k < clayout_n_p; clayout_k += clayout_wg)
-    clayout_stage_p[clayout_k] = ((const __global uint *)p)[clayout_at_p + clayout_k];
+  const int clayout_ia_p = clayout_first + clayout_wg <= min(clayout_asta_in_p, clayout_M_p), clayout_oa_p = clayout_first + clayout_wg <= min(clayout_asta_out_p, clayout_M_p);
+  if (clayout_ia_p)
+    for (clayout_idx clayout_k = clayout_lid; clayout_k < clayout_n_p; clayout_k += clayout_wg)
+      clayout_stage_p[CLAYOUT_STAGE_ASTA(clayout_k, 8)] = ((const __global uint *)p)[clayout_at_p + clayout_k];
+  else
+    for (clayout_idx clayout_k = clayout_lid; clayout_k < clayout_n_p; clayout_k += clayout_wg)
+      clayout_stage_p[clayout_k] = ((const __global uint *)p)[clayout_at_p + clayout_k];
   barrier(CLK_LOCAL_MEM_FENCE);
 #line 37
 
@@ -57,8 +71,12 @@ __kernel void particles_drift__clayout_staged(__global particle_t *p, uint n, fl
     {L}[clayout_lid * 8 + 2] += {L}[clayout_lid * 8 + 5] * dt;
 clayout_stage_end: ;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (clayout_idx clayout_k = clayout_lid; clayout_k < clayout_n_p; clayout_k += clayout_wg)
-    ((__global uint *)p)[clayout_at_p + clayout_k] = clayout_stage_p[clayout_k];
+  if (clayout_oa_p)
+    for (clayout_idx clayout_k = clayout_lid; clayout_k < clayout_n_p; clayout_k += clayout_wg)
+      ((__global uint *)p)[clayout_at_p + clayout_k] = clayout_stage_p[CLAYOUT_STAGE_ASTA(clayout_k, 8)];
+  else
+    for (clayout_idx clayout_k = clayout_lid; clayout_k < clayout_n_p; clayout_k += clayout_wg)
+      ((__global uint *)p)[clayout_at_p + clayout_k] = clayout_stage_p[clayout_k];
 }}
 #line 44
 ");
@@ -68,7 +86,11 @@ clayout_stage_end: ;
     assert!(r.source.starts_with(&src[..end]));
     assert!(r.source.ends_with(&src[end..]));
     assert!(r.source.contains("/* clayout: staged copy of kernel `particles_drift` */"));
-    assert_eq!(r.extra_args, vec![ExtraArg { param: "p".into(), index: 3, what: ExtraKind::StructCount }]);
+    let extra = |index, what| ExtraArg { param: "p".into(), index, what };
+    assert_eq!(
+        r.extra_args,
+        vec![extra(3, ExtraKind::StructCount), extra(4, ExtraKind::AstaIn), extra(5, ExtraKind::AstaOut)]
+    );
     assert_eq!(r.params, vec![StagedParam { index: 0, name: "p".into(), writes_back: true }]);
 }
 
@@ -133,12 +155,32 @@ fn read_only_buffers_are_not_written_back() {
     let summary: Vec<(&str, bool, usize)> =
         r.params.iter().zip(&r.extra_args).map(|(p, e)| (p.name.as_str(), p.writes_back, e.index)).collect();
     assert_eq!(summary, vec![("a", false, 4), ("b", false, 5)]);
+    let orders: Vec<(&str, usize, ExtraKind)> =
+        r.extra_args[2..].iter().map(|e| (e.param.as_str(), e.index, e.what)).collect();
+    use ExtraKind::{AstaIn, AstaOut};
+    assert_eq!(orders, vec![("a", 6, AstaIn), ("a", 7, AstaOut), ("b", 8, AstaIn), ("b", 9, AstaOut)]);
+    assert!(r.source.contains(", ulong clayout_M_a, ulong clayout_M_b, ulong clayout_asta_in_a, ulong clayout_asta_out_a, ulong clayout_asta_in_b, ulong clayout_asta_out_b)"), "{}", r.source);
     for p in ["a", "b"] {
         let load = format!("((const __global uint *){p})[clayout_at_{p} + clayout_k]");
         assert!(r.source.contains(&load), "{load}");
+        // Stored back only when the launch asks for another order than the slice came in
+        // (a conversion fused with the launch).
+        let store = format!(
+            "  if (clayout_oa_{p} != clayout_ia_{p}) {{
+    if (clayout_oa_{p})
+      for (clayout_idx clayout_k = clayout_lid; clayout_k < clayout_n_{p}; clayout_k += clayout_wg)
+        ((__global uint *){p})[clayout_at_{p} + clayout_k] = clayout_stage_{p}[CLAYOUT_STAGE_ASTA(clayout_k, 12)];
+    else
+      for (clayout_idx clayout_k = clayout_lid; clayout_k < clayout_n_{p}; clayout_k += clayout_wg)
+        ((__global uint *){p})[clayout_at_{p} + clayout_k] = clayout_stage_{p}[clayout_k];
+  }}
+"
+        );
+        assert!(r.source.contains(&store), "{store}\n{}", r.source);
     }
-    assert!(!r.source.contains("(__global uint *)"), "a write-back");
-    // The return still jumps to the (empty) end, the prologue's barrier stays the only one.
+    assert_eq!(r.source.matches("(__global uint *)").count(), 4, "a write-back besides the reordering ones");
+    // The return still jumps to the end, the prologue's barrier stays the only one: a body
+    // that only reads its local copy leaves nothing to wait for.
     assert!(r.source.contains("goto clayout_stage_end;"));
     assert_eq!(r.source.matches("barrier(CLK_LOCAL_MEM_FENCE)").count(), 1);
     // Each way of storing makes a write-back.

@@ -3,7 +3,7 @@
 //! its host layout first, on the command's queue, and the command waits for that.
 
 use super::buffers::{self, Buffer, BufferState};
-use super::convert::ensure;
+use super::convert::{self, ensure};
 use super::order;
 use super::state::{Current, Need};
 use crate::cl::{cmd, info::event_status, Event};
@@ -27,6 +27,10 @@ pub struct WaitList {
     /// (index in `locked`, state before). Should the command not be enqueued after all, the old
     /// bytes are still there, in the old layout.
     overwritten: Vec<(usize, Current)>,
+    /// States changed for a command that converts its buffers as it runs (`BufferNeed::fuse`):
+    /// (index in `locked`, the buffer, state before). Undone like `overwritten` should the
+    /// command not be enqueued; once it is, it stands for their conversion.
+    fused: Vec<(usize, Arc<Buffer>, Current)>,
 }
 
 impl WaitList {
@@ -46,9 +50,7 @@ impl WaitList {
 
     /// The command was not enqueued: its buffers' bytes are as they were before it.
     pub fn failed(mut self) {
-        for (i, before) in std::mem::take(&mut self.overwritten) {
-            self.locked[i].current = before;
-        }
+        undo(&mut self.locked, &mut self.overwritten, &mut self.fused);
     }
 
     /// The command was enqueued on `queue` with event `event`: it is a user of its buffers until
@@ -60,6 +62,9 @@ impl WaitList {
         }
         let in_order = order::in_order(queue);
         order::noted(queue, in_order, false, event, self.free);
+        for (i, buffer, before) in std::mem::take(&mut self.fused) {
+            convert::fused_enqueued(queue, &buffer, &mut self.locked[i], before, event);
+        }
         if event.is_null() {
             return;
         }
@@ -108,6 +113,11 @@ pub struct BufferNeed {
     /// `out` annotation) and is sure to run once enqueued: a `Need::Device` then takes the
     /// buffer's bytes as they are (`convert::ensure`). Ignored for any other need.
     pub overwrite: bool,
+    /// The command converts the buffer from its host layout to the `Need::Device` layout itself
+    /// as it runs, and is sure to run once enqueued (a staged copy fused with the conversion:
+    /// `convert::fuse`). The need is not met, and nothing converted, unless the buffer is in
+    /// host layout with defined bytes. Ignored for any other need.
+    pub fuse: bool,
 }
 
 /// Brings every buffer of `needs` to what it needs before a command on `queue`; returns the
@@ -135,11 +145,11 @@ pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_eve
     // The buffer whose bytes each need is about: a sub-buffer shows its parent's bytes, so the
     // parent must be in host layout (a sub-buffer asked for a device layout stays itself:
     // `ensure` refuses it).
-    let targets: Vec<(&Arc<Buffer>, Need, bool, bool)> = needs
+    let targets: Vec<(&Arc<Buffer>, Need, bool, bool, bool)> = needs
         .iter()
         .map(|n| match (n.need, &n.buffer.parent) {
-            (Need::Host | Need::HostOverwrite, Some(parent)) => (parent, Need::Host, n.must, false),
-            _ => (&n.buffer, n.need, n.must, n.overwrite),
+            (Need::Host | Need::HostOverwrite, Some(parent)) => (parent, Need::Host, n.must, false, false),
+            _ => (&n.buffer, n.need, n.must, n.overwrite, n.fuse),
         })
         .collect();
     // Every buffer locked once, in handle order, so that two commands never wait on each other.
@@ -152,15 +162,26 @@ pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_eve
         .collect();
     let mut owned = Vec::new();
     let mut overwritten = Vec::new();
-    for (buffer, need, must, overwrite) in &targets {
+    let mut fused = Vec::new();
+    for (buffer, need, must, overwrite, fuse) in &targets {
         let i = handles.binary_search(&buffer.handle).expect("every target is locked");
         let st = &mut locked[i];
         let before = st.current;
-        match ensure(queue, buffer, st, *need, *must, *overwrite, user) {
-            Ok(ev) => owned.extend(ev),
-            Err(f) => return Err(NotMet { object: format!("buffer {:#x}", buffer.handle), reason: f.reason }),
+        let met = match (*fuse, *need) {
+            (true, Need::Device(d)) => {
+                convert::fuse(queue, buffer, st, d, user).inspect(|_| fused.push((i, Arc::clone(buffer), before)))
+            }
+            _ => ensure(queue, buffer, st, *need, *must, *overwrite, user).map(|ev| ev.into_iter().collect()),
+        };
+        match met {
+            Ok(evs) => owned.extend(evs),
+            Err(f) => {
+                // The command will not run: the states changed for it so far go back.
+                undo(&mut locked, &mut overwritten, &mut fused);
+                return Err(NotMet { object: format!("buffer {:#x}", buffer.handle), reason: f.reason });
+            }
         }
-        let skipped = *overwrite && super::state::overwrite_skips(before, *need);
+        let skipped = *overwrite && !*fuse && super::state::overwrite_skips(before, *need);
         if (*need == Need::HostOverwrite || skipped) && before != st.current {
             overwritten.push((i, before));
         }
@@ -168,7 +189,21 @@ pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_eve
     let mut events = user.to_vec();
     events.extend(owned.iter().map(Event::raw));
     let free = order::free(queue, &events);
-    Ok(WaitList { events, _owned: owned, locked, free, overwritten })
+    Ok(WaitList { events, _owned: owned, locked, free, overwritten, fused })
+}
+
+/// Puts back the states a command changed without a conversion, when it is not enqueued.
+fn undo(
+    locked: &mut [ArcMutexGuard<RawMutex, BufferState>],
+    overwritten: &mut Vec<(usize, Current)>,
+    fused: &mut Vec<(usize, Arc<Buffer>, Current)>,
+) {
+    for (i, before) in overwritten.drain(..) {
+        locked[i].current = before;
+    }
+    for (i, _, before) in fused.drain(..) {
+        locked[i].current = before;
+    }
 }
 
 /// What to do with a command whose queue belongs to another context than one of its buffers.
@@ -318,7 +353,14 @@ pub unsafe fn blocking_host_access<
         .iter()
         .filter_map(|&(mem, usage)| {
             let buffer = buffers::get(key(mem))?;
-            Some(BufferNeed { need: usage.need(&buffer, user), buffer, arg: None, must: false, overwrite: false })
+            Some(BufferNeed {
+                need: usage.need(&buffer, user),
+                buffer,
+                arg: None,
+                must: false,
+                overwrite: false,
+                fuse: false,
+            })
         })
         .collect();
     match foreign_context(queue, &needs) {

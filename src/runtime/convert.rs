@@ -3,7 +3,7 @@
 
 use super::buffers::{Buffer, BufferState};
 use super::order;
-use super::state::{after, overwrite_skips, plan, Current, Need, Step};
+use super::state::{after, overwrite_skips, plan, Current, DeviceLayout, Need, Step};
 use crate::cl::{self, cmd, info::event_status, Event};
 use crate::layout::permute_host;
 use crate::stats::{self, Direction};
@@ -126,6 +126,71 @@ pub fn ensure(
     // The state keeps its own reference; the caller gets `last`'s.
     st.last_event = Event::retained_in(last.raw(), queue);
     Ok(Some(last))
+}
+
+/// Readies `buffer` for a command on `queue` (after the application's `asked` wait list) that
+/// converts it from its host layout to `d` itself as it runs: a staged copy fused with the
+/// conversion (transparent::fused). The command stands for a conversion: like one, it waits for
+/// the buffer's unfinished users (the events returned) and must not come to wait for the
+/// application where it would not have, and the state says `d` from now on (the caller undoes
+/// that if the command is not enqueued, and finishes it once it is: [`fused_enqueued`]).
+/// Err, with nothing changed, when the buffer is not in host layout with defined bytes any more
+/// or cannot be converted: the caller takes another path.
+pub fn fuse(
+    queue: cl_command_queue,
+    buffer: &Arc<Buffer>,
+    st: &mut BufferState,
+    d: DeviceLayout,
+    asked: &[cl_event],
+) -> Result<Vec<Event>, Failed> {
+    st.settle(buffer);
+    if let Some(why) = stays_host(buffer, st) {
+        return Err(Failed { reason: why });
+    }
+    if st.current != Current::Host || !st.defined {
+        return Err(Failed { reason: "the buffer is no longer in host layout with defined bytes".into() });
+    }
+    let in_order = order::in_order(queue);
+    let (mut wait, added) = st.users.unfinished(queue, in_order, asked);
+    if added {
+        return Err(Failed {
+            reason: "the buffer is in use by an unfinished command that may wait for the application".into(),
+        });
+    }
+    if !order::free(queue, asked) {
+        return Err(Failed { reason: "the launch waits for something that may wait for the application".into() });
+    }
+    wait.extend(last_pending(st));
+    let events = wait.into_iter().filter_map(Event::retain).collect();
+    st.current = Current::Device(d);
+    Ok(events)
+}
+
+/// The command that converts the buffer as it runs ([`fuse`]) was enqueued with event `event`
+/// (the state was `before`): it stands for a conversion from now on. Later commands on other
+/// queues wait for it, it waited for every earlier user, and should it fail on the device (a
+/// command it waited for failed, so it never ran) the state goes back to `before`.
+pub fn fused_enqueued(
+    queue: cl_command_queue,
+    buffer: &Arc<Buffer>,
+    st: &mut BufferState,
+    before: Current,
+    event: cl_event,
+) {
+    st.users.clear();
+    st.conversions += 1;
+    st.before = before;
+    st.last_event = Event::retained_in(event, queue);
+    if let Some(ev) = Event::retained_in(event, queue) {
+        watch_failure(queue, buffer, st.conversions, &ev);
+    }
+    stats::fused();
+    if let Current::Device(d) = st.current {
+        crate::log::debug(&format!(
+            "buffer {:#x}: {:?} -> {:?} (M={} S={} w={}) by the launch that uses it, no conversion",
+            buffer.handle, d.host, d.device, d.shape.m, d.shape.s, d.shape.w
+        ));
+    }
 }
 
 /// What the completion callback of a conversion needs: which buffer, which conversion.

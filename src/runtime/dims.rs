@@ -10,23 +10,27 @@ pub struct Dims {
     pub local: Option<Vec<u64>>,
     /// `clEnqueueTask`, which takes no work sizes.
     pub task: bool,
+    /// The launch gives a global work offset other than zero: its global ids do not start at 0.
+    pub offset: bool,
 }
 
 impl Dims {
     /// # Safety
-    /// `global` (and `local` when not null) must point to `work_dim` sizes, as OpenCL requires.
-    pub unsafe fn new(work_dim: cl_uint, global: *const size_t, local: *const size_t) -> Dims {
+    /// `global`, `local` and `offset` (each when not null) must point to `work_dim` sizes, as
+    /// OpenCL requires.
+    pub unsafe fn new(work_dim: cl_uint, offset: *const size_t, global: *const size_t, local: *const size_t) -> Dims {
         let read = |p: *const size_t| (0..work_dim.min(3) as usize).map(|d| *p.add(d) as u64).collect::<Vec<_>>();
         Dims {
             global: if global.is_null() { vec![] } else { read(global) },
             local: (!local.is_null()).then(|| read(local)),
             task: false,
+            offset: !offset.is_null() && read(offset).iter().any(|&o| o != 0),
         }
     }
 
     /// `clEnqueueTask`: one work-item in one group.
     pub fn task() -> Dims {
-        Dims { global: vec![1], local: Some(vec![1]), task: true }
+        Dims { global: vec![1], local: Some(vec![1]), task: true, offset: false }
     }
 }
 

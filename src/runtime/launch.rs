@@ -193,7 +193,8 @@ fn needs(
                 None => continue,
             }
         };
-        let host = |buffer| BufferNeed { buffer, arg: Some(i), need: Need::Host, must: false, overwrite: false };
+        let host =
+            |buffer| BufferNeed { buffer, arg: Some(i), need: Need::Host, must: false, overwrite: false, fuse: false };
         let Some(p) = param else {
             out.push(host(buffer));
             continue;
@@ -232,6 +233,7 @@ fn needs(
             need: Need::Device(DeviceLayout { host: p.host, device: p.device, shape }),
             must: p.must,
             overwrite: p.out && sure_to_run(),
+            fuse: false,
         });
     }
     // A buffer also bound to an argument that reads it keeps its contents, whichever argument

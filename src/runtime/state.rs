@@ -9,7 +9,9 @@
 //! Transitions (the runtime enqueues the conversions on the queue of the command that needs
 //! them, and orders that command after them):
 //! - a launch whose annotation asks for `d` moves `Host -> Device(d)`, or `Device(c) -> Host ->
-//!   Device(d)` when another layout is current (the thesis's rule: back to host, then on);
+//!   Device(d)` when another layout is current (the thesis's rule: back to host, then on); a
+//!   launch that converts its buffers as it runs (a fused conversion, `convert::fuse`) makes the
+//!   move `Host -> Device(d)` itself, and stands for the conversion;
 //! - a launch without an annotation for the buffer, and every host-visible access (read, map,
 //!   copy, fill of part, write of part, migration to the host, native kernel), moves
 //!   `Device(c) -> Host`;

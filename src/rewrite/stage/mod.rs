@@ -6,6 +6,13 @@
 //! every access is to the work-item's own structure `p[get_global_id(0)]` can be staged: any
 //! other structure may belong to another work-group's slice.
 //!
+//! The order of a slice's words in the buffer is chosen per launch ([`ExtraKind::AstaIn`],
+//! [`ExtraKind::AstaOut`]): a slice of whole ASTA tiles that starts on a tile holds the same
+//! words as its AoS bytes, tile by tile (word f of structure j at `f*T + j % T` of its tile), so
+//! a launch that loads such slices in AoS order and stores them in ASTA order leaves the buffer
+//! converted to ASTA: the conversion fused with the launch. The local copy is AoS either way;
+//! the global side stays coalesced, the local side takes the permutation.
+//!
 //! The accesses themselves are the ASTA rewriter's, pointed at the local array
 //! ([`Space::Local`]); the staged copy plugs into the rewriter's walk as a [`Policy`] that
 //! proves each subscript is the global id (gid.rs), keeps the buffers to the kernel itself and
@@ -15,7 +22,7 @@
 mod body;
 mod gid;
 
-use super::copy::{assemble, prepare, ExtraArg, Prepared};
+use super::copy::{assemble, prepare, ExtraArg, ExtraKind, Prepared};
 use super::emit::Space;
 use super::request::RewriteRequest;
 use super::source::{refusal, Refusal, Source, R};
@@ -40,7 +47,9 @@ pub struct Staged {
     /// The whole program: the original text unchanged, with the staged kernel and the generated
     /// functions inserted after the original kernel.
     pub source: String,
-    /// One trailing `ulong` per staged buffer: M, its number of structures.
+    /// Trailing `ulong`s: M of each staged buffer (its number of structures), then for each
+    /// staged buffer the order of its slices on load and on store ([`ExtraKind::AstaIn`],
+    /// [`ExtraKind::AstaOut`]; 0 and 0 stage it in AoS, as the kernel as written sees it).
     pub extra_args: Vec<ExtraArg>,
     /// In the order of the request.
     pub params: Vec<StagedParam>,
@@ -50,11 +59,11 @@ const END_LABEL: &str = "clayout_stage_end";
 
 /// Rewrites kernel `req.kernel` of program `src` into `req.private_name`, which stages the
 /// requested AoS buffers of structures through local memory (see the module's documentation)
-/// for work-groups of at most `CLAYOUT_STAGE_WG` work-items, and takes one extra trailing
-/// `ulong` argument per buffer (see [`Staged::extra_args`]). The program must be built with
-/// `-D CLAYOUT_TILE` like an ASTA copy, since both share the index type.
+/// for work-groups of at most `CLAYOUT_STAGE_WG` work-items, and takes three extra trailing
+/// `ulong` arguments per buffer (see [`Staged::extra_args`]). The program must be built with
+/// `-D CLAYOUT_TILE` like an ASTA copy, since both share the index type and the tile.
 pub fn stage_kernel(src: &str, req: &RewriteRequest) -> Result<Staged, Refusal> {
-    let Prepared { code, def, line, mut targets, extra_args } = prepare(src, req)?;
+    let Prepared { code, def, line, mut targets, mut extra_args } = prepare(src, req)?;
     for (_, g) in &mut targets {
         let why = match (&g.view, &g.host) {
             (View::Struct, _) => None,
@@ -85,7 +94,15 @@ pub fn stage_kernel(src: &str, req: &RewriteRequest) -> Result<Staged, Refusal> 
             writes_back: !g.is_const && rw.stored.contains(&g.name),
         })
         .collect();
-    let mut kernel = rw.header(&def, &req.private_name, &targets);
+    let first = extra_args.last().map_or(0, |e| e.index + 1);
+    let mut more = String::new();
+    for (k, (_, g)) in targets.iter().enumerate() {
+        for (j, what) in [ExtraKind::AstaIn, ExtraKind::AstaOut].into_iter().enumerate() {
+            extra_args.push(ExtraArg { param: g.name.clone(), index: first + 2 * k + j, what });
+        }
+        more.push_str(&format!(", ulong {}, ulong {}", asta_in(g), asta_out(g)));
+    }
+    let mut kernel = rw.header(&def, &req.private_name, &targets, &more);
     kernel.push_str("{\n");
     kernel.push_str(&prologue(&ctx.targets));
     kernel.push_str(&rw.line_directive(rw.toks[def.open].line));
@@ -98,15 +115,34 @@ pub fn stage_kernel(src: &str, req: &RewriteRequest) -> Result<Staged, Refusal> 
     }
     kernel.push_str(&epilogue(&ctx.targets, &params, returns > 0));
     kernel.push_str("}\n");
-    let text = format!("#ifndef CLAYOUT_STAGE_WG\n#define CLAYOUT_STAGE_WG 64\n#endif\n{kernel}");
+    let text = format!("#ifndef CLAYOUT_STAGE_WG\n#define CLAYOUT_STAGE_WG 64\n#endif\n{STAGE_ASTA}{kernel}");
     Ok(Staged { source: assemble(&rw, &def, "staged", &req.kernel, &text), extra_args, params })
 }
 
+/// Where word `k` of a work-group's slice in ASTA order lies in the local AoS copy: the slice
+/// holds whole tiles of `CLAYOUT_TILE` structures of `S` words, word `f` of structure `j` at
+/// `(j / T * S + f) * T + j % T`, so `k` is word `k / T % S` of structure
+/// `k / T / S * T + k % T`.
+const STAGE_ASTA: &str = "#ifndef CLAYOUT_STAGE_ASTA
+#define CLAYOUT_STAGE_ASTA(k, S) (((k) / CLAYOUT_TILE / (S) * CLAYOUT_TILE + (k) % CLAYOUT_TILE) * (S) + (k) / CLAYOUT_TILE % (S))
+#endif
+";
+
+fn asta_in(g: &Target) -> String {
+    format!("clayout_asta_in_{}", g.name)
+}
+
+fn asta_out(g: &Target) -> String {
+    format!("clayout_asta_out_{}", g.name)
+}
+
 /// The local arrays, the work-group's slice of each buffer (`clayout_n_p` words from word
-/// `clayout_at_p`) and its coalesced load. The slice starts at the group's first global id and
-/// holds at most one structure per work-item, fewer in the group that reaches M, none in a
-/// group past it; the comparison with M is made in `ulong` so that a large launch cannot wrap
-/// a 32-bit index into a slice of the buffer.
+/// `clayout_at_p`), the order of the slice on load and store (`clayout_ia_p`, `clayout_oa_p`:
+/// ASTA when the whole slice of a full group lies below the count the launch gives) and its
+/// coalesced load. The slice starts at the group's first global id and holds at most one
+/// structure per work-item, fewer in the group that reaches M, none in a group past it; the
+/// comparisons are made in `ulong` so that a large launch cannot wrap a 32-bit index into a
+/// slice of the buffer.
 fn prologue(targets: &[Target]) -> String {
     let mut out = String::from(
         "  const clayout_idx clayout_lid = get_local_id(0), clayout_wg = get_local_size(0);\n  const ulong clayout_first = get_global_id(0) - get_local_id(0);\n",
@@ -115,18 +151,22 @@ fn prologue(targets: &[Target]) -> String {
         let (p, s, w) = (&g.name, g.layout.words, &g.base);
         let (n, at, m) = (format!("clayout_n_{p}"), format!("clayout_at_{p}"), &g.m);
         out.push_str(&format!(
-            "  __local {w} {}[CLAYOUT_STAGE_WG * {s}];\n  const clayout_idx {n} = clayout_first < {m} ? (clayout_idx)min((ulong)clayout_wg, {m} - clayout_first) * {s} : 0;\n  const clayout_idx {at} = (clayout_idx)clayout_first * {s};\n",
-            g.array()
+            "  __local {w} {}[CLAYOUT_STAGE_WG * {s}];\n  const clayout_idx {n} = clayout_first < {m} ? (clayout_idx)min((ulong)clayout_wg, {m} - clayout_first) * {s} : 0;\n  const clayout_idx {at} = (clayout_idx)clayout_first * {s};\n  const int clayout_ia_{p} = clayout_first + clayout_wg <= min({}, {m}), clayout_oa_{p} = clayout_first + clayout_wg <= min({}, {m});\n",
+            g.array(),
+            asta_in(g),
+            asta_out(g),
         ));
         let from = format!("((const __global {w} *){p})[{at} + clayout_k]");
-        out.push_str(&copy_loop(&n, &format!("{}[clayout_k]", g.array()), &from));
+        out.push_str(&ordered(g, &format!("clayout_ia_{p}"), |local| (local, from.clone())));
     }
     out.push_str("  barrier(CLK_LOCAL_MEM_FENCE);\n");
     out
 }
 
 /// Where every work-item ends, whether it fell off the body or returned: the write-back of
-/// each buffer the kernel can store to, after every work-item is done with the local copies.
+/// each buffer the kernel can store to, after every work-item is done with the local copies,
+/// and of each buffer only read whose slice goes back in another order than it came (a
+/// conversion fused with the launch; no barrier: the body only read its local copy).
 fn epilogue(targets: &[Target], params: &[StagedParam], label: bool) -> String {
     let mut out = String::new();
     if label {
@@ -135,13 +175,31 @@ fn epilogue(targets: &[Target], params: &[StagedParam], label: bool) -> String {
     if params.iter().any(|p| p.writes_back) {
         out.push_str("  barrier(CLK_LOCAL_MEM_FENCE);\n");
     }
-    for (g, _) in targets.iter().zip(params).filter(|(_, p)| p.writes_back) {
+    for (g, param) in targets.iter().zip(params) {
         let (p, w) = (&g.name, &g.base);
         let to = format!("((__global {w} *){p})[clayout_at_{p} + clayout_k]");
-        let from = format!("{}[clayout_k]", g.array());
-        out.push_str(&copy_loop(&format!("clayout_n_{p}"), &to, &from));
+        let store = ordered(g, &format!("clayout_oa_{p}"), |local| (to.clone(), local));
+        if param.writes_back {
+            out.push_str(&store);
+        } else {
+            out.push_str(&format!("  if (clayout_oa_{p} != clayout_ia_{p}) {{\n{}  }}\n", indent(&store)));
+        }
     }
     out
+}
+
+/// The copy of a slice between the buffer and the local array, in ASTA order when `asta`
+/// (a variable) holds, else in AoS order: `assign(local word)` gives (to, from) for word
+/// `clayout_k` of the slice, consecutive work-items on consecutive words of the buffer.
+fn ordered(g: &Target, asta: &str, assign: impl Fn(String) -> (String, String)) -> String {
+    let (n, s, local) = (format!("clayout_n_{}", g.name), g.layout.words, g.array());
+    let (at, af) = assign(format!("{local}[CLAYOUT_STAGE_ASTA(clayout_k, {s})]"));
+    let (to, from) = assign(format!("{local}[clayout_k]"));
+    format!("  if ({asta})\n{}  else\n{}", indent(&copy_loop(&n, &at, &af)), indent(&copy_loop(&n, &to, &from)))
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
 /// `to = from` for word `clayout_k` of `n`, consecutive work-items on consecutive words.

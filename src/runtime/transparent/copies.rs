@@ -7,7 +7,7 @@ use super::super::dims::Enqueue;
 use super::private::TransparentPlan;
 use crate::cl::{cmd, Kernel};
 use crate::registry::{ArgValue, KernelInfo};
-use crate::rewrite::ExtraArg;
+use crate::rewrite::{ExtraArg, ExtraKind};
 use once_cell::sync::OnceCell;
 use opencl_sys::*;
 use parking_lot::Mutex;
@@ -63,11 +63,15 @@ pub fn with_args<'a>(
     Ok((private, args))
 }
 
-/// What a copy takes besides the application's arguments: its extra arguments, and the
-/// structure count to pass for each rewritten parameter given the buffer bound to it.
+/// What a copy takes besides the application's arguments: its extra arguments, the structure
+/// count to pass for each rewritten parameter given the buffer bound to it, and for the staged
+/// copy the order of each parameter's slices (`ExtraKind::AstaIn`, `AstaOut`: the structures
+/// below which they are loaded and stored in ASTA order; a parameter not listed is staged in
+/// AoS both ways).
 pub struct Extra<'a, F: Fn(&str, usize) -> Option<u64>> {
     pub args: &'a [ExtraArg],
     pub m_of: F,
+    pub orders: &'a [(String, (u64, u64))],
 }
 
 /// Brings the buffers to `needs`, gives copy `private` the application's arguments and its
@@ -88,9 +92,16 @@ pub fn enqueue<F: Fn(&str, usize) -> Option<u64>>(
 ) -> Result<cl_int, String> {
     let wait = access::try_prepare(queue, needs, user).map_err(|f| f.reason)?;
     let mut set = private.args.lock();
-    set_args(private.kernel.raw(), &mut set, args, plan, &extra)?;
-    if crate::fault::inject("kernel") {
-        return Err(format!("injected failure of the {what} kernel's launch"));
+    let ready = set_args(private.kernel.raw(), &mut set, args, plan, &extra).and_then(|()| {
+        if crate::fault::inject("kernel") {
+            return Err(format!("injected failure of the {what} kernel's launch"));
+        }
+        Ok(())
+    });
+    if let Err(why) = ready {
+        // Not enqueued: the states changed for it go back.
+        wait.failed();
+        return Err(why);
     }
     let r = wait.run(queue, event, |n, l, ev| enqueue(private.kernel.raw(), local, n, l, ev), |r| *r == CL_SUCCESS);
     if r != CL_SUCCESS {
@@ -100,7 +111,7 @@ pub fn enqueue<F: Fn(&str, usize) -> Option<u64>>(
 }
 
 /// Gives the copy the application's arguments (only those that changed since its last launch)
-/// and M of each rewritten buffer.
+/// and the extra ones: M of each rewritten buffer, the staged slices' orders.
 fn set_args<F: Fn(&str, usize) -> Option<u64>>(
     k: cl_kernel,
     set: &mut Vec<Option<ArgValue>>,
@@ -116,8 +127,15 @@ fn set_args<F: Fn(&str, usize) -> Option<u64>>(
             Some(Some(ArgValue::Mem(h))) => *h,
             _ => return Err(format!("{} is not a buffer argument", e.param)),
         };
-        let m = (extra.m_of)(&e.param, mem).ok_or_else(|| format!("no extent for {}", e.param))?;
-        want[e.index] = Some(ArgValue::Bytes(m.to_ne_bytes().to_vec()));
+        let order = || extra.orders.iter().find(|(p, _)| *p == e.param).map_or((0, 0), |(_, o)| *o);
+        let v = match e.what {
+            ExtraKind::StructCount => {
+                (extra.m_of)(&e.param, mem).ok_or_else(|| format!("no extent for {}", e.param))?
+            }
+            ExtraKind::AstaIn => order().0,
+            ExtraKind::AstaOut => order().1,
+        };
+        want[e.index] = Some(ArgValue::Bytes(v.to_ne_bytes().to_vec()));
     }
     set.resize(want.len(), None);
     for (i, v) in want.iter().enumerate() {

@@ -8,6 +8,7 @@ use super::super::cost::{self, measure, BufferView, Decision, Offer, SizeClass, 
 use super::super::dims::{Dims, Enqueue};
 use super::super::state::Need;
 use super::copies::{self, Extra, KernelCopies};
+use super::fused::{fusion, Fusion};
 use super::private::{TransparentPlan, STAGE_WG_MIN};
 use crate::config::LogLevel;
 use crate::registry::{ArgValue, KernelInfo};
@@ -73,12 +74,34 @@ pub fn launch(
         }
         r
     };
+    // The ASTA copy's launch ran as the staged copy converting its buffers (`fused`).
+    let fused = std::cell::Cell::new(false);
     let attempt = match decision.variant {
         Variant::Asta => Some(crate::guard("transparent launch", || {
+            // A launch the model times is timed as the ASTA copy it is, after its conversions.
+            let f = if decision.measure { None } else { fusable(info, plan, needs, dims, staged_local, user) };
+            if let Some(f) = f {
+                match try_staged(queue, info, copies, plan, needs, (user, event), f.local, Some(&f), &enqueue) {
+                    Ok(r) => {
+                        fused.set(true);
+                        if crate::log::enabled(LogLevel::Debug) {
+                            let what = format!(
+                                "kernel {}: its staged copy (work-groups of {}) converts its {} buffer(s) to ASTA as it runs (a fused conversion)",
+                                info.name,
+                                f.local,
+                                f.orders.len()
+                            );
+                            crate::log::once(LogLevel::Debug, &what, &what);
+                        }
+                        return Ok(r);
+                    }
+                    Err(why) => not_fused(info, &why),
+                }
+            }
             try_copy(queue, info, copies, plan, needs, (user, event), &enqueue)
         })),
         Variant::Staged => Some(crate::guard("staged launch", || {
-            try_staged(queue, info, copies, plan, needs, (user, event), staged_local.unwrap_or(0), &enqueue)
+            try_staged(queue, info, copies, plan, needs, (user, event), staged_local.unwrap_or(0), None, &enqueue)
         })),
         Variant::Written => None,
     };
@@ -109,6 +132,11 @@ pub fn launch(
         _ => crate::stats::decision(&info.name, ran.form(), &decision.reason),
     }
     let m = structures(needs).unwrap_or(1.0);
+    if fused.get() {
+        // Its time would be the staged copy's and a conversion's, not the ASTA copy's (a launch
+        // the model times is never fused).
+        return r;
+    }
     if let Some(t) = timer {
         let ns = if r == CL_SUCCESS && ran == decision.variant { measure::stop(queue, t) } else { None };
         crate::guard("cost model", || plan.kernel.model.lock().record(&info.name, class, ran, ns, m));
@@ -309,6 +337,7 @@ fn host_needs(needs: &[BufferNeed]) -> Vec<BufferNeed> {
         .map(|n| BufferNeed {
             need: if matches!(n.need, Need::Device(_)) { Need::Host } else { n.need },
             must: false,
+            fuse: false,
             ..n.clone()
         })
         .collect()
@@ -374,7 +403,7 @@ fn try_copy(
             _ => None,
         })
     };
-    let extra = Extra { args: &plan.kernel.extra_args, m_of };
+    let extra = Extra { args: &plan.kernel.extra_args, m_of, orders: &[] };
     copies::enqueue(queue, private, &args, plan, needs, wait, extra, None, "rewritten", enqueue)
 }
 
@@ -400,8 +429,42 @@ fn staged_local(plan: &TransparentPlan, dims: &Dims) -> Option<usize> {
     (local <= cap && local as usize >= STAGE_WG_MIN).then_some(local as usize)
 }
 
-/// Enqueues the staged copy with the buffers in host layout; Err says why the kernel as
-/// written must run instead.
+/// How this launch of the ASTA copy runs fused with its conversions, if it can
+/// (transparent::fused); said at debug level once per kernel and reason when it cannot.
+fn fusable(
+    info: &KernelInfo,
+    plan: &TransparentPlan,
+    needs: &[BufferNeed],
+    dims: &Dims,
+    local: Option<usize>,
+    user: &[cl_event],
+) -> Option<Fusion> {
+    if !super::fused::converts(needs) {
+        // Nothing to convert (the buffers are in ASTA already): nothing to fuse, nothing said.
+        return None;
+    }
+    match fusion(plan, needs, dims, local, user) {
+        // The ASTA copy cannot run: neither can its fused form (try_copy says why).
+        Ok(_) if asta_blocker(needs).is_some() => None,
+        Ok(f) => Some(f),
+        Err(why) => {
+            not_fused(info, &why);
+            None
+        }
+    }
+}
+
+/// Says at debug level, once per kernel and reason, why a launch converts its buffers first.
+fn not_fused(info: &KernelInfo, why: &str) {
+    if crate::log::enabled(LogLevel::Debug) {
+        let what = format!("kernel {}: not fused with its conversions ({why})", info.name);
+        crate::log::once(LogLevel::Debug, &what, &what);
+    }
+}
+
+/// Enqueues the staged copy with the buffers in host layout, or with `fuse`, converting them
+/// to ASTA as it runs (transparent::fused); Err says why the kernel as written (with `fuse`:
+/// the conversions and the ASTA copy) must run instead.
 #[allow(clippy::too_many_arguments)]
 fn try_staged(
     queue: cl_command_queue,
@@ -411,6 +474,7 @@ fn try_staged(
     needs: &[BufferNeed],
     wait: (&[cl_event], *mut cl_event),
     local: usize,
+    fuse: Option<&Fusion>,
     enqueue: &impl Enqueue,
 ) -> Result<cl_int, String> {
     let copy = plan.kernel.staged.as_ref().ok_or("no staged copy")?;
@@ -442,6 +506,15 @@ fn try_staged(
         let size = size_of(*plan.kernel.indices.get(param)?)?;
         Some(size / (l.words as u64 * l.word_bytes as u64).max(1))
     };
-    let extra = Extra { args: &copy.extra_args, m_of };
-    copies::enqueue(queue, private, &args, plan, &host_needs(needs), wait, extra, Some(local), "staged", enqueue)
+    let (needs, orders, what) = match fuse {
+        Some(f) => (fused_needs(needs), f.orders.as_slice(), "fused staged"),
+        None => (host_needs(needs), &[][..], "staged"),
+    };
+    let extra = Extra { args: &copy.extra_args, m_of, orders };
+    copies::enqueue(queue, private, &args, plan, &needs, wait, extra, Some(local), what, enqueue)
+}
+
+/// `needs` with every buffer to be converted converted by the launch itself.
+fn fused_needs(needs: &[BufferNeed]) -> Vec<BufferNeed> {
+    needs.iter().map(|n| BufferNeed { fuse: matches!(n.need, Need::Device(_)), ..n.clone() }).collect()
 }

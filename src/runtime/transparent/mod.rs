@@ -2,9 +2,11 @@
 //! without a device layout (`//DL: AoS: p[n]`) get an ASTA copy from the rewriter when their
 //! program is created (`rewrite`); the copies are built in a private program (`private`); each
 //! application kernel object gets its own copy objects (`copies`); each launch then runs either
-//! a copy or the application's kernel (`launch`).
+//! a copy or the application's kernel (`launch`), the staged copy also in place of a conversion
+//! (`fused`).
 
 pub mod copies;
+pub mod fused;
 pub mod launch;
 pub mod private;
 pub mod rewrite;
