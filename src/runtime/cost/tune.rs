@@ -144,6 +144,23 @@ fn recorded(dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<
     crate::cache::disk::get_json::<Tuned>("tune", &disk_key(dev, s, w, host, fixed_tile)).map(Some)
 }
 
+/// `t` with each direction's cost the lowest this process or the cache holds for these
+/// structures at any tile (the search's record included): a conversion costs about the same
+/// per byte at every tile, and one timed while the application kept the device busy (a build
+/// ahead, or a search, on clayout's worker) can read several times too slow (lbm on an H100:
+/// 5.5 ps per byte at tile 64, against 0.7 timed alone), which holds the model back from
+/// converting where it pays.
+pub fn with_best_rates(dev: cl_device_id, s: u32, w: u32, host: Layout, t: Tuned) -> Tuned {
+    let mut best = t;
+    for tile in candidates(dev).into_iter().map(Some).chain([None]) {
+        if let Some(Some(o)) = recorded(dev, s, w, host, tile) {
+            best.to_ns_per_byte = best.to_ns_per_byte.min(o.to_ns_per_byte);
+            best.back_ns_per_byte = best.back_ns_per_byte.min(o.back_ns_per_byte);
+        }
+    }
+    best
+}
+
 /// Whether the tuning for these structures is known without measuring (this process or the
 /// disk cache).
 pub fn known(dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> bool {

@@ -290,7 +290,7 @@ fn build_private(
         }
         if auto {
             if let Some(t) = tune::tuned(ctx, device, s, w, h, Some(tile)) {
-                rates.insert((s, w, h), t);
+                rates.insert((s, w, h), tune::with_best_rates(device, s, w, h, t));
             }
         }
     }
