@@ -94,7 +94,7 @@ pub fn tuned(
         return *t;
     }
     let disk_key = disk_key(dev, s, w, host, fixed_tile);
-    let found = crate::cache::disk::get_json::<Tuned>("tune", &disk_key).or_else(|| {
+    let found = from_disk(dev, s, w, host, fixed_tile).or_else(|| {
         let t = crate::guard("tuning", || measure(ctx, dev, s, w, host, fixed_tile)).flatten();
         if super::super::worker::cancelled() {
             // Stopped part-way (its context or the process is going): nothing learnt, nothing kept.
@@ -141,7 +141,17 @@ fn recorded(dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<
     if let Some(t) = TUNED.lock().get(&key) {
         return Some(*t);
     }
-    crate::cache::disk::get_json::<Tuned>("tune", &disk_key(dev, s, w, host, fixed_tile)).map(Some)
+    from_disk(dev, s, w, host, fixed_tile).map(Some)
+}
+
+/// The cache's record for these structures, or for a fixed tile the search's record when it
+/// chose that tile: the search timed that tile's conversions too. (Without it, a run after the
+/// search found nothing recorded for the tile it was to use, could not load its copies inside
+/// the application's build, and timed the conversions while the application ran: lbm on an
+/// H100 ran 30 launches as written, and took the conversions for 8 times dearer than they are.)
+fn from_disk(dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> Option<Tuned> {
+    let get = |tile| crate::cache::disk::get_json::<Tuned>("tune", &disk_key(dev, s, w, host, tile));
+    get(fixed_tile).or_else(|| get(None).filter(|t| t.searched && Some(t.tile) == fixed_tile))
 }
 
 /// `t` with each direction's cost the lowest this process or the cache holds for these
