@@ -8,10 +8,10 @@
 //! program lives on too, retained by the kernel). Locks are held only for map operations,
 //! never across a call into the real library.
 
+use crate::cl::HandleMap;
 use libc::c_void;
 use opencl_sys::*;
 use parking_lot::{Mutex, RwLock};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A handle as a map key (OpenCL handles are opaque pointers).
@@ -33,18 +33,18 @@ const SHARDS: usize = 16;
 
 /// One kind of object: handle -> (application reference count, facts).
 pub struct Table<T> {
-    shards: [RwLock<HashMap<Handle, Entry<T>>>; SHARDS],
+    shards: [RwLock<HandleMap<Entry<T>>>; SHARDS],
 }
 
 impl<T> Default for Table<T> {
     fn default() -> Self {
-        Table { shards: std::array::from_fn(|_| RwLock::new(HashMap::new())) }
+        Table { shards: std::array::from_fn(|_| RwLock::new(HandleMap::default())) }
     }
 }
 
 impl<T> Table<T> {
     #[inline]
-    fn shard(&self, h: Handle) -> &RwLock<HashMap<Handle, Entry<T>>> {
+    fn shard(&self, h: Handle) -> &RwLock<HandleMap<Entry<T>>> {
         // Handles are heap pointers: the low bits are alignment, the next ones vary.
         &self.shards[(h >> 4) % SHARDS]
     }

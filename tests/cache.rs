@@ -285,3 +285,16 @@ fn a_driver_with_its_own_cache_builds_again_what_clayout_built_before() {
     let after: Vec<Vec<u8>> = files.iter().map(|f| fs::read(f).unwrap()).collect();
     assert!(before == after, "the records were rewritten");
 }
+
+/// PoCL with its kernel cache off aborts ("Final linking of kernel ... failed") when two
+/// processes load the same program binary at once, as processes sharing clayout's cache do; so
+/// under `POCL_KERNEL_CACHE=0` clayout neither loads nor keeps binaries on PoCL, even with a
+/// warm cache: every program is built from source, and the results are the same.
+#[test]
+fn pocl_without_its_kernel_cache_gets_no_binary() {
+    let (dir, files) = warm_cache("pocl-nocache");
+    let (_, stats) = shimmed("pocl-nocache2", &dir, &[("POCL_KERNEL_CACHE", "0".into())]);
+    assert_eq!(counts(&stats)[0], 0, "no binary loaded: {stats:#}");
+    assert_eq!(counts(&stats)[2], 0, "no binary kept: {stats:#}");
+    assert_eq!(records(&dir), files);
+}

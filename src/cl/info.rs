@@ -79,6 +79,12 @@ pub fn is_nvidia(device: cl_device_id) -> bool {
     names_nvidia(&device_string(device, CL_DEVICE_VENDOR), &platform)
 }
 
+/// Whether `device` is PoCL's (its platform's name).
+pub fn is_pocl(device: cl_device_id) -> bool {
+    let platform = device_platform(device).map(|p| platform_string(p, CL_PLATFORM_NAME)).unwrap_or_default();
+    platform.contains("Portable Computing Language")
+}
+
 /// The devices of a context.
 pub fn context_devices(context: cl_context) -> Vec<cl_device_id> {
     // SAFETY: a live context; the answer is an array of device handles.

@@ -34,5 +34,5 @@ pub(crate) mod table;
 
 pub use api::{FnId, FN_COUNT, FN_NAMES};
 pub use error::{code_name, Error, Result};
-pub use handle::{live_in, Context, Event, Kernel, Mem, Program, Queue};
+pub use handle::{live_in, Context, Event, HandleMap, Kernel, Mem, Program, Queue};
 pub use real::{api, preloaded, source};

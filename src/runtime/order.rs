@@ -32,12 +32,11 @@
 //!   finish (a blocking call waits outside that window), and a marker on every queue of the
 //!   application then stands for everything enqueued so far, as a user of every buffer.
 
-use crate::cl::{cmd, info::event_status, Event, Queue};
+use crate::cl::{cmd, info::event_status, Event, HandleMap, Queue};
 use crate::registry::{self, Handle};
 use once_cell::sync::Lazy;
 use opencl_sys::*;
 use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -100,7 +99,7 @@ struct Tail {
     free: bool,
 }
 
-static TAILS: Lazy<Mutex<HashMap<Handle, Tail>>> = Lazy::new(Default::default);
+static TAILS: Lazy<Mutex<HandleMap<Tail>>> = Lazy::new(Default::default);
 
 /// Events of unfinished commands known to be free, by handle (referenced while listed). Every
 /// unfinished one must stay listed (dropping one would make the commands after it look as if
@@ -108,7 +107,7 @@ static TAILS: Lazy<Mutex<HashMap<Handle, Tail>>> = Lazy::new(Default::default);
 /// since the last time, so the list is as long as the commands in flight, give or take twice.
 #[derive(Default)]
 struct FreeEvents {
-    free: HashMap<usize, Event>,
+    free: HandleMap<Event>,
     prune_at: usize,
 }
 
