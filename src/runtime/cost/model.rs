@@ -313,6 +313,23 @@ fn auto(l: &Launch) -> Decision {
             };
         }
     }
+    // Nothing measured in ASTA at any tile, but earlier runs went on long enough that even its
+    // best case (all of the host form's time gained) would repay the conversion: converted to
+    // measure it once losing the conversion outright costs no more than the launches so far
+    // took as written (the same ski-rental bound). Without this a program whose runs are each
+    // too short for rule 4 (blackscholes' 30 launches on the H100, where rule 4 waits for about
+    // 50) never measured the copy and never converted, however often it ran.
+    if let (None, Some(n)) = (estimate, l.promised) {
+        if f64::from(n) * h * l.m >= l.convert_ns && l.convert_ns <= l.epoch_written_ns {
+            return measure(
+                Variant::Asta,
+                format!(
+                    "converting to measure the ASTA copy: every earlier run that got this far on these buffers had at least {n} launches left here, and the launches so far took longer as written than the conversion ({})",
+                    ms(l.convert_ns)
+                ),
+            );
+        }
+    }
     run(hv, format!("not converting yet: the conversion ({}) would need {:.1} launches to repay, gain {} per launch ({measured})", ms(l.convert_ns), l.convert_ns / gain, ms(gain)))
 }
 
@@ -441,24 +458,36 @@ mod tests {
     }
 
     #[test]
-    fn no_bet_on_an_unmeasured_asta_copy() {
+    fn an_unmeasured_asta_copy_is_measured_once_losing_the_conversion_fits_the_epoch() {
+        // blackscholes-like on the H100: 0.45 ms a launch as written, 0.92 ms of conversions;
+        // earlier runs of 30 launches. Rule 4 would wait for some 50 launches.
         let mut l = launch(t(Some(1.0), None, None));
-        l.convert_ns = 3e6;
-        l.epoch_written_ns = 3e6;
-        l.promised = Some(10_000);
+        l.m = 450_000.0;
+        l.convert_ns = 0.92e6;
+        let at = |l: &mut Launch, k: u32| {
+            l.epoch_written_ns = 0.45e6 * f64::from(k);
+            l.promised = Some(31 - k);
+            decide(l)
+        };
+        assert_eq!(at(&mut l, 1).variant, Variant::Written);
+        assert_eq!(at(&mut l, 2).variant, Variant::Written, "0.90 ms so far, less than the conversion");
+        let d = at(&mut l, 3);
+        assert_eq!((d.variant, d.measure), (Variant::Asta, true), "{}", d.reason);
+        assert!(d.reason.starts_with("converting to measure the ASTA copy"), "{}", d.reason);
+        // Without history, or with a history too short for even the best case: no bet.
+        l.promised = None;
         assert_eq!(decide(&l).variant, Variant::Written);
-        l.times.asta = Some(0.5);
-        l.times.timed[2] = TIMED_LAUNCHES;
-        assert_eq!(decide(&l).variant, Variant::Asta);
+        l.promised = Some(2);
+        assert_eq!(decide(&l).variant, Variant::Written);
     }
 
     #[test]
     fn a_run_trying_a_tile_bets_on_the_time_measured_at_another() {
         let mut l = launch(t(Some(1.0), None, None));
         l.convert_ns = 3e6;
-        l.epoch_written_ns = 3e6;
+        l.epoch_written_ns = 2.9e6;
         l.promised = Some(10_000);
-        assert_eq!(decide(&l).variant, Variant::Written, "measured at no tile: no bet");
+        assert_eq!(decide(&l).variant, Variant::Written, "measured at no tile, and the conversion exceeds E");
         l.asta_elsewhere = Some(0.5);
         let d = decide(&l);
         assert_eq!((d.variant, d.measure), (Variant::Asta, true), "{}", d.reason);

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# On the GPU machine (issue 17, "whatever lengths the earlier runs had"): a sample at its large
+# size run again and again at the same short length under auto, on a fresh clayout cache and the
+# default settings; kernel_ms of each run, with the program without clayout and under always
+# for reference.
+#   SAMPLES="blackscholes particles" ITERS=30 RUNS=6 scripts/device/short-runs.sh [PLATFORM]
+#   (writes $OUT/short-runs.txt)
+set -uo pipefail
+root=$(pwd)
+OUT=${OUT:-/tmp/out}
+platform=${1:-NVIDIA}
+lib=$(readlink -f .devcarry/rt/libclayout.so)
+CC="gcc -I$root/.devcarry/rt/include -L$root/.devcarry/rt/lib"
+S=/tmp/sr-samples
+make -s -C samples OUT=$S CC="$CC" >/dev/null || exit 1
+large() {
+    case $1 in
+    blackscholes) echo "-n 33554432" ;; particles) echo "-n 16777216" ;;
+    lbm) echo "-x 192 -y 192 -z 128" ;; spmv-ell) echo "-n 4194304 -k 32" ;;
+    esac
+}
+run() {
+    (cd samples/$s && SAMPLE_PLATFORM=$platform CLAYOUT_ANNOTATIONS=$s.dl CLAYOUT_CACHE_DIR=$cache "$@" \
+        $S/$s/$s $(large $s) --platform $platform -i ${ITERS:-30} 2>/dev/null | grep -E "^kernel_ms" | awk '{print $2}')
+}
+{
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+    for s in ${SAMPLES:-blackscholes particles}; do
+        cache=/tmp/sr-cache-$s; rm -rf $cache
+        echo "$s -i ${ITERS:-30}: none [$(run env; run env)] always [$(run env LD_PRELOAD=$lib CLAYOUT_POLICY=always CLAYOUT_CACHE_DIR=/tmp/sr-always-$s; run env LD_PRELOAD=$lib CLAYOUT_POLICY=always CLAYOUT_CACHE_DIR=/tmp/sr-always-$s)]"
+        echo "$s auto, run after run: $(for r in $(seq 1 ${RUNS:-6}); do run env LD_PRELOAD=$lib; done | tr '\n' ' ')"
+    done
+} 2>&1 | tee "$OUT/short-runs.txt"
