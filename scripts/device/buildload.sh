@@ -12,7 +12,8 @@
 #    1, 30 and 100 iterations without clayout and under auto (three runs each), then under
 #    always; nothing else runs between (a run under another policy may search tiles, and a new
 #    tile means new copies for auto to learn).
-# PARTS="1 2 3" (the default) picks the parts to run.
+# PARTS="1 2 3" (the default) picks the parts to run; SAMPLES (default all four) the samples
+# of part 4.
 #   scripts/device/buildload.sh [PLATFORM]   (writes $OUT/buildload.txt)
 set -uo pipefail
 root=$(pwd)
@@ -70,7 +71,7 @@ opts="-D CLAYOUT_TILE=32 -D CLAYOUT_INDEX32 -D CLAYOUT_STAGE_WG=64"
         done
     done
     [[ " $parts " == *" 4 "* ]] && echo "== samples, large size, later runs: kernel_ms of 3 runs"
-    [[ " $parts " == *" 4 "* ]] && for s in blackscholes lbm particles spmv-ell; do
+    [[ " $parts " == *" 4 "* ]] && for s in ${SAMPLES:-blackscholes lbm particles spmv-ell}; do
         cache=/tmp/bl-cache4-$s
         prime
         for i in 1 30 100; do
