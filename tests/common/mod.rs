@@ -359,10 +359,17 @@ pub fn build_c_in(dir: &str, name: &str) -> PathBuf {
 /// Builds `<dir>/<name>.c` (relative to the repository) under the work directory, linked with
 /// `libs` (none for a program that opens the loader itself).
 pub fn build_c_linking(dir: &str, name: &str, libs: &[&str]) -> PathBuf {
+    build_c_as(dir, name, name, libs)
+}
+
+/// Builds `<dir>/<name>.c` as the program `bin_name` under the work directory, with `args` (the
+/// libraries to link, and any other compiler argument, such as a `-D`) after the source.
+pub fn build_c_as(dir: &str, name: &str, bin_name: &str, args: &[&str]) -> PathBuf {
+    let libs = args;
     let src = paths().root.join(dir).join(format!("{name}.c"));
     let bin_dir = paths().work.join(dir.replace('/', "-"));
     fs::create_dir_all(&bin_dir).unwrap();
-    let bin = bin_dir.join(name);
+    let bin = bin_dir.join(bin_name);
     let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
         .args(["-O1", "-Wall", "-pthread", "-DCL_TARGET_OPENCL_VERSION=300", "-o"])
         .arg(&bin)

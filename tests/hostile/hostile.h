@@ -72,7 +72,9 @@ typedef struct {
     float x, y, z, vx, vy;
 } particle;
 
+#ifndef N
 #define N 1000
+#endif
 #define GLOBAL 1024
 #define BYTES (N * sizeof(particle))
 
