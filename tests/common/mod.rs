@@ -365,7 +365,6 @@ pub fn build_c_linking(dir: &str, name: &str, libs: &[&str]) -> PathBuf {
 /// Builds `<dir>/<name>.c` as the program `bin_name` under the work directory, with `args` (the
 /// libraries to link, and any other compiler argument, such as a `-D`) after the source.
 pub fn build_c_as(dir: &str, name: &str, bin_name: &str, args: &[&str]) -> PathBuf {
-    let libs = args;
     let src = paths().root.join(dir).join(format!("{name}.c"));
     let bin_dir = paths().work.join(dir.replace('/', "-"));
     fs::create_dir_all(&bin_dir).unwrap();
@@ -374,7 +373,7 @@ pub fn build_c_as(dir: &str, name: &str, bin_name: &str, args: &[&str]) -> PathB
         .args(["-O1", "-Wall", "-pthread", "-DCL_TARGET_OPENCL_VERSION=300", "-o"])
         .arg(&bin)
         .arg(&src)
-        .args(libs)
+        .args(args)
         .output()
         .expect("cannot run cc");
     assert!(
