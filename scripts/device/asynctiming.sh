@@ -15,22 +15,11 @@
 # Needs the release library, headers and link-time loader in .devcarry/rt. Writes
 # $OUT/asynctiming.txt.   scripts/device/asynctiming.sh [PLATFORM] [PARTS]
 set -uo pipefail
-root=$(pwd)
-OUT=${OUT:-/tmp/out}
-platform=${1:-NVIDIA}
 parts=${2:-A B C D}
-CC="gcc -I$root/.devcarry/rt/include -L$root/.devcarry/rt/lib"
-lib=$(readlink -f .devcarry/rt/libclayout.so)
-$CC -O2 -o /tmp/profq bench/profq.c -lOpenCL || exit 1
 S=/tmp/at-samples
-make -s -C samples OUT=$S CC="$CC" >/dev/null || exit 1
+. scripts/device/samples-env.sh
+$CC -O2 -o /tmp/profq bench/profq.c -lOpenCL || exit 1
 export SAMPLE_PLATFORM=$platform
-large() {
-    case $1 in
-    blackscholes) echo "-n 33554432" ;; particles) echo "-n 16777216" ;;
-    lbm) echo "-x 192 -y 192 -z 128" ;; spmv-ell) echo "-n 4194304 -k 32" ;;
-    esac
-}
 # kernel_ms of sample $s with arguments $args, under the environment given.
 run() { (cd samples/$s && env "$@" $S/$s/$s $args 2>/dev/null | grep -E "^kernel_ms" | cut -d' ' -f2); }
 {

@@ -16,20 +16,9 @@
 # of part 4.
 #   scripts/device/buildload.sh [PLATFORM]   (writes $OUT/buildload.txt)
 set -uo pipefail
-root=$(pwd)
-OUT=${OUT:-/tmp/out}
-platform=${1:-NVIDIA}
-lib=$(readlink -f .devcarry/rt/libclayout.so)
-CC="gcc -I$root/.devcarry/rt/include -L$root/.devcarry/rt/lib"
 S=/tmp/bl-samples
-make -s -C samples OUT=$S CC="$CC" >/dev/null || exit 1
+. scripts/device/samples-env.sh
 $CC -O2 -o /tmp/bl bench/buildload.c -lOpenCL -lpthread || exit 1
-large() {
-    case $1 in
-    blackscholes) echo "-n 33554432" ;; particles) echo "-n 16777216" ;;
-    lbm) echo "-x 192 -y 192 -z 128" ;; spmv-ell) echo "-n 4194304 -k 32" ;;
-    esac
-}
 # kernel_ms of sample $s at its large size with $i iterations, clayout's cache in $cache, under
 # the environment given (e.g. `env LD_PRELOAD=...`).
 run() {

@@ -11,19 +11,8 @@
 #   SMALL=1: small sizes, to check the script)   (writes $OUT/fused.txt)
 # Carry: .devcarry/rt with include/, lib/libOpenCL.so and a release libclayout.so.
 set -uo pipefail
-root=$(pwd)
-OUT=${OUT:-/tmp/out}
-platform=${1:-NVIDIA}
-lib=$(readlink -f .devcarry/rt/libclayout.so)
-CC="gcc -I$root/.devcarry/rt/include -L$root/.devcarry/rt/lib"
 S=/tmp/fu-samples
-make -s -C samples OUT=$S CC="$CC" >/dev/null || exit 1
-large() {
-    case $1:${SMALL:-0} in
-    blackscholes:1) echo "-n 65536" ;; particles:1) echo "-n 32768" ;;
-    blackscholes:*) echo "-n 33554432" ;; particles:*) echo "-n 16777216" ;;
-    esac
-}
+. scripts/device/samples-env.sh
 tile=()
 [[ -n ${TILE:-} ]] && tile=(CLAYOUT_TILE=$TILE)
 # Output of sample $s at its large size with $i iterations, clayout's cache in $cache, under the

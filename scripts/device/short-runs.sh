@@ -6,19 +6,8 @@
 #   SAMPLES="blackscholes particles" ITERS=30 RUNS=6 scripts/device/short-runs.sh [PLATFORM]
 #   (writes $OUT/short-runs.txt)
 set -uo pipefail
-root=$(pwd)
-OUT=${OUT:-/tmp/out}
-platform=${1:-NVIDIA}
-lib=$(readlink -f .devcarry/rt/libclayout.so)
-CC="gcc -I$root/.devcarry/rt/include -L$root/.devcarry/rt/lib"
 S=/tmp/sr-samples
-make -s -C samples OUT=$S CC="$CC" >/dev/null || exit 1
-large() {
-    case $1 in
-    blackscholes) echo "-n 33554432" ;; particles) echo "-n 16777216" ;;
-    lbm) echo "-x 192 -y 192 -z 128" ;; spmv-ell) echo "-n 4194304 -k 32" ;;
-    esac
-}
+. scripts/device/samples-env.sh
 run() {
     (cd samples/$s && SAMPLE_PLATFORM=$platform CLAYOUT_ANNOTATIONS=$s.dl CLAYOUT_CACHE_DIR=$cache "$@" \
         $S/$s/$s $(large $s) --platform $platform -i ${ITERS:-30} 2>/dev/null | grep -E "^kernel_ms" | awk '{print $2}')

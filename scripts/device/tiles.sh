@@ -11,19 +11,8 @@
 #   SAMPLES="particles spmv-ell spmv-ell:--soa lbm blackscholes" scripts/device/tiles.sh [PLATFORM]
 #   (writes $OUT/tiles.txt)
 set -uo pipefail
-root=$(pwd)
-OUT=${OUT:-/tmp/out}
-platform=${1:-NVIDIA}
-lib=$(readlink -f .devcarry/rt/libclayout.so)
-CC="gcc -I$root/.devcarry/rt/include -L$root/.devcarry/rt/lib"
 S=/tmp/tl-samples
-make -s -C samples OUT=$S CC="$CC" >/dev/null || exit 1
-large() {
-    case $1 in
-    blackscholes) echo "-n 33554432" ;; particles) echo "-n 16777216" ;;
-    lbm) echo "-x 192 -y 192 -z 128" ;; spmv-ell) echo "-n 4194304 -k 32" ;;
-    esac
-}
+. scripts/device/samples-env.sh
 # Output of sample $s ($extra: its host-layout flag) at its large size with $i iterations,
 # clayout's cache in $cache, under the environment given.
 run() {

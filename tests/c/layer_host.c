@@ -23,14 +23,7 @@ typedef cl_int (*init_layer_props_fn)(cl_uint, const struct _cl_icd_dispatch *, 
                                       const struct _cl_icd_dispatch **, const cl_properties *);
 typedef cl_int (*deinit_layer_fn)(void);
 
-#define CHECK(x)                                                          \
-    do {                                                                  \
-        cl_int e_ = (x);                                                  \
-        if (e_ != CL_SUCCESS) {                                           \
-            printf("%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_); \
-            exit(1);                                                      \
-        }                                                                 \
-    } while (0)
+#include "../include/check.h"
 
 typedef struct {
     float x, y, z, vx, vy;

@@ -11,14 +11,7 @@
 #include <string.h>
 #include "../include/pick_platform.h"
 
-#define CHECK(x)                                                                      \
-    do {                                                                              \
-        cl_int e_ = (x);                                                              \
-        if (e_ != CL_SUCCESS) {                                                       \
-            printf("%s:%d: %s failed: %d\n", __FILE__, __LINE__, #x, e_);             \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
+#include "../include/check.h"
 
 typedef struct {
     float x, y, z, vx, vy;

@@ -108,30 +108,20 @@ impl Rewrites {
     /// and keeps the outcome. A program rebuilt with other options (other macros) needs its
     /// copies rebuilt too.
     pub fn build(&self, program: &ProgramInfo, options: &str, compiler_options: &str) -> Private {
-        let built = build_private(
-            &self.rewritten.source,
-            &self.rewritten.kernels,
-            program.context,
-            options,
-            compiler_options,
-            None,
-        );
+        let built = self.private(program, options, compiler_options);
         self.keep(options, built)
+    }
+
+    /// The private program for a build of `program` with `options`, made now.
+    fn private(&self, program: &ProgramInfo, options: &str, compiler_options: &str) -> Result<PrivateProgram, String> {
+        let (source, kernels) = (&self.rewritten.source, &self.rewritten.kernels);
+        build_private(source, kernels, program.context, options, compiler_options, None)
     }
 
     /// `build`, but only from what clayout's cache holds (programs as binaries, tuning records):
     /// false, with nothing kept, when something would have to be compiled or measured.
     pub fn build_from_cache(&self, program: &ProgramInfo, options: &str, compiler_options: &str) -> bool {
-        let built = crate::cache::binaries::cache_only(|| {
-            build_private(
-                &self.rewritten.source,
-                &self.rewritten.kernels,
-                program.context,
-                options,
-                compiler_options,
-                None,
-            )
-        });
+        let built = crate::cache::binaries::cache_only(|| self.private(program, options, compiler_options));
         if matches!(&built, Err(why) if why.contains(crate::cache::binaries::NOT_CACHED)) {
             crate::log::debug("the rewritten copies are not all in clayout's cache: they are built later");
             return false;
