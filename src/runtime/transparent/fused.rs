@@ -33,11 +33,6 @@ pub struct Fusion {
     pub orders: Vec<(String, (u64, u64))>,
 }
 
-/// Whether a buffer of this launch is to be converted from its host layout now.
-pub fn converts(needs: &[BufferNeed]) -> bool {
-    needs.iter().any(|n| matches!(n.need, Need::Device(_)) && n.buffer.state.lock().current == Current::Host)
-}
-
 /// How this launch of the ASTA copy can run fused with the conversion of its buffers, given
 /// the staged copy's work-group size for it (`local`), or why it cannot.
 pub fn fusion(

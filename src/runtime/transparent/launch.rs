@@ -6,7 +6,7 @@ use super::super::access::{self, BufferNeed};
 use super::super::convert::stays_host;
 use super::super::cost::{self, measure, BufferView, Decision, Offer, SizeClass, Variant};
 use super::super::dims::{Dims, Enqueue};
-use super::super::state::Need;
+use super::super::state::{Current, Need};
 use super::copies::{self, Extra, KernelCopies};
 use super::fused::{fusion, Fusion};
 use super::private::{TransparentPlan, STAGE_WG_MIN};
@@ -41,25 +41,20 @@ pub fn launch(
     let rounding = crate::guard("transparent launch", || rounding_risk(plan, needs))
         .unwrap_or_else(|| Some("internal error while checking the copy's floating-point rounding".into()));
     let policy = crate::config::get().policy;
-    let profiles = measure::profiles(queue);
-    let decision = match &rounding {
+    let written = |reason: String| (Decision { variant: Variant::Written, measure: false, reason }, false);
+    let (decision, in_host) = match &rounding {
         // Nothing to measure under `always`: the kernel as written, on host-layout buffers.
-        Some(why) if policy == crate::config::Policy::Always => {
-            Decision { variant: Variant::Written, measure: false, reason: format!("policy always, but {why}") }
-        }
+        Some(why) if policy == crate::config::Policy::Always => written(format!("policy always, but {why}")),
         _ => crate::guard("cost model", || {
-            decide(info, plan, needs, class, staged_local.is_some(), rounding.is_some(), !profiles)
+            let waiting = || !measure::profiles(queue);
+            decide(info, plan, needs, class, staged_local.is_some(), rounding.is_some(), waiting)
         })
-        .unwrap_or_else(|| Decision {
-            variant: Variant::Written,
-            measure: false,
-            reason: "internal error in the cost model".into(),
-        }),
+        .unwrap_or_else(|| written("internal error in the cost model".into())),
     };
     // On a queue that profiles, the launch's own event says its time later: nothing waits.
     // Otherwise the queue is waited for before and after the launch, and only when nothing in
     // it waits for the application (a user event it sets later would stall the wait).
-    let by_event = decision.measure && profiles;
+    let by_event = decision.measure && measure::profiles(queue);
     let timer = if decision.measure && !by_event && super::super::order::free(queue, user) {
         measure::start(queue)
     } else {
@@ -79,7 +74,12 @@ pub fn launch(
     let attempt = match decision.variant {
         Variant::Asta => Some(crate::guard("transparent launch", || {
             // A launch the model times is timed as the ASTA copy it is, after its conversions.
-            let f = if decision.measure { None } else { fusable(info, plan, needs, dims, staged_local, user) };
+            let f = if decision.measure || !in_host {
+                // Nothing to convert (the buffers are in ASTA already): nothing to fuse.
+                None
+            } else {
+                fusable(info, plan, needs, dims, staged_local, user)
+            };
             if let Some(f) = f {
                 match try_staged(queue, info, copies, plan, needs, (user, event), f.local, Some(&f), &enqueue) {
                     Ok(r) => {
@@ -261,7 +261,9 @@ fn rounding_fallback(info: &KernelInfo, plan: &TransparentPlan, ran: Variant, wh
 }
 
 /// Asks the cost model which form this launch runs in, with the states of the buffers it would
-/// convert held locked while it reads and notes them. `no_asta`: the ASTA copy must not run.
+/// convert held locked while it reads and notes them, and says whether one of them is in its
+/// host layout now. `no_asta`: the ASTA copy must not run. `timed_by_waiting`: whether the
+/// launch would be timed by waiting for its queue, asked only when a buffer would be converted.
 fn decide(
     info: &KernelInfo,
     plan: &TransparentPlan,
@@ -269,23 +271,14 @@ fn decide(
     class: SizeClass,
     staged_ok: bool,
     no_asta: bool,
-    timed_by_waiting: bool,
-) -> Decision {
+    timed_by_waiting: impl FnOnce() -> bool,
+) -> (Decision, bool) {
     let policy = crate::config::get().policy;
     let asta_blocked = policy == crate::config::Policy::Auto && (no_asta || asta_blocker(needs).is_some());
     let mut model = plan.kernel.model.lock();
     if model.disk_key.is_none() {
         model.load(&plan.program.times_key(&plan.kernel.private_name), plan.program.tile);
     }
-    let offer = Offer {
-        policy,
-        staged_ok,
-        asta_blocked,
-        rates: &plan.program.rates,
-        structures: structures(needs).unwrap_or(1.0),
-        class,
-        timed_by_waiting,
-    };
     let devices: Vec<(&BufferNeed, _)> = needs
         .iter()
         .filter_map(|n| match n.need {
@@ -310,7 +303,18 @@ fn decide(
         .iter_mut()
         .map(|(arg, want, st)| BufferView { arg: *arg, current: st.current, want: *want, cost: &mut st.cost })
         .collect();
-    cost::decide(&info.name, &mut model, &offer, &mut views)
+    let in_host = views.iter().any(|v| v.current == Current::Host);
+    let converts = views.iter().any(|v| v.current != Current::Device(v.want));
+    let offer = Offer {
+        policy,
+        staged_ok,
+        asta_blocked,
+        rates: &plan.program.rates,
+        structures: structures(needs).unwrap_or(1.0),
+        class,
+        timed_by_waiting: converts && timed_by_waiting(),
+    };
+    (cost::decide(&info.name, &mut model, &offer, &mut views), in_host)
 }
 
 /// The application's kernel, every buffer in host layout: the path that is always correct.
@@ -439,10 +443,6 @@ fn fusable(
     local: Option<usize>,
     user: &[cl_event],
 ) -> Option<Fusion> {
-    if !super::fused::converts(needs) {
-        // Nothing to convert (the buffers are in ASTA already): nothing to fuse, nothing said.
-        return None;
-    }
     match fusion(plan, needs, dims, local, user) {
         // The ASTA copy cannot run: neither can its fused form (try_copy says why).
         Ok(_) if asta_blocker(needs).is_some() => None,
