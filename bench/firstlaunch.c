@@ -13,10 +13,19 @@
  *   k   as P, but keep the second program and its kernel alive until exit
  *   K   as p, but keep the second program and its kernel alive until exit
  *   C   as k, then also build a third program (one empty kernel) and keep it, unlaunched
+ *   s   (with any of the above) sleep 0.3 s before the first launch: whatever clayout's own
+ *       thread does after the build is done by then
  *
  * Usage: firstlaunch MODE [N] [PLATFORM]   (run it a few times per mode: process start-up
  * varies). Prints "MODE first_ms second_ms enqueue first_ms second_ms" (each launch from
- * enqueue to clFinish, then the enqueue call alone). Diagnostic for docs/results.md. */
+ * enqueue to clFinish, then the enqueue call alone), then "faults A B": the page faults each
+ * enqueue call took on the calling thread. FIRSTLAUNCH_COLD=n adds n launches, each after 0.1 s
+ * asleep (the CPU's caches gone cold, as after a blocking transfer), and prints the median time
+ * of their enqueue call (FIRSTLAUNCH_SPIN=us: busy that long after waking first).
+ * Diagnostic for docs/results.md. */
+#define _GNU_SOURCE
+#include <sys/resource.h>
+#include <unistd.h>
 #include "../samples/common/sample.h"
 
 static const char *probe_src =
@@ -96,15 +105,43 @@ int main(int argc, char **argv)
 
     size_t local = 128, global = (n + local - 1) / local * local;
     double ms[2], enq[2];
+    long faults[2];
     CHECK(clFinish(s.queue));
+    if (strchr(mode, 's')) usleep(300000);
     for (int it = 0; it < 2; it++) {
+        struct rusage ru0, ru1;
+        getrusage(RUSAGE_THREAD, &ru0);
         double t0 = sample_now_ms();
         CHECK(clEnqueueNDRangeKernel(s.queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
         enq[it] = sample_now_ms() - t0;
+        getrusage(RUSAGE_THREAD, &ru1);
+        faults[it] = ru1.ru_minflt - ru0.ru_minflt + ru1.ru_majflt - ru0.ru_majflt;
         CHECK(clFinish(s.queue));
         ms[it] = sample_now_ms() - t0;
     }
-    printf("%s %.3f %.3f enqueue %.3f %.3f\n", mode, ms[0], ms[1], enq[0], enq[1]);
+    printf("%s %.3f %.3f enqueue %.3f %.3f faults %ld %ld\n", mode, ms[0], ms[1], enq[0], enq[1],
+           faults[0], faults[1]);
+    /* FIRSTLAUNCH_COLD=n: n more launches, each after 0.1 s asleep (caches gone cold) */
+    int cold = getenv("FIRSTLAUNCH_COLD") ? atoi(getenv("FIRSTLAUNCH_COLD")) : 0;
+    if (cold) {
+        double *e = malloc(cold * sizeof *e);
+        for (int it = 0; it < cold; it++) {
+            usleep(100000);
+            /* FIRSTLAUNCH_SPIN=us: busy for that long after waking, before the launch */
+            if (getenv("FIRSTLAUNCH_SPIN")) {
+                double until = sample_now_ms() + atof(getenv("FIRSTLAUNCH_SPIN")) / 1000.0;
+                while (sample_now_ms() < until) {}
+            }
+            double t0 = sample_now_ms();
+            CHECK(clEnqueueNDRangeKernel(s.queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+            e[it] = sample_now_ms() - t0;
+            CHECK(clFinish(s.queue));
+        }
+        for (int a = 1; a < cold; a++)
+            for (int b = a; b > 0 && e[b - 1] > e[b]; b--) { double t = e[b]; e[b] = e[b - 1]; e[b - 1] = t; }
+        printf("cold: enqueue median %.3f ms, min %.3f\n", e[cold / 2], e[0]);
+        free(e);
+    }
     /* FIRSTLAUNCH_LOOP=n: n more launches, for a profile of the steady state */
     int loops = getenv("FIRSTLAUNCH_LOOP") ? atoi(getenv("FIRSTLAUNCH_LOOP")) : 0;
     double t0 = sample_now_ms();

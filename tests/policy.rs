@@ -380,28 +380,57 @@ fn epoch_lengths_are_learnt_under_every_policy() {
     let dir = fresh_dir("policy-lengths");
     let base = run(&seq("gatherread"), TIMEOUT);
     assert_ok(&base);
-    let lengths = || -> Vec<serde_json::Value> {
-        std::fs::read_dir(&dir)
-            .map(|d| d.map(|e| e.unwrap().path()).collect::<Vec<_>>())
-            .unwrap_or_default()
-            .iter()
-            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("lengths-"))
-            .map(|p| {
-                let bytes = std::fs::read(p).unwrap();
-                let nl = bytes.iter().position(|&b| b == b'\n').unwrap();
-                serde_json::from_slice(&bytes[nl + 1..]).unwrap()
-            })
-            .collect()
-    };
     for (policy, runs) in [("never", 1), ("always", 2), ("auto", 3)] {
         let cmd = annotated(seq("gatherread").shimmed(), policy, dir.as_os_str()).env("CLAYOUT_BUILD_AFTER", "wait");
         let out = run(&cmd, TIMEOUT);
         assert_same(&base, &out);
-        let records = lengths();
+        let records = lengths_records(&dir);
         assert_eq!(records.len(), 1, "{policy}: one record for gather in {}", dir.display());
         let epochs = serde_json::json!([vec![3; runs], vec![3; runs]]);
         assert_eq!(records[0]["args"], epochs, "{policy}: {}", out.show(policy));
     }
+}
+
+/// The `lengths` records in a cache directory, their payloads parsed.
+fn lengths_records(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_dir(dir)
+        .map(|d| d.map(|e| e.unwrap().path()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("lengths-"))
+        .map(|p| {
+            let bytes = std::fs::read(p).unwrap();
+            let nl = bytes.iter().position(|&b| b == b'\n').unwrap();
+            serde_json::from_slice(&bytes[nl + 1..]).unwrap()
+        })
+        .collect()
+}
+
+/// A run whose launches all come before its copies are built (here held back a minute by
+/// CLAYOUT_BUILD_AFTER, on a machine whose driver compiled slowly) still teaches the next run
+/// how long its epochs last, under the key that run's copies read: the record the second run
+/// adds its epochs to is the first run's. Without this a program's first run taught nothing, and
+/// its third run was the first to convert (docs/cost-model.md, "Short runs, run after run").
+#[test]
+fn launches_while_the_copies_are_built_count_towards_the_epoch_lengths() {
+    let dir = fresh_dir("policy-lengths-building");
+    let base = run(&seq("gatherread"), TIMEOUT);
+    assert_ok(&base);
+    let json = scratch("policy-lengths-building").join("stats.json");
+    let first = annotated(seq("gatherread").shimmed(), "auto", dir.as_os_str()).env("CLAYOUT_BUILD_AFTER", "60000");
+    let (out, stats) = with_stats(first, &json);
+    assert_same(&base, &out);
+    assert_eq!(launches(&stats, "gather", "written"), 3, "{}", out.show("copies held back"));
+    assert_eq!(launches(&stats, "gather", "asta") + launches(&stats, "gather", "staged"), 0, "{stats:#}");
+    let records = lengths_records(&dir);
+    assert_eq!(records.len(), 1, "{}", out.show("copies held back"));
+    assert_eq!(records[0]["args"], serde_json::json!([[3], [3]]), "{}", out.show("copies held back"));
+    let second = annotated(seq("gatherread").shimmed(), "auto", dir.as_os_str()).env("CLAYOUT_BUILD_AFTER", "wait");
+    let out = run(&second, TIMEOUT);
+    assert_same(&base, &out);
+    let records = lengths_records(&dir);
+    assert_eq!(records.len(), 1, "one record, the copies' key: {}", out.show("copies built"));
+    assert_eq!(records[0]["args"], serde_json::json!([[3, 3], [3, 3]]), "{}", out.show("copies built"));
 }
 
 /// Under `auto` the copies' tile follows what the program's own kernels measured in ASTA: once

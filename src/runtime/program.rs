@@ -561,7 +561,7 @@ fn submit_prepare(
     // The ticket is where the launches look before the job can run (and resubmit itself).
     let ticket = super::worker::Ticket::new();
     if let Some(rw) = dl.rewrites.as_ref() {
-        rw.building(&options, ticket.clone());
+        rw.building(&program.facts, &options, &dl.seen.compiler_options, ticket.clone());
     }
     *dl.prepared.lock() = Some(ticket.clone());
     let not_before = if cache_first { None } else { hold };

@@ -30,6 +30,10 @@ pub struct Rewrites {
     /// The private program of the latest build of the application's program, and that build's
     /// options.
     private: Mutex<Option<(String, Private)>>,
+    /// The identity of the copies of the latest build asked for, and its options: known before
+    /// they are built, so that the launches that run as written meanwhile count towards how long
+    /// the program keeps its buffers (`times_key_of`).
+    identity: Mutex<Option<(String, Identity)>>,
 }
 
 /// The program holding the copies, built with the application's options and the tile macro.
@@ -86,7 +90,15 @@ pub enum Private {
 
 impl Rewrites {
     pub fn new(rewritten: Rewritten) -> Rewrites {
-        Rewrites { rewritten, private: Mutex::new(None) }
+        Rewrites { rewritten, private: Mutex::new(None), identity: Mutex::new(None) }
+    }
+
+    /// The key of the times of copy `private_name` (`PrivateProgram::times_key`) for a build with
+    /// `options`, once that build's copies are settled, built or not.
+    pub fn times_key_of(&self, options: &str, private_name: &str) -> Option<String> {
+        let id = self.identity.lock();
+        let (built_with, id) = id.as_ref()?;
+        (built_with == options).then(|| times_key(id.device as cl_device_id, private_name, id.source_hash))
     }
 
     /// The private program for a build of the application's program with `options`.
@@ -99,9 +111,18 @@ impl Rewrites {
         }
     }
 
-    /// Notes that the private program for `options` is being built (the caller submitted it).
-    pub fn building(&self, options: &str, ticket: Ticket) {
+    /// Notes that the private program for a build of `program` with `options` is being built
+    /// (the caller submitted it), and what its copies will be (`times_key_of`).
+    pub fn building(&self, program: &ProgramInfo, options: &str, compiler_options: &str, ticket: Ticket) {
+        // An unknown context is said when the copies are built.
+        let _ = self.identify(program, options, compiler_options);
         *self.private.lock() = Some((options.to_string(), Private::Building(ticket)));
+    }
+
+    fn identify(&self, program: &ProgramInfo, options: &str, compiler_options: &str) -> Result<Identity, String> {
+        let id = identity(&self.rewritten.source, &self.rewritten.kernels, program.context, compiler_options)?;
+        *self.identity.lock() = Some((options.to_string(), id.clone()));
+        Ok(id)
     }
 
     /// Builds the private program for a build of `program` with `options`, now (on the worker),
@@ -114,8 +135,8 @@ impl Rewrites {
 
     /// The private program for a build of `program` with `options`, made now.
     fn private(&self, program: &ProgramInfo, options: &str, compiler_options: &str) -> Result<PrivateProgram, String> {
-        let (source, kernels) = (&self.rewritten.source, &self.rewritten.kernels);
-        build_private(source, kernels, program.context, options, compiler_options, None)
+        let id = self.identify(program, options, compiler_options)?;
+        build_private(&self.rewritten.source, &self.rewritten.kernels, program.context, options, id, None)
     }
 
     /// `build`, but only from what clayout's cache holds (programs as binaries, tuning records):
@@ -154,23 +175,64 @@ impl Rewrites {
     }
 }
 
+/// What the copies of one build are, their tile left out: the device they are built for, the
+/// options they add, and the hash of their source and options, which keys what the disk cache
+/// keeps of their kernels (`times_key`).
+#[derive(Clone, Debug)]
+struct Identity {
+    /// A handle: devices outlive programs.
+    device: usize,
+    compiler_options: String,
+    /// The largest work-group the staged copies' local memory holds (0: none can run).
+    stage_wg: usize,
+    /// The options every build of the copies adds, the tile aside.
+    rest: String,
+    source_hash: u64,
+}
+
+fn identity(
+    source: &str,
+    kernels: &HashMap<String, Arc<RewrittenKernel>>,
+    context: registry::Handle,
+    compiler_options: &str,
+) -> Result<Identity, String> {
+    let device = registry::get().first_device(context).ok_or("the program's context is unknown")?;
+    // 32-bit index arithmetic in the copies; launches on bigger buffers run as written.
+    let stage_wg = stage_capacity(device, kernels);
+    let rest = format!(" -D {INDEX32_MACRO} -D {STAGE_WG_MACRO}={}", stage_wg.max(1));
+    // Without the tile: what the cost model learns of the kernels (times as written and staged,
+    // habits, run lengths) holds whatever tile a later run's copies have (a tile search between
+    // two runs made the second start over: blackscholes on an H100 then ran 30 launches as
+    // written where `always` was 44 % faster). Its ASTA times are kept with their tile (`cost::kernel`).
+    let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{compiler_options}{rest}").as_bytes());
+    Ok(Identity {
+        device: device as usize,
+        compiler_options: compiler_options.to_string(),
+        stage_wg,
+        rest,
+        source_hash,
+    })
+}
+
 /// Builds the copies of `kernels` (`source`) for a build of the application's program in
-/// `context` with options `user` (`compiler_options` once preprocessed). `ahead`: the copies at
-/// that tile, built only to be in clayout's cache for a later run that tries the tile
+/// `context` with options `user` (`id.compiler_options` once preprocessed). `ahead`: the copies
+/// at that tile, built only to be in clayout's cache for a later run that tries the tile
 /// (`cost::tiles`); nothing of this run's model changes.
 fn build_private(
     source: &str,
     kernels: &HashMap<String, Arc<RewrittenKernel>>,
     context: registry::Handle,
     user: &str,
-    compiler_options: &str,
+    id: Identity,
     ahead: Option<u32>,
 ) -> Result<PrivateProgram, String> {
     if let Some(Err(why)) = tile::user_tile_raw(user) {
         return Err(why);
     }
     let ctx = context as cl_context;
-    let device = registry::get().first_device(context).ok_or("the program's context is unknown")?;
+    let Identity { device, compiler_options, stage_wg, rest, source_hash } = id;
+    let device = device as cl_device_id;
+    let compiler_options = compiler_options.as_str();
     // Every (S, w, host layout) of the copies; the largest structure picks the tile.
     let mut shapes: Vec<(u32, u32, Layout)> = kernels
         .values()
@@ -201,14 +263,6 @@ fn build_private(
         _ => (None, None),
     };
     let fuses = fuses(device, compiler_options);
-    // 32-bit index arithmetic in the copies; launches on bigger buffers run as written.
-    let stage_wg = stage_capacity(device, kernels);
-    let rest = format!(" -D {INDEX32_MACRO} -D {STAGE_WG_MACRO}={}", stage_wg.max(1));
-    // Without the tile: what the cost model learns of the kernels (times as written and staged,
-    // habits, run lengths) holds whatever tile a later run's copies have (a tile search between
-    // two runs made the second start over: blackscholes on an H100 then ran 30 launches as
-    // written where `always` was 44 % faster). Its ASTA times are kept with their tile (`cost::kernel`).
-    let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{compiler_options}{rest}").as_bytes());
     let copies = Copies { source, kernels, context, user, compiler_options, device, source_hash };
     // The text is preprocessed: the application's -D, -U and -I are spent, and the macros the
     // inserted code reads are given here, the tile among them.
@@ -428,7 +482,8 @@ fn build_ahead(
     key: &str,
     tile: u32,
 ) {
-    let built = build_private(source, kernels, context, user, compiler_options, Some(tile));
+    let built = identity(source, kernels, context, compiler_options)
+        .and_then(|id| build_private(source, kernels, context, user, id, Some(tile)));
     let mut trials: super::super::cost::tiles::Trials = crate::cache::disk::get_json("tiles", key).unwrap_or_default();
     match built {
         Ok(_) => trials.prebuilt.push(tile),
