@@ -32,6 +32,11 @@ pub fn count(id: FnId) {
     CALLS[id as usize].fetch_add(1, Relaxed);
 }
 
+/// The application's calls so far of the entry point at `index` in `FN_NAMES`.
+pub fn calls(index: usize) -> u64 {
+    CALLS.get(index).map_or(0, |c| c.load(Relaxed))
+}
+
 /// Direction of one conversion, as the stats count it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {

@@ -433,6 +433,35 @@ fn launches_while_the_copies_are_built_count_towards_the_epoch_lengths() {
     assert_eq!(records[0]["args"], serde_json::json!([[3, 3], [3, 3]]), "{}", out.show("copies built"));
 }
 
+/// A launch the cost model times, enqueued on a queue the application's clFinish drained, is
+/// timed by the application's next clFinish rather than by markers of clayout's: a benchmark
+/// loop that waits for each launch pays nothing for being timed. A launch followed by another
+/// enqueue before the wait gets no time that way (the launches after it use markers). Either
+/// way the times reach the cache, and the bytes are the plain run's.
+#[test]
+fn a_launch_the_application_waits_for_is_timed_by_its_wait() {
+    let dir = fresh_dir("policy-app-wait");
+    let base = run(&seq("finished"), TIMEOUT);
+    assert_ok(&base);
+    let cmd = annotated(seq("finished").shimmed(), "auto", dir.as_os_str())
+        .env("CLAYOUT_BUILD_AFTER", "wait")
+        .env("CLAYOUT_LOG", "debug");
+    let out = run(&cmd, TIMEOUT);
+    assert_same(&base, &out);
+    assert!(
+        out.stderr.contains("kernel advance: a launch timed by the application's own clFinish"),
+        "{}",
+        out.show("finished")
+    );
+    let times: String = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("times-"))
+        .map(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned())
+        .collect();
+    assert!(times.contains(r#""written":"#) && !times.contains(r#""written":null"#), "{times}");
+}
+
 /// Under `auto` the copies' tile follows what the program's own kernels measured in ASTA: once
 /// a run has timed them at the default tile (32 on PoCL), the next builds the copies at the
 /// neighbouring tile ahead (at once under CLAYOUT_BUILD_AFTER=wait), the run after it takes that

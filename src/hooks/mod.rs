@@ -769,6 +769,12 @@ pub unsafe fn clGetContextInfo(
     without_ours(r, param_value, param_value_size, || crate::runtime::refs::context(context))
 }
 
+/// The application waits for its queue: a launch the cost model asked to time may be timed by
+/// this wait rather than by markers of clayout's (`cost::measure::app_finish`).
+pub unsafe fn clFinish(command_queue: cl_command_queue) -> cl_int {
+    crate::runtime::cost::measure::app_finish(command_queue, || api().clFinish(command_queue))
+}
+
 pub unsafe fn clGetEventInfo(
     event: cl_event,
     param_name: cl_event_info,

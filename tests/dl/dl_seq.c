@@ -154,6 +154,21 @@ int main(int argc, char **argv)
             step(q, k, b, 0, NULL, NULL);
         read_show("after 10 launches", b, h, bytes);
         clReleaseMemObject(b);
+    } else if (!strcmp(mode, "finished")) {
+        /* Each launch waited for with clFinish, as a benchmark loop times its kernels; then
+         * two launches before the wait. */
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE, bytes, NULL);
+        CHECK(clEnqueueWriteBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        CHECK(clFinish(q));
+        for (int i = 0; i < 3; i++) {
+            step(q, k, b, 0, NULL, NULL);
+            CHECK(clFinish(q));
+        }
+        step(q, k, b, 0, NULL, NULL);
+        step(q, k, b, 0, NULL, NULL);
+        CHECK(clFinish(q));
+        read_show("after 5 launches", b, h, bytes);
+        clReleaseMemObject(b);
     } else if (!strcmp(mode, "map")) {
         cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
         for (int i = 0; i < 3; i++)

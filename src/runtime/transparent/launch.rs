@@ -55,7 +55,9 @@ pub fn launch(
     // Otherwise the queue is waited for before and after the launch, and only when nothing in
     // it waits for the application (a user event it sets later would stall the wait).
     let by_event = decision.measure && measure::profiles(queue);
-    let timer = if decision.measure && !by_event && super::super::order::free(queue, user) {
+    // Or by the application's own clFinish, when it drained the queue for this launch.
+    let app_wait = decision.measure && !by_event && user.is_empty() && measure::app_wait(queue);
+    let timer = if decision.measure && !by_event && !app_wait && super::super::order::free(queue, user) {
         measure::start(queue)
     } else {
         None
@@ -63,7 +65,7 @@ pub fn launch(
     let launched = std::cell::Cell::new(std::ptr::null_mut());
     let enqueue = |k, local, n, l, ev: *mut cl_event| {
         let r = enqueue(k, local, n, l, ev);
-        if by_event && r == CL_SUCCESS && !ev.is_null() {
+        if (by_event || app_wait) && r == CL_SUCCESS && !ev.is_null() {
             // SAFETY: the enqueue succeeded, so it wrote the launch's event there.
             launched.set(unsafe { *ev });
         }
@@ -71,6 +73,7 @@ pub fn launch(
     };
     // The ASTA copy's launch ran as the staged copy converting its buffers (`fused`).
     let fused = std::cell::Cell::new(false);
+    let started = std::time::Instant::now();
     let attempt = match decision.variant {
         Variant::Asta => Some(crate::guard("transparent launch", || {
             // A launch the model times is timed as the ASTA copy it is, after its conversions.
@@ -140,7 +143,7 @@ pub fn launch(
     if let Some(t) = timer {
         let ns = if r == CL_SUCCESS && ran == decision.variant { measure::stop(queue, t) } else { None };
         crate::guard("cost model", || plan.kernel.model.lock().record(&info.name, class, ran, ns, m));
-    } else if by_event && r == CL_SUCCESS && ran == decision.variant && !launched.get().is_null() {
+    } else if (by_event || app_wait) && r == CL_SUCCESS && ran == decision.variant && !launched.get().is_null() {
         let (kernel, name) = (plan.kernel.clone(), info.name.clone());
         // A launch costs the longer of its device time and the host time of its enqueue: a
         // program of launches of a few microseconds is bound by the host, where a form with
@@ -157,8 +160,16 @@ pub fn launch(
         });
         // Counted before it is kept, since another thread's harvest may record it at once.
         crate::guard("cost model", || plan.kernel.model.lock().in_flight += 1);
-        if !measure::by_event(queue, launched.get(), record) {
+        let kept = if by_event {
+            measure::by_event(queue, launched.get(), record)
+        } else {
+            measure::after_app_wait(queue, launched.get(), started, record)
+        };
+        if !kept {
             crate::guard("cost model", || plan.kernel.model.lock().in_flight -= 1);
+        } else if app_wait && crate::log::enabled(LogLevel::Debug) {
+            let what = format!("kernel {}: a launch timed by the application's own clFinish", info.name);
+            crate::log::once(LogLevel::Debug, &what, &what);
         }
     }
     r
