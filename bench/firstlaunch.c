@@ -150,7 +150,7 @@ int main(int argc, char **argv)
         if (it % 64 == 63) CHECK(clFinish(s.queue));
     }
     CHECK(clFinish(s.queue));
-    if (loops) printf("loop: %.3f ms per launch\n", (sample_now_ms() - t0) / loops);
+    if (loops) printf("loop: %.2f us per launch\n", (sample_now_ms() - t0) * 1e3 / loops);
     clReleaseMemObject(buf);
     clReleaseKernel(k);
     clReleaseProgram(prog);

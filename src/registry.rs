@@ -187,6 +187,11 @@ impl ProgramInfo {
     }
 }
 
+/// A kernel's arguments as last set, shared with the launches that read them (a launch takes
+/// the list, not a copy of it); setting an argument while a launch holds the list copies it
+/// first.
+pub type Args = std::sync::Arc<Vec<Option<ArgValue>>>;
+
 /// A kernel argument as last set by `clSetKernelArg`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ArgValue {
@@ -204,7 +209,7 @@ pub enum ArgValue {
 pub struct KernelInfo {
     pub name: String,
     pub program: Handle,
-    pub args: Mutex<Vec<Option<ArgValue>>>,
+    pub args: Mutex<Args>,
     /// The application gave one of its arguments an SVM pointer at some time (or the kernel it
     /// was cloned from had): implementations differ in what such a kernel's arguments are
     /// afterwards (NVIDIA refuses its launch once a buffer replaces the pointer), which only

@@ -130,6 +130,9 @@ pub struct KernelDecisions {
     pub launches: BTreeMap<Form, u64>,
     /// The distinct reasons given, in the order first given (at most `REASONS_KEPT`).
     pub reasons: Vec<String>,
+    /// What tells those reasons apart, without writing each launch's out.
+    #[serde(skip)]
+    keys: Vec<ReasonKey>,
     /// The fastest measured launch of each form, in ms.
     pub measured_ms: BTreeMap<Form, f64>,
 }
@@ -138,7 +141,20 @@ const REASONS_KEPT: usize = 8;
 static DECISIONS: Mutex<BTreeMap<String, KernelDecisions>> = Mutex::new(BTreeMap::new());
 
 /// One launch of a rewritten kernel ran in form `ran`, for `reason`.
-pub fn decision(kernel: &str, ran: Form, reason: &str) {
+/// What tells two reasons for a kernel's decisions apart: their kind and words, not their
+/// figures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReasonKey {
+    Typed(u8, &'static str, &'static str),
+    Text(String),
+}
+
+/// A reason for a decision, kept unwritten until it is shown.
+pub trait Reasoned: std::fmt::Display {
+    fn key(&self) -> ReasonKey;
+}
+
+pub fn decision(kernel: &str, ran: Form, reason: &dyn Reasoned) {
     let mut all = DECISIONS.lock();
     // Called at every launch: the kernel's entry is looked up before anything is allocated.
     if !all.contains_key(kernel) {
@@ -147,10 +163,12 @@ pub fn decision(kernel: &str, ran: Form, reason: &str) {
     let k = all.get_mut(kernel).expect("inserted above");
     *k.launches.entry(ran).or_default() += 1;
     // Reasons that differ only in their figures count as one.
-    let figure = |c: &char| c.is_ascii_digit() || *c == '.';
-    let same = |r: &str| r.chars().filter(|c| !figure(c)).eq(reason.chars().filter(|c| !figure(c)));
-    if k.reasons.len() < REASONS_KEPT && !k.reasons.iter().any(|r| same(r)) {
-        k.reasons.push(reason.to_string());
+    if k.reasons.len() < REASONS_KEPT {
+        let key = reason.key();
+        if !k.keys.contains(&key) {
+            k.keys.push(key);
+            k.reasons.push(reason.to_string());
+        }
     }
 }
 

@@ -108,24 +108,25 @@ impl Extent {
     }
 
     fn eval_signed(&self, env: &dyn ExtentEnv) -> Result<i128, SpanError> {
-        let known = |v: Option<u64>, what: String| -> Result<i128, SpanError> {
-            v.map(i128::from).ok_or_else(|| self.error(what))
+        // The reason is only written when the value is missing: this runs at every launch.
+        let known = |v: Option<u64>, what: &dyn Fn() -> String| -> Result<i128, SpanError> {
+            v.map(i128::from).ok_or_else(|| self.error(what()))
         };
         let v = match &self.kind {
             ExtentKind::Int(n) => i128::from(*n),
             ExtentKind::GlobalSize(d) => {
-                known(env.global_size(*d), format!("global_size({d}) unknown (work_dim is {d} or less)"))?
+                known(env.global_size(*d), &|| format!("global_size({d}) unknown (work_dim is {d} or less)"))?
             }
             ExtentKind::LocalSize(_) => {
                 let d = self.dim();
-                known(env.local_size(d), local_unknown(env, d, "local_size"))?
+                known(env.local_size(d), &|| local_unknown(env, d, "local_size"))?
             }
             ExtentKind::NumGroups(_) => {
                 let d = self.dim();
-                known(env.num_groups(d), local_unknown(env, d, "num_groups"))?
+                known(env.num_groups(d), &|| local_unknown(env, d, "num_groups"))?
             }
-            ExtentKind::Arg(name) => known(env.arg(name), format!("argument `{name}` has no value"))?,
-            ExtentKind::Auto => known(env.auto_count(), "auto unknown (no buffer size)".to_string())?,
+            ExtentKind::Arg(name) => known(env.arg(name), &|| format!("argument `{name}` has no value"))?,
+            ExtentKind::Auto => known(env.auto_count(), &|| "auto unknown (no buffer size)".to_string())?,
             ExtentKind::BinOp(op, a, b) => {
                 let (x, y) = (a.eval_signed(env)?, b.eval_signed(env)?);
                 let r = match op {

@@ -504,7 +504,12 @@ pub unsafe fn clLinkProgram(
 
 fn record_kernel(k: cl_kernel, program: cl_program, name: String, args: Vec<Option<ArgValue>>, svm_seen: bool) {
     guard("kernel", || {
-        let info = KernelInfo { name, program: key(program), args: Mutex::new(args), svm_seen: svm_seen.into() };
+        let info = KernelInfo {
+            name,
+            program: key(program),
+            args: Mutex::new(std::sync::Arc::new(args)),
+            svm_seen: svm_seen.into(),
+        };
         let facts = reg().kernels.insert(key(k), info);
         crate::runtime::kernels::created(key(k), facts);
     });
@@ -543,7 +548,7 @@ pub unsafe fn clCloneKernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) 
     if !k.is_null() {
         guard("clCloneKernel", || {
             if let Some(src) = reg().kernels.get(key(source_kernel)) {
-                let args = src.args.lock().clone();
+                let args = Vec::clone(&src.args.lock());
                 let svm = src.svm_seen.load(std::sync::atomic::Ordering::Relaxed);
                 record_kernel(k, src.program as cl_program, src.name.clone(), args, svm);
             }
@@ -555,7 +560,8 @@ pub unsafe fn clCloneKernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) 
 /// Records argument `i` of a kernel as last set.
 fn set_arg(kernel: cl_kernel, i: cl_uint, v: ArgValue) {
     reg().kernels.with(key(kernel), |info| {
-        let mut args = info.args.lock();
+        let mut shared = info.args.lock();
+        let args = std::sync::Arc::make_mut(&mut shared);
         let i = i as usize;
         if args.len() <= i {
             args.resize(i + 1, None);

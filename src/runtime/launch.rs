@@ -12,7 +12,7 @@ use super::order::user_wait;
 use super::plan::KernelPlan;
 use super::state::{DeviceLayout, Need};
 use super::{buffers, kernels};
-use crate::annotation::LaunchValues;
+use crate::annotation::ExtentEnv;
 use crate::layout::Shape;
 use crate::registry::{key, ArgValue, KernelInfo};
 use opencl_sys::*;
@@ -55,7 +55,8 @@ pub unsafe fn launch(
                 );
             }
             let written = super::cost::model::Variant::Written.form();
-            crate::stats::decision(&k.facts.name, written, "its copies are still being built");
+            let why = super::cost::Reason::Static("its copies are still being built");
+            crate::stats::decision(&k.facts.name, written, &why);
             crate::guard("cost model", || counted_while_building(&k));
             None
         }
@@ -239,7 +240,8 @@ fn needs(
         };
         let size = buffer.facts.size as u64;
         let capacity = size / p.struct_bytes;
-        let values = launch_values(plan.expect("a parameter comes from a plan"), &args, dims, capacity);
+        let plan = plan.expect("a parameter comes from a plan");
+        let values = LaunchEnv { plan, args: &args, dims, auto_count: capacity };
         let m = match p.extent.eval(&values) {
             Ok(m) => m,
             Err(e) if !p.must => {
@@ -298,19 +300,30 @@ fn as_written_once(info: &KernelInfo, why: &str) {
     );
 }
 
-fn launch_values(plan: &KernelPlan, args: &[Option<ArgValue>], dims: &Dims, auto_count: u64) -> LaunchValues {
-    let mut v = LaunchValues {
-        global: dims.global.clone(),
-        local: dims.local.clone(),
-        auto_count: Some(auto_count),
-        ..Default::default()
-    };
-    for a in &plan.scalars {
-        if let Some(Some(ArgValue::Bytes(b))) = args.get(a.arg_index as usize) {
-            if let Ok(x) = a.int_type.decode(b) {
-                v.args.insert(a.name.clone(), x);
-            }
+/// What a rewritten kernel's extents read at this launch, read where it lies: the launch's
+/// work sizes and the kernel's arguments, nothing copied.
+struct LaunchEnv<'a> {
+    plan: &'a KernelPlan,
+    args: &'a [Option<ArgValue>],
+    dims: &'a Dims,
+    auto_count: u64,
+}
+
+impl ExtentEnv for LaunchEnv<'_> {
+    fn global_size(&self, dim: u32) -> Option<u64> {
+        self.dims.global.get(dim as usize).copied()
+    }
+    fn local_size(&self, dim: u32) -> Option<u64> {
+        self.dims.local.as_ref()?.get(dim as usize).copied()
+    }
+    fn arg(&self, name: &str) -> Option<u64> {
+        let a = self.plan.scalars.iter().find(|a| a.name == name)?;
+        match self.args.get(a.arg_index as usize) {
+            Some(Some(ArgValue::Bytes(b))) => a.int_type.decode(b).ok(),
+            _ => None,
         }
     }
-    v
+    fn auto_count(&self) -> Option<u64> {
+        Some(self.auto_count)
+    }
 }

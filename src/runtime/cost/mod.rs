@@ -16,7 +16,7 @@ pub mod tune;
 
 pub use buffer::{BufferCost, Reuse};
 pub use kernel::KernelModel;
-pub use model::{Decision, Times, Variant};
+pub use model::{Decision, Reason, Times, Variant};
 pub use size::SizeClass;
 
 use super::state::{Current, DeviceLayout};
@@ -206,7 +206,7 @@ mod tests {
         // Nothing measured anywhere: the first launch measures.
         let d = decide_at(&mut KernelModel::default(), large);
         assert_eq!((d.variant, d.measure), (Variant::Written, true));
-        assert_eq!(d.reason, "first launch: measuring the kernel as written");
+        assert_eq!(d.reason.to_string(), "first launch: measuring the kernel as written");
         // ASTA measured twice as fast at the small size: converting pays there at once...
         let mut model = KernelModel::default();
         for _ in 0..2 {
@@ -218,7 +218,11 @@ mod tests {
         // ...and decides nothing at the large size, which is measured first.
         let d = decide_at(&mut model, large);
         assert_eq!((d.variant, d.measure), (Variant::Written, true), "{}", d.reason);
-        assert!(d.reason.starts_with("first launch at this size (2^18 work-items, 2^23 bytes)"), "{}", d.reason);
+        assert!(
+            d.reason.to_string().starts_with("first launch at this size (2^18 work-items, 2^23 bytes)"),
+            "{}",
+            d.reason
+        );
         // Measured slower in ASTA at the large size, it stays in host layout there.
         for _ in 0..2 {
             model.times.record(large, Variant::Written, 2.0);
@@ -226,7 +230,7 @@ mod tests {
         }
         let d = decide_at(&mut model, large);
         assert_eq!((d.variant, d.measure), (Variant::Written, false), "{}", d.reason);
-        assert!(d.reason.contains("no faster"), "{}", d.reason);
+        assert!(d.reason.to_string().contains("no faster"), "{}", d.reason);
         assert_eq!(decide_at(&mut model, small).variant, Variant::Asta);
     }
 }

@@ -19,6 +19,7 @@
 
 use super::size::SizeClass;
 use crate::config::Policy;
+use crate::stats::ReasonKey;
 use serde::{Deserialize, Serialize};
 
 /// Of the time the launches on a buffer would have taken without clayout, how much a
@@ -172,15 +173,172 @@ pub struct Decision {
     pub variant: Variant,
     /// Time this launch, for the model.
     pub measure: bool,
-    pub reason: String,
+    pub reason: Reason,
 }
 
-fn run(variant: Variant, reason: impl Into<String>) -> Decision {
-    Decision { variant, measure: false, reason: reason.into() }
+fn run(variant: Variant, reason: Reason) -> Decision {
+    Decision { variant, measure: false, reason }
 }
 
-fn measure(variant: Variant, reason: impl Into<String>) -> Decision {
-    Decision { variant, measure: true, reason: reason.into() }
+fn measure(variant: Variant, reason: Reason) -> Decision {
+    Decision { variant, measure: true, reason }
+}
+
+/// Why the model chose a form. Every launch has one and few are ever read (the statistics keep
+/// the first of each kind, the debug log those of changes), so it is kept as its figures and
+/// written out only when shown. With the other allocations taken out of a launch's path, that
+/// took about 1 us off each launch of clayout's (docs/results.md, "A launch on a cold CPU").
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reason {
+    Static(&'static str),
+    /// Made outside the model, where it is rare.
+    Text(String),
+    Measuring {
+        why: &'static str,
+        what: &'static str,
+    },
+    HostFaster {
+        why: &'static str,
+        v: Variant,
+        ns: f64,
+    },
+    SlowerBack {
+        asta: f64,
+        host: f64,
+        v: Variant,
+    },
+    SlowerStay {
+        asta: f64,
+        host: f64,
+        gained_ns: f64,
+    },
+    FirstAtSize(SizeClass),
+    SentBack(Variant),
+    CannotConvert(Variant),
+    NoFaster(Variant),
+    RepaysAtOnce {
+        convert_ns: f64,
+        gain_ns: f64,
+        measured: &'static str,
+    },
+    WithinBudget {
+        worst_ns: f64,
+        epoch_ns: f64,
+    },
+    Promised {
+        n: u32,
+        convert_ns: f64,
+        gain_ns: f64,
+        at: &'static str,
+    },
+    ToMeasure {
+        n: u32,
+        convert_ns: f64,
+    },
+    NotYet {
+        convert_ns: f64,
+        gain_ns: f64,
+        measured: &'static str,
+    },
+}
+
+impl crate::stats::Reasoned for Reason {
+    fn key(&self) -> ReasonKey {
+        let (kind, a, b) = match self {
+            Reason::Static(s) => (0, *s, ""),
+            Reason::Text(t) => {
+                let figure = |c: &char| c.is_ascii_digit() || *c == '.';
+                return ReasonKey::Text(t.chars().filter(|c| !figure(c)).collect());
+            }
+            Reason::Measuring { why, what } => (1, *why, *what),
+            Reason::HostFaster { why, v, .. } => (2, *why, v.name()),
+            Reason::SlowerBack { v, .. } => (3, v.name(), ""),
+            Reason::SlowerStay { .. } => (4, "", ""),
+            Reason::FirstAtSize(_) => (5, "", ""),
+            Reason::SentBack(v) => (6, v.name(), ""),
+            Reason::CannotConvert(v) => (7, v.name(), ""),
+            Reason::NoFaster(v) => (8, v.name(), ""),
+            Reason::RepaysAtOnce { measured, .. } => (9, *measured, ""),
+            Reason::WithinBudget { .. } => (10, "", ""),
+            Reason::Promised { at, .. } => (11, *at, ""),
+            Reason::ToMeasure { .. } => (12, "", ""),
+            Reason::NotYet { measured, .. } => (13, *measured, ""),
+        };
+        ReasonKey::Typed(kind, a, b)
+    }
+}
+
+impl From<&'static str> for Reason {
+    fn from(s: &'static str) -> Reason {
+        Reason::Static(s)
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reason::Static(s) => f.write_str(s),
+            Reason::Text(t) => f.write_str(t),
+            Reason::Measuring { why, what } => write!(f, "{why}: measuring {what}"),
+            Reason::HostFaster { why, v, ns } => {
+                write!(f, "{why}: {} is the faster host-layout form ({ns:.3} ns per structure)", v.name())
+            }
+            Reason::SlowerBack { asta, host, v } => write!(
+                f,
+                "ASTA copy measured slower ({asta:.3} against {host:.3} ns per structure {}): back to host layout",
+                v.name()
+            ),
+            Reason::SlowerStay { asta, host, gained_ns } => write!(
+                f,
+                "ASTA copy measured slower ({asta:.3} against {host:.3} ns per structure), but the launches in ASTA on these buffers have gained {} so far: they stay there",
+                ms(*gained_ns)
+            ),
+            Reason::FirstAtSize(class) => write!(
+                f,
+                "first launch at this size ({class}): measuring the kernel as written (times measured at other sizes do not hold here)"
+            ),
+            Reason::SentBack(v) => write!(
+                f,
+                "another launch sent these buffers back to host layout since the host last saw them: they stay there; {} is the faster host-layout form",
+                v.name()
+            ),
+            Reason::CannotConvert(v) => {
+                write!(f, "the buffers cannot be converted; {} is the faster host-layout form", v.name())
+            }
+            Reason::NoFaster(v) => write!(f, "ASTA copy measured no faster than {}", v.name()),
+            Reason::RepaysAtOnce { convert_ns, gain_ns, measured } => write!(
+                f,
+                "converting: one launch repays the conversion ({} against a gain of {} per launch, {measured})",
+                ms(*convert_ns),
+                ms(*gain_ns)
+            ),
+            Reason::WithinBudget { worst_ns, epoch_ns } => write!(
+                f,
+                "converting: the worst case ({} lost if the host reads right after) is within {:.0}% of the {} the launches so far took as written",
+                ms(*worst_ns),
+                LOSS_BUDGET * 100.0,
+                ms(*epoch_ns)
+            ),
+            Reason::Promised { n, convert_ns, gain_ns, at } => write!(
+                f,
+                "converting: every earlier run that got this far on these buffers had at least {n} launches left here, which repay the conversion ({} against a gain of {} per launch, {at})",
+                ms(*convert_ns),
+                ms(*gain_ns)
+            ),
+            Reason::ToMeasure { n, convert_ns } => write!(
+                f,
+                "converting to measure the ASTA copy: every earlier run that got this far on these buffers had at least {n} launches left here, and the launches so far took longer as written than the conversion ({})",
+                ms(*convert_ns)
+            ),
+            Reason::NotYet { convert_ns, gain_ns, measured } => write!(
+                f,
+                "not converting yet: the conversion ({}) would need {:.1} launches to repay, gain {} per launch ({measured})",
+                ms(*convert_ns),
+                convert_ns / gain_ns,
+                ms(*gain_ns)
+            ),
+        }
+    }
 }
 
 fn ms(ns: f64) -> String {
@@ -198,93 +356,85 @@ fn host_best(l: &Launch) -> Option<(Variant, f64)> {
 
 pub fn decide(l: &Launch) -> Decision {
     match l.policy {
-        Policy::Always if l.asta_ok => run(Variant::Asta, "policy always"),
-        Policy::Always => run(Variant::Written, "policy always, but the buffers cannot be converted"),
+        Policy::Always if l.asta_ok => run(Variant::Asta, "policy always".into()),
+        Policy::Always => run(Variant::Written, "policy always, but the buffers cannot be converted".into()),
         Policy::Never => host_only(l, "policy never"),
         Policy::Auto => auto(l),
     }
 }
 
 /// The host-layout forms only: the staged copy once measured faster than the kernel as written.
-fn host_only(l: &Launch, why: &str) -> Decision {
+fn host_only(l: &Launch, why: &'static str) -> Decision {
     if !l.staged_ok {
-        return run(Variant::Written, why);
+        return run(Variant::Written, Reason::Static(why));
     }
     if l.times.unsettled(Variant::Written) {
-        return measure(Variant::Written, format!("{why}: measuring the kernel as written"));
+        return measure(Variant::Written, Reason::Measuring { why, what: "the kernel as written" });
     }
     if l.times.unsettled(Variant::Staged) {
-        return measure(Variant::Staged, format!("{why}: measuring the staged copy"));
+        return measure(Variant::Staged, Reason::Measuring { why, what: "the staged copy" });
     }
     let (v, t) = host_best(l).expect("both measured");
-    run(v, format!("{why}: {} is the faster host-layout form ({:.3} ns per structure)", v.name(), t))
+    run(v, Reason::HostFaster { why, v, ns: t })
 }
 
 fn auto(l: &Launch) -> Decision {
     if !l.staged_ok && !l.asta_ok {
-        return run(Variant::Written, "neither copy can run this launch");
+        return run(Variant::Written, "neither copy can run this launch".into());
     }
     if l.in_asta {
         // The conversion is paid; only a measured loss sends the buffers back, and only while
         // the kernels sharing them have not gained more in ASTA than this one loses there (the
         // way back costs a conversion, and the others would lose their gain).
         if l.times.unsettled(Variant::Asta) {
-            return measure(Variant::Asta, "buffers already in ASTA: measuring the ASTA copy");
+            return measure(Variant::Asta, "buffers already in ASTA: measuring the ASTA copy".into());
         }
         return match (l.times.asta, host_best(l)) {
             (Some(a), Some((v, h))) if a > h && l.asta_balance_ns <= 0.0 => {
-                run(v, format!("ASTA copy measured slower ({a:.3} against {h:.3} ns per structure {}): back to host layout", v.name()))
+                run(v, Reason::SlowerBack { asta: a, host: h, v })
             }
-            (Some(a), Some((_, h))) if a > h => run(
-                Variant::Asta,
-                format!("ASTA copy measured slower ({a:.3} against {h:.3} ns per structure), but the launches in ASTA on these buffers have gained {} so far: they stay there", ms(l.asta_balance_ns)),
-            ),
+            (Some(a), Some((_, h))) if a > h => {
+                run(Variant::Asta, Reason::SlowerStay { asta: a, host: h, gained_ns: l.asta_balance_ns })
+            }
             _ if l.times.timed[Variant::Asta as usize] < TILE_TIMED => {
-                measure(Variant::Asta, "buffers already in ASTA: timing the ASTA copy for the choice of tile")
+                measure(Variant::Asta, "buffers already in ASTA: timing the ASTA copy for the choice of tile".into())
             }
-            _ => run(Variant::Asta, "buffers already in ASTA"),
+            _ => run(Variant::Asta, "buffers already in ASTA".into()),
         };
     }
     if l.times.unsettled(Variant::Written) {
         return measure(
             Variant::Written,
             match (l.times.written, l.other_sizes) {
-                (None, false) => "first launch: measuring the kernel as written".to_string(),
-                (None, true) => format!(
-                    "first launch at this size ({}): measuring the kernel as written (times measured at other sizes do not hold here)",
-                    l.class
-                ),
-                (Some(_), _) => "measuring the kernel as written again".to_string(),
+                (None, false) => "first launch: measuring the kernel as written".into(),
+                (None, true) => Reason::FirstAtSize(l.class),
+                (Some(_), _) => "measuring the kernel as written again".into(),
             },
         );
     }
     if l.staged_ok && l.times.unsettled(Variant::Staged) {
-        return measure(Variant::Staged, "measuring the staged copy");
+        return measure(Variant::Staged, "measuring the staged copy".into());
     }
     let (hv, h) = host_best(l).expect("the kernel as written is measured");
     if l.sent_back {
-        return run(hv, format!("another launch sent these buffers back to host layout since the host last saw them: they stay there; {} is the faster host-layout form", hv.name()));
+        return run(hv, Reason::SentBack(hv));
     }
     if !l.asta_ok {
-        return run(hv, format!("the buffers cannot be converted; {} is the faster host-layout form", hv.name()));
+        return run(hv, Reason::CannotConvert(hv));
     }
     // Until the ASTA copy is measured, the most it can gain is all of the host form's time.
     let gain = (h - l.times.asta.unwrap_or(0.0)) * l.m;
     if gain <= 0.0 {
-        return run(hv, format!("ASTA copy measured no faster than {}", hv.name()));
+        return run(hv, Reason::NoFaster(hv));
     }
     let worst = l.convert_ns - gain;
     let budget = LOSS_BUDGET * l.epoch_written_ns;
     let measured = if l.times.asta.is_some() { "measured" } else { "at most, ASTA not yet measured" };
     if worst <= budget {
         let why = if worst <= 0.0 {
-            format!(
-                "converting: one launch repays the conversion ({} against a gain of {} per launch, {measured})",
-                ms(l.convert_ns),
-                ms(gain)
-            )
+            Reason::RepaysAtOnce { convert_ns: l.convert_ns, gain_ns: gain, measured }
         } else {
-            format!("converting: the worst case ({} lost if the host reads right after) is within {:.0}% of the {} the launches so far took as written", ms(worst), LOSS_BUDGET * 100.0, ms(l.epoch_written_ns))
+            Reason::WithinBudget { worst_ns: worst, epoch_ns: l.epoch_written_ns }
         };
         return Decision { variant: Variant::Asta, measure: l.times.asta.is_none(), reason: why };
     }
@@ -305,11 +455,7 @@ fn auto(l: &Launch) -> Decision {
             return Decision {
                 variant: Variant::Asta,
                 measure: l.times.asta.is_none(),
-                reason: format!(
-                    "converting: every earlier run that got this far on these buffers had at least {n} launches left here, which repay the conversion ({} against a gain of {} per launch, {at})",
-                    ms(l.convert_ns),
-                    ms(gain)
-                ),
+                reason: Reason::Promised { n, convert_ns: l.convert_ns, gain_ns: gain, at },
             };
         }
     }
@@ -321,21 +467,33 @@ fn auto(l: &Launch) -> Decision {
     // 50) never measured the copy and never converted, however often it ran.
     if let (None, Some(n)) = (estimate, l.promised) {
         if f64::from(n) * h * l.m >= l.convert_ns && l.convert_ns <= l.epoch_written_ns {
-            return measure(
-                Variant::Asta,
-                format!(
-                    "converting to measure the ASTA copy: every earlier run that got this far on these buffers had at least {n} launches left here, and the launches so far took longer as written than the conversion ({})",
-                    ms(l.convert_ns)
-                ),
-            );
+            return measure(Variant::Asta, Reason::ToMeasure { n, convert_ns: l.convert_ns });
         }
     }
-    run(hv, format!("not converting yet: the conversion ({}) would need {:.1} launches to repay, gain {} per launch ({measured})", ms(l.convert_ns), l.convert_ns / gain, ms(gain)))
+    run(hv, Reason::NotYet { convert_ns: l.convert_ns, gain_ns: gain, measured })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::Reasoned;
+
+    #[test]
+    fn reasons_differing_only_in_their_figures_share_a_key() {
+        let a = Reason::NotYet { convert_ns: 1e6, gain_ns: 2e5, measured: "measured" };
+        let b = Reason::NotYet { convert_ns: 3e6, gain_ns: 1e5, measured: "measured" };
+        let c = Reason::NotYet { convert_ns: 1e6, gain_ns: 2e5, measured: "at most, ASTA not yet measured" };
+        assert_eq!(a.key(), b.key());
+        assert_ne!(a.key(), c.key(), "other words");
+        assert_ne!(Reason::NoFaster(Variant::Written).key(), Reason::NoFaster(Variant::Staged).key());
+        assert_ne!(Reason::SentBack(Variant::Written).key(), Reason::NoFaster(Variant::Written).key());
+        assert_eq!(
+            a.to_string(),
+            "not converting yet: the conversion (1.000 ms) would need 5.0 launches to repay, gain 0.200 ms per launch (measured)"
+        );
+        assert_eq!(Reason::Text("x 1.5 y".into()).key(), Reason::Text("x 22.25 y".into()).key());
+        assert_ne!(Reason::Text("x 1.5 y".into()).key(), Reason::Text("x 1.5 z".into()).key());
+    }
 
     fn launch(times: Times) -> Launch {
         Launch {
@@ -426,12 +584,12 @@ mod tests {
         // launch 3, the shortest epoch that got this far (8) leaves 6 launches: it repays.
         assert_eq!(first(&h), Some(3));
         let d = bet(3, &h);
-        assert!(d.reason.contains("had at least 6 launches left here"), "{}", d.reason);
+        assert!(d.reason.to_string().contains("had at least 6 launches left here"), "{}", d.reason);
         assert!(!d.measure);
         // No history, or none that got this far: the worst-case rule alone.
         for history in [&[][..], &[1, 2][..]] {
             assert_eq!(first(history), Some(9), "{history:?}");
-            assert!(bet(9, history).reason.contains("within 2%"), "{}", bet(9, history).reason);
+            assert!(bet(9, history).reason.to_string().contains("within 2%"), "{}", bet(9, history).reason);
         }
         // Epochs that end two launches after this one do not repay 2.7 launches' gain.
         assert_eq!(bet(3, &[4, 4, 1000]).variant, Variant::Written);
@@ -473,7 +631,7 @@ mod tests {
         assert_eq!(at(&mut l, 2).variant, Variant::Written, "0.90 ms so far, less than the conversion");
         let d = at(&mut l, 3);
         assert_eq!((d.variant, d.measure), (Variant::Asta, true), "{}", d.reason);
-        assert!(d.reason.starts_with("converting to measure the ASTA copy"), "{}", d.reason);
+        assert!(d.reason.to_string().starts_with("converting to measure the ASTA copy"), "{}", d.reason);
         // Without history, or with a history too short for even the best case: no bet.
         l.promised = None;
         assert_eq!(decide(&l).variant, Variant::Written);
@@ -491,7 +649,7 @@ mod tests {
         l.asta_elsewhere = Some(0.5);
         let d = decide(&l);
         assert_eq!((d.variant, d.measure), (Variant::Asta, true), "{}", d.reason);
-        assert!(d.reason.ends_with("measured at another tile)"), "{}", d.reason);
+        assert!(d.reason.to_string().ends_with("measured at another tile)"), "{}", d.reason);
         l.asta_elsewhere = Some(1.1);
         assert_eq!(decide(&l).variant, Variant::Written, "slower than as written at the other tile");
     }
@@ -501,16 +659,16 @@ mod tests {
         let mut l = launch(t(Some(1.0), None, Some(0.5)));
         l.in_asta = true;
         let why = "buffers already in ASTA: timing the ASTA copy for the choice of tile";
-        assert_eq!(decide(&l), measure(Variant::Asta, why));
+        assert_eq!(decide(&l), measure(Variant::Asta, why.into()));
         l.times.timed[2] = TILE_TIMED;
-        assert_eq!(decide(&l), run(Variant::Asta, "buffers already in ASTA"));
+        assert_eq!(decide(&l), run(Variant::Asta, "buffers already in ASTA".into()));
     }
 
     #[test]
     fn slower_asta_goes_back_to_host_layout() {
         let mut l = launch(t(Some(1.0), None, None));
         l.in_asta = true;
-        assert_eq!(decide(&l), measure(Variant::Asta, "buffers already in ASTA: measuring the ASTA copy"));
+        assert_eq!(decide(&l), measure(Variant::Asta, "buffers already in ASTA: measuring the ASTA copy".into()));
         l.times = t(Some(1.0), None, Some(1.2));
         assert_eq!(decide(&l).variant, Variant::Written);
         l.in_asta = false;

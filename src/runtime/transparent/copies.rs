@@ -54,7 +54,7 @@ pub fn with_args<'a>(
     plan: &TransparentPlan,
     name: &str,
     full: bool,
-) -> Result<(&'a PrivateKernel, Vec<Option<ArgValue>>), String> {
+) -> Result<(&'a PrivateKernel, crate::registry::Args), String> {
     let private = cell.get_or_init(|| create(info, plan, name, full)).as_ref().map_err(|e| e.clone())?;
     let args = info.args.lock().clone();
     if args.iter().any(Option::is_none) {

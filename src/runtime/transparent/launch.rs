@@ -4,7 +4,7 @@
 
 use super::super::access::{self, BufferNeed};
 use super::super::convert::stays_host;
-use super::super::cost::{self, measure, BufferView, Decision, Offer, SizeClass, Variant};
+use super::super::cost::{self, measure, BufferView, Decision, Offer, Reason, SizeClass, Variant};
 use super::super::dims::{Dims, Enqueue};
 use super::super::state::{Current, Need};
 use super::copies::{self, Extra, KernelCopies};
@@ -41,7 +41,8 @@ pub fn launch(
     let rounding = crate::guard("transparent launch", || rounding_risk(plan, needs))
         .unwrap_or_else(|| Some("internal error while checking the copy's floating-point rounding".into()));
     let policy = crate::config::get().policy;
-    let written = |reason: String| (Decision { variant: Variant::Written, measure: false, reason }, false);
+    let written =
+        |reason: String| (Decision { variant: Variant::Written, measure: false, reason: Reason::Text(reason) }, false);
     let (decision, in_host) = match &rounding {
         // Nothing to measure under `always`: the kernel as written, on host-layout buffers.
         Some(why) if policy == crate::config::Policy::Always => written(format!("policy always, but {why}")),
@@ -128,7 +129,7 @@ pub fn launch(
             let reason = if policy == crate::config::Policy::Always {
                 decision.reason.clone()
             } else {
-                format!("{}; no ASTA copy: {why}", decision.reason)
+                Reason::Text(format!("{}; no ASTA copy: {why}", decision.reason))
             };
             crate::stats::decision(&info.name, ran.form(), &reason);
         }
