@@ -460,6 +460,19 @@ fn a_launch_the_application_waits_for_is_timed_by_its_wait() {
         .map(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned())
         .collect();
     assert!(times.contains(r#""written":"#) && !times.contains(r#""written":null"#), "{times}");
+
+    // Kept for a wait that never comes: the application releases everything instead (the kept
+    // event is let go with the context: `context::releasing`), and the run ends as the plain
+    // run does.
+    let json = scratch("policy-app-wait-unwaited").join("stats.json");
+    let cmd = annotated(seq("unwaited").shimmed(), "auto", fresh_dir("policy-app-wait-unwaited").as_os_str())
+        .env("CLAYOUT_BUILD_AFTER", "wait")
+        .env("CLAYOUT_LOG", "debug");
+    let (out, stats) = with_stats(cmd, &json);
+    assert_same(&run(&seq("unwaited"), TIMEOUT), &out);
+    assert!(out.stderr.contains("a launch timed by the application's own clFinish"), "{}", out.show("unwaited"));
+    assert_eq!(stats["contexts_released"].as_u64(), Some(1), "{stats:#}");
+    assert_eq!(stats["contexts_left_referenced"].as_u64(), Some(0), "{}", out.show("unwaited"));
 }
 
 /// Under `auto` the copies' tile follows what the program's own kernels measured in ASTA: once

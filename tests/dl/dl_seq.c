@@ -169,6 +169,14 @@ int main(int argc, char **argv)
         CHECK(clFinish(q));
         read_show("after 5 launches", b, h, bytes);
         clReleaseMemObject(b);
+    } else if (!strcmp(mode, "unwaited")) {
+        /* A launch after a clFinish, then everything released without another wait. */
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE, bytes, NULL);
+        CHECK(clEnqueueWriteBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        CHECK(clFinish(q));
+        step(q, k, b, 0, NULL, NULL);
+        clReleaseMemObject(b);
+        printf("released unwaited\n");
     } else if (!strcmp(mode, "map")) {
         cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
         for (int i = 0; i < 3; i++)

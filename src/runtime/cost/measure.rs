@@ -119,12 +119,14 @@ pub fn by_event(queue: cl_command_queue, event: cl_event, record: Record) -> boo
 
 /// References kept on the application's event `event` (for its reference count).
 pub fn holds(event: cl_event) -> usize {
-    PENDING.lock().iter().filter(|p| p.event.raw() == event).count()
+    let waiting = APP_WAIT.lock().as_ref().is_some_and(|w| w.event.raw() == event);
+    PENDING.lock().iter().filter(|p| p.event.raw() == event).count() + usize::from(waiting)
 }
 
 /// Records the times of the profiled launches that have completed since the last call. Called
 /// with no lock held (the records take the kernels' models).
 pub fn harvest() {
+    settle_stale();
     let done: Vec<Pending> = {
         let mut pending = PENDING.lock();
         if pending.is_empty() {
@@ -207,6 +209,15 @@ pub fn after_app_wait(queue: cl_command_queue, event: cl_event, started: Instant
     }
     *slot = Some(AppWait { queue: queue as usize, event, started, kept: Instant::now(), enqueued: enqueued(), record });
     true
+}
+
+/// A context is going: a launch still kept for the application's wait gets no time (its event
+/// would hold the context).
+pub fn forget_app_wait() {
+    let kept = APP_WAIT.lock().take();
+    if let Some(w) = kept {
+        (w.record)(None);
+    }
 }
 
 /// A launch kept for the application's wait, when something else was enqueued since: it gets
