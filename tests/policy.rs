@@ -139,15 +139,9 @@ fn auto_remembers_kernel_times_across_runs() {
     }
     assert!(r.iter().all(|r| !r.contains("measuring")), "the third run measured again: {r:?}");
     // Damage every times record: ignored, logged, measured again, same results.
-    let mut damaged = 0;
-    for e in std::fs::read_dir(&dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.file_name().unwrap().to_string_lossy().starts_with("times-") {
-            damage(&p);
-            damaged += 1;
-        }
-    }
-    assert!(damaged >= 1, "no times record in {}", dir.display());
+    let times = record_files(&dir, "times");
+    times.iter().for_each(|p| damage(p));
+    assert!(!times.is_empty(), "no times record in {}", dir.display());
     let (third, stats) = under("auto", "launches", cache);
     assert_same(&base, &third);
     assert!(
@@ -182,11 +176,7 @@ fn what_auto_learnt_survives_a_new_tile() {
     let r = reasons(&stats, "advance");
     assert!(!r.iter().any(|r| r.contains("as written") && r.contains("measuring")), "{r:?}");
     assert!(!r.iter().any(|r| r.contains("measuring the staged copy")), "{r:?}");
-    let times: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("times-"))
-        .collect();
-    assert_eq!(times.len(), 1, "one times record for both tiles");
+    assert_eq!(record_files(&dir, "times").len(), 1, "one times record for both tiles");
 }
 
 /// What becomes of converted buffers is learnt per kernel argument and kept in the cache: gather
@@ -210,11 +200,7 @@ fn what_becomes_of_converted_buffers_is_remembered() {
     };
     assert!(saw(&lines, "brought back to host layout", 0), "{}", first.show("first"));
     assert!(saw(&lines, "released still converted", 1), "{}", first.show("first"));
-    let records: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("habits-"))
-        .collect();
+    let records = record_files(&dir, "habits");
     assert_eq!(records.len(), 1, "one record for gather in {}", dir.display());
     // Nothing new the second time: nothing written, nothing logged.
     let before = std::fs::read(&records[0]).unwrap();
@@ -354,15 +340,9 @@ fn a_quick_build_loads_the_cached_copies_inside_the_call() {
     // The copies cached, the conversion kernels not: the load inside the build gives up, and the
     // build after it compiles them (a miss of that load was once kept as a failed build, and
     // `always` then ran every launch as written).
-    let mut removed = 0;
-    for e in std::fs::read_dir(&cache).unwrap() {
-        let p = e.unwrap().path();
-        if p.file_name().unwrap().to_string_lossy().starts_with("conv-") {
-            std::fs::remove_file(&p).unwrap();
-            removed += 1;
-        }
-    }
-    assert!(removed >= 1, "no conversion program in {}", cache.display());
+    let conv = record_files(&cache, "conv");
+    conv.iter().for_each(|p| std::fs::remove_file(p).unwrap());
+    assert!(!conv.is_empty(), "no conversion program in {}", cache.display());
     let json = scratch("quick-build").join("no-conv.json");
     let out = run(&cmd_under("always", "auto", &json), TIMEOUT);
     assert_same(&base, &out);
@@ -384,20 +364,33 @@ fn epoch_lengths_are_learnt_under_every_policy() {
         let cmd = annotated(seq("gatherread").shimmed(), policy, dir.as_os_str()).env("CLAYOUT_BUILD_AFTER", "wait");
         let out = run(&cmd, TIMEOUT);
         assert_same(&base, &out);
-        let records = lengths_records(&dir);
+        let records = payloads(&dir, "lengths");
         assert_eq!(records.len(), 1, "{policy}: one record for gather in {}", dir.display());
         let epochs = serde_json::json!([vec![3; runs], vec![3; runs]]);
         assert_eq!(records[0]["args"], epochs, "{policy}: {}", out.show(policy));
     }
 }
 
-/// The `lengths` records in a cache directory, their payloads parsed.
-fn lengths_records(dir: &std::path::Path) -> Vec<serde_json::Value> {
+/// The files of clayout's cache records of `kind` in `dir` (none when it does not exist).
+fn record_files(dir: &std::path::Path, kind: &str) -> Vec<std::path::PathBuf> {
+    let prefix = format!("{kind}-");
     std::fs::read_dir(dir)
         .map(|d| d.map(|e| e.unwrap().path()).collect::<Vec<_>>())
         .unwrap_or_default()
+        .into_iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&prefix))
+        .collect()
+}
+
+/// The text of every record of `kind` in `dir`, one after the other.
+fn record_text(dir: &std::path::Path, kind: &str) -> String {
+    record_files(dir, kind).iter().map(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned()).collect()
+}
+
+/// The records of `kind` in `dir`, their payloads (after the header line) parsed.
+fn payloads(dir: &std::path::Path, kind: &str) -> Vec<Value> {
+    record_files(dir, kind)
         .iter()
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("lengths-"))
         .map(|p| {
             let bytes = std::fs::read(p).unwrap();
             let nl = bytes.iter().position(|&b| b == b'\n').unwrap();
@@ -422,13 +415,13 @@ fn launches_while_the_copies_are_built_count_towards_the_epoch_lengths() {
     assert_same(&base, &out);
     assert_eq!(launches(&stats, "gather", "written"), 3, "{}", out.show("copies held back"));
     assert_eq!(launches(&stats, "gather", "asta") + launches(&stats, "gather", "staged"), 0, "{stats:#}");
-    let records = lengths_records(&dir);
+    let records = payloads(&dir, "lengths");
     assert_eq!(records.len(), 1, "{}", out.show("copies held back"));
     assert_eq!(records[0]["args"], serde_json::json!([[3], [3]]), "{}", out.show("copies held back"));
     let second = annotated(seq("gatherread").shimmed(), "auto", dir.as_os_str()).env("CLAYOUT_BUILD_AFTER", "wait");
     let out = run(&second, TIMEOUT);
     assert_same(&base, &out);
-    let records = lengths_records(&dir);
+    let records = payloads(&dir, "lengths");
     assert_eq!(records.len(), 1, "one record, the copies' key: {}", out.show("copies built"));
     assert_eq!(records[0]["args"], serde_json::json!([[3, 3], [3, 3]]), "{}", out.show("copies built"));
 }
@@ -453,12 +446,7 @@ fn a_launch_the_application_waits_for_is_timed_by_its_wait() {
         "{}",
         out.show("finished")
     );
-    let times: String = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("times-"))
-        .map(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned())
-        .collect();
+    let times = record_text(&dir, "times");
     assert!(times.contains(r#""written":"#) && !times.contains(r#""written":null"#), "{times}");
 
     // Kept for a wait that never comes: the application releases everything instead (the kept
@@ -488,14 +476,6 @@ fn auto_climbs_to_the_tile_its_kernels_measured_fastest() {
     let cache = dir.to_str().unwrap();
     let base = run(&seq("launches"), TIMEOUT);
     assert_ok(&base);
-    let record = |kind: &str| -> String {
-        std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{kind}-")))
-            .map(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned())
-            .collect()
-    };
     let mut tiles = Vec::new();
     for i in 0..12 {
         let json = scratch(&format!("policy-tiles-{i}")).join("stats.json");
@@ -515,8 +495,8 @@ fn auto_climbs_to_the_tile_its_kernels_measured_fastest() {
     order.dedup();
     assert_eq!(order, [32, 64, 128, 256, 128], "{tiles:?}");
     assert!(tiles.ends_with(&[128, 128, 128]), "{tiles:?}");
-    let times = record("times");
+    let times = record_text(&dir, "times");
     assert!(times.contains(r#""shelf":[["#), "the other tiles' times are kept: {times}");
-    let trials = record("tiles");
+    let trials = record_text(&dir, "tiles");
     assert!(trials.contains(r#""prebuilt":[64,128,256]"#), "{trials}");
 }
