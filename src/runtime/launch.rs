@@ -118,9 +118,9 @@ fn counted_while_building(k: &kernels::Kernel) {
     let Some(dl) = program.dl() else { return };
     let Some(rewrites) = &dl.rewrites else { return };
     let Some(rewritten) = rewrites.rewritten.kernels.get(&k.facts.name) else { return };
-    let options = program.facts.build_options.lock().clone().unwrap_or_default();
-    let Some(key) = rewrites.times_key_of(&options, &rewritten.private_name) else { return };
-    let key: std::sync::Arc<str> = key.into();
+    let options = program.facts.build_options.lock();
+    let Some(key) = rewrites.times_key_of(options.as_deref().unwrap_or(""), &rewritten.private_name) else { return };
+    drop(options);
     let mut indices: Vec<usize> = rewritten.indices.values().copied().collect();
     indices.sort_unstable();
     let handles: Vec<_> = {

@@ -50,6 +50,11 @@ impl Default for TimesByClass {
 }
 
 impl TimesByClass {
+    /// The record of the kernel whose times key is `key`, as clayout's disk cache holds it.
+    pub fn read(key: &str) -> Option<TimesByClass> {
+        crate::cache::disk::get_with("times", key, TimesByClass::parse)
+    }
+
     /// A record's payload, if it is of this format.
     pub fn parse(payload: &[u8]) -> Result<TimesByClass, String> {
         let t: TimesByClass = serde_json::from_slice(payload).map_err(|e| format!("the record does not parse: {e}"))?;
@@ -172,8 +177,13 @@ pub struct KernelModel {
 
 impl KernelModel {
     pub fn load(&mut self, key: &str, tile: u32) {
+        self.load_read(key, TimesByClass::read(key), tile);
+    }
+
+    /// `load`, with the times record (`TimesByClass::read`) already read.
+    pub fn load_read(&mut self, key: &str, read: Option<TimesByClass>, tile: u32) {
         let key: Arc<str> = key.into();
-        if let Some(t) = crate::cache::disk::get_with("times", &key, TimesByClass::parse) {
+        if let Some(t) = read {
             crate::log::debug(&format!("kernel {key}: times from the cache: {:?}", t.classes));
             self.times = t;
         }

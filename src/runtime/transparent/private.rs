@@ -10,6 +10,7 @@
 //! structure layout the compiler contradicts costs one log line. The price is a second compile
 //! of the program, paid right after the application's build.
 
+use super::super::cost::kernel::TimesByClass;
 use super::super::cost::tune::{self, Tuned};
 use super::super::worker::Ticket;
 use super::super::{probe, tile};
@@ -30,10 +31,10 @@ pub struct Rewrites {
     /// The private program of the latest build of the application's program, and that build's
     /// options.
     private: Mutex<Option<(String, Private)>>,
-    /// The identity of the copies of the latest build asked for, and its options: known before
-    /// they are built, so that the launches that run as written meanwhile count towards how long
-    /// the program keeps its buffers (`times_key_of`).
-    identity: Mutex<Option<(String, Identity)>>,
+    /// The identity of the copies of the latest build asked for: known before they are built,
+    /// so that the launches that run as written meanwhile count towards how long the program
+    /// keeps its buffers (`times_key_of`).
+    identity: Mutex<Option<Identified>>,
 }
 
 /// The program holding the copies, built with the application's options and the tile macro.
@@ -94,11 +95,17 @@ impl Rewrites {
     }
 
     /// The key of the times of copy `private_name` (`PrivateProgram::times_key`) for a build with
-    /// `options`, once that build's copies are settled, built or not.
-    pub fn times_key_of(&self, options: &str, private_name: &str) -> Option<String> {
-        let id = self.identity.lock();
-        let (built_with, id) = id.as_ref()?;
-        (built_with == options).then(|| times_key(id.device as cl_device_id, private_name, id.source_hash))
+    /// `options`, once that build's copies are settled, built or not. Asked at every launch
+    /// while they are built, so each key is made once.
+    pub fn times_key_of(&self, options: &str, private_name: &str) -> Option<Arc<str>> {
+        let mut slot = self.identity.lock();
+        let known = slot.as_mut().filter(|k| k.options == options)?;
+        if let Some(key) = known.keys.get(private_name) {
+            return Some(key.clone());
+        }
+        let key: Arc<str> = times_key(known.id.device as cl_device_id, private_name, known.id.source_hash).into();
+        known.keys.insert(private_name.to_string(), key.clone());
+        Some(key)
     }
 
     /// The private program for a build of the application's program with `options`.
@@ -121,7 +128,7 @@ impl Rewrites {
 
     fn identify(&self, program: &ProgramInfo, options: &str, compiler_options: &str) -> Result<Identity, String> {
         let id = identity(&self.rewritten.source, &self.rewritten.kernels, program.context, compiler_options)?;
-        *self.identity.lock() = Some((options.to_string(), id.clone()));
+        *self.identity.lock() = Some(Identified { options: options.to_string(), id: id.clone(), keys: HashMap::new() });
         Ok(id)
     }
 
@@ -188,6 +195,14 @@ struct Identity {
     /// The options every build of the copies adds, the tile aside.
     rest: String,
     source_hash: u64,
+}
+
+/// The identity of the copies of a build with `options`, and the times keys made of it so far.
+#[derive(Debug)]
+struct Identified {
+    options: String,
+    id: Identity,
+    keys: HashMap<String, Arc<str>>,
 }
 
 fn identity(
@@ -267,9 +282,15 @@ fn build_private(
     // The text is preprocessed: the application's -D, -U and -I are spent, and the macros the
     // inserted code reads are given here, the tile among them.
     let (base, _) = tile::with_tile(user, Some(device), searched);
+    // The kernels' times records, where the choice of tile read them.
+    let mut read = HashMap::new();
     let tile = match ahead {
         Some(t) => t,
-        None if fixed.is_none() && auto => copies.measured_tile(base, started),
+        None if fixed.is_none() && auto => {
+            let (tile, records) = copies.measured_tile(base, started);
+            read = records;
+            tile
+        }
         None => base,
     };
     let options = format!("{compiler_options} -D CLAYOUT_TILE={tile}{rest}");
@@ -359,7 +380,9 @@ fn build_private(
     };
     // What earlier runs measured, read now rather than in the application's first launch.
     for (name, k) in kernels.iter().filter(|_| ahead.is_none()) {
-        k.model.lock().load(&private.times_key(&k.private_name), private.tile);
+        let key = private.times_key(&k.private_name);
+        let times = read.remove(&k.private_name).unwrap_or_else(|| TimesByClass::read(&key));
+        k.model.lock().load_read(&key, times, private.tile);
         crate::stats::copies_tile(name, tile);
     }
     Ok(private)
@@ -419,21 +442,23 @@ impl Copies<'_> {
     /// earlier runs (`cost::tiles`), `base` until they measured one, or the next tile to try
     /// once a run before this one built its copies ahead (this run then measures it). A tile
     /// to try whose copies are not built yet is built ahead on the worker, held back like the
-    /// tile search.
-    fn measured_tile(&self, base: u32, started: std::time::Instant) -> u32 {
-        use super::super::cost::{kernel::TimesByClass, tiles};
-        let records: Vec<TimesByClass> = self
+    /// tile search. With it, the kernels' times records it read, by copy name (None: none on
+    /// disk), for their models to load without reading them again.
+    fn measured_tile(&self, base: u32, started: std::time::Instant) -> (u32, HashMap<String, Option<TimesByClass>>) {
+        use super::super::cost::tiles;
+        let read: HashMap<String, Option<TimesByClass>> = self
             .kernels
             .values()
-            .filter_map(|k| {
+            .map(|k| {
                 let key = times_key(self.device, &k.private_name, self.source_hash);
-                crate::cache::disk::get_with("times", &key, TimesByClass::parse)
+                (k.private_name.clone(), TimesByClass::read(&key))
             })
             .collect();
+        let records: Vec<TimesByClass> = read.values().flatten().cloned().collect();
         let key = self.trials_key();
         let mut trials: tiles::Trials = crate::cache::disk::get_json("tiles", &key).unwrap_or_default();
         let choice = tiles::choose(base, &tune::candidates(self.device), &records, &trials);
-        let Some(next) = choice.next else { return choice.best };
+        let Some(next) = choice.next else { return (choice.best, read) };
         if trials.prebuilt.contains(&next) {
             if self.first_note(next, false) {
                 trials.note_try(next);
@@ -443,7 +468,7 @@ impl Copies<'_> {
                     choice.best
                 ));
             }
-            return next;
+            return (next, read);
         }
         if self.first_note(next, true) {
             // CLAYOUT_BUILD_AFTER=wait does everything at once, in the build that found it
@@ -456,7 +481,7 @@ impl Copies<'_> {
                 self.build_ahead_later(next, started.elapsed());
             }
         }
-        choice.best
+        (choice.best, read)
     }
 
     /// `build_ahead` on the worker, held back like the tile search.
