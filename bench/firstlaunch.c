@@ -21,7 +21,8 @@
  * enqueue to clFinish, then the enqueue call alone), then "faults A B": the page faults each
  * enqueue call took on the calling thread. FIRSTLAUNCH_COLD=n adds n launches, each after 0.1 s
  * asleep (the CPU's caches gone cold, as after a blocking transfer), and prints the median time
- * of their enqueue call (FIRSTLAUNCH_SPIN=us: busy that long after waking first).
+ * of their enqueue call (FIRSTLAUNCH_SPIN=us: busy that long after waking first;
+ * FIRSTLAUNCH_EVENT=1: each of these launches asks for an event, released after clFinish).
  * Diagnostic for docs/results.md. */
 #define _GNU_SOURCE
 #include <sys/resource.h>
@@ -132,10 +133,13 @@ int main(int argc, char **argv)
                 double until = sample_now_ms() + atof(getenv("FIRSTLAUNCH_SPIN")) / 1000.0;
                 while (sample_now_ms() < until) {}
             }
+            cl_event ev = NULL;
             double t0 = sample_now_ms();
-            CHECK(clEnqueueNDRangeKernel(s.queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+            CHECK(clEnqueueNDRangeKernel(s.queue, k, 1, NULL, &global, &local, 0, NULL,
+                                         getenv("FIRSTLAUNCH_EVENT") ? &ev : NULL));
             e[it] = sample_now_ms() - t0;
             CHECK(clFinish(s.queue));
+            if (ev) clReleaseEvent(ev);
         }
         for (int a = 1; a < cold; a++)
             for (int b = a; b > 0 && e[b - 1] > e[b]; b--) { double t = e[b]; e[b] = e[b - 1]; e[b - 1] = t; }

@@ -112,6 +112,30 @@ impl Setting for BuildAfter {
     }
 }
 
+/// Whether a read of a buffer in ASTA is converted back and read chunk by chunk, each chunk's
+/// transfer beside the next chunk's conversion: for host memory that is pinned (`Auto`), never
+/// (`Off`), or always in this many chunks (`Chunks`, for tests and measurements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChunkedReads {
+    Auto,
+    Off,
+    Chunks(u32),
+}
+
+impl Setting for ChunkedReads {
+    const KIND: &'static str = "auto, 0, 2 to 64";
+    fn parse(raw: &str) -> Result<Self, String> {
+        match raw.trim() {
+            "" | "auto" => Ok(ChunkedReads::Auto),
+            "0" | "off" => Ok(ChunkedReads::Off),
+            v => match v.parse::<u32>() {
+                Ok(n) if (2..=64).contains(&n) => Ok(ChunkedReads::Chunks(n)),
+                _ => Err("expected auto, 0 or a number of chunks from 2 to 64".into()),
+            },
+        }
+    }
+}
+
 /// A tile size: a power of two from 1 to 1024, or empty for the device's default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tile(pub Option<u32>);
@@ -230,11 +254,13 @@ config_table! {
     profile: bool = "CLAYOUT_PROFILE", default "0",
         "1 turns on profiling for the application's queues (hidden from the application's queries: its events answer as without clayout) so that the statistics include the device time of conversions and the cost model times launches from their events, later, instead of waiting for the queue before and after them (docs/cost-model.md). Off by default: on NVIDIA a launch that asks for an event, as clayout's ordering does, costs 6 us more on a queue that profiles.";
     fault: Option<String> = "CLAYOUT_FAULT", default "",
-        "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail: build (conversion kernels and the transparent mode's private program), scratch, enqueue (conversion kernels), conversion (the whole conversion), probe (structure probes), kernel (the rewritten kernel's creation, arguments and launch), marker (the markers ordering a conversion after other queues), wait (the wait of a blocking read, write or map), all. Two sites change a judgement instead of failing a call: driver-cache (the device counts as keeping a compile cache of its own, as NVIDIA's does: docs/cache.md) and quick-build (every application build counts as answered from its driver's cache: docs/cost-model.md).";
+        "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail: build (conversion kernels and the transparent mode's private program), scratch, enqueue (conversion kernels), conversion (the whole conversion), probe (structure probes), kernel (the rewritten kernel's creation, arguments and launch), marker (the markers ordering a conversion after other queues), chunk (every chunk's conversion but the first in a chunked read, and the device conversion of the rest that follows: the rest comes back on the host), wait (the wait of a blocking read, write or map), all. Two sites change a judgement instead of failing a call: driver-cache (the device counts as keeping a compile cache of its own, as NVIDIA's does: docs/cache.md) and quick-build (every application build counts as answered from its driver's cache: docs/cost-model.md).";
     policy: Policy = "CLAYOUT_POLICY", default "auto",
         "When the transparent mode converts buffers to ASTA for a rewritten kernel: always, never (rewritten kernels run as written, or staged through local memory), or auto (the cost model decides from measured kernel and conversion times, docs/cost-model.md). Kernels written for a device layout are converted under every policy.";
     fuse: bool = "CLAYOUT_FUSE", default "1",
         "0 turns off fused conversions: a launch of a rewritten kernel that runs on buffers converted to ASTA, on buffers still in host layout, then always converts them first. With 1, when the kernel has a staged copy and the launch covers the buffers in whole work-groups of whole tiles, the staged copy runs instead, reading the buffers as AoS and writing them back in ASTA: the launch converts them as it runs, with no conversion kernel (docs/cost-model.md).";
+    chunked_reads: ChunkedReads = "CLAYOUT_CHUNKED_READS", default "auto",
+        "How clEnqueueReadBuffer reads a buffer that is in ASTA (from AoS): auto converts it back and reads it in chunks, each chunk's transfer running beside the next chunk's conversion on a queue of clayout's, when the read's host memory is pinned (a mapped CL_MEM_ALLOC_HOST_PTR buffer) and 32 MiB or more are converted; 0 converts the whole buffer, then reads it; a number from 2 to 64 always reads in that many chunks, whatever the host memory. Transfers from pageable memory lose more by being split than the conversion costs (docs/results.md, \"Conversions beside transfers\").";
     build_after: BuildAfter = "CLAYOUT_BUILD_AFTER", default "auto",
         "Under CLAYOUT_POLICY=auto, when clayout starts building a program's rewritten copies (and, later, searching its tile): auto waits, after the application's build, as long as that build took, so that a run too short to repay the builds never pays for them (docs/cost-model.md); with auto (and under the other policies, whose first launch would otherwise wait for them), a build that its driver answered from its own cache (50 ms or less) loads what clayout's cache holds for the program inside that build call, so that the first launch finds the copies ready; a number of milliseconds fixes the wait (0: at once) and loads nothing inside the call. Launches before the copies are ready run as written. wait builds them at once and makes the first launch wait for them, as the other policies do, with the tile search and the copies of the next tile to try (for tests and benchmarks that want every launch decided by the cost model, and nothing of clayout's on the device beside the launches it times).";
     cache_dir: CacheDir = "CLAYOUT_CACHE_DIR", default "",

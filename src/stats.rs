@@ -16,6 +16,7 @@ static TO_HOST: AtomicU64 = AtomicU64::new(0);
 static MARSHAL_BYTES: AtomicU64 = AtomicU64::new(0);
 static MARSHAL_NS: AtomicU64 = AtomicU64::new(0);
 static FUSED: AtomicU64 = AtomicU64::new(0);
+static CHUNKED: AtomicU64 = AtomicU64::new(0);
 static REWRITTEN: AtomicU64 = AtomicU64::new(0);
 static REFUSED: AtomicU64 = AtomicU64::new(0);
 static LAUNCH_REWRITTEN: AtomicU64 = AtomicU64::new(0);
@@ -59,6 +60,11 @@ pub fn marshal(dir: Direction, bytes: u64, device_ns: u64) {
 /// stores in ASTA order): a conversion saved.
 pub fn fused() {
     FUSED.fetch_add(1, Relaxed);
+}
+
+/// A read of a buffer in a device layout that converted and read it chunk by chunk.
+pub fn chunked_read() {
+    CHUNKED.fetch_add(1, Relaxed);
 }
 
 /// Adds device time of a conversion measured after it completed.
@@ -255,6 +261,8 @@ pub struct Marshal {
     pub device_ns: u64,
     /// Buffers a launch converted to their device layout as it ran, instead of a conversion.
     pub fused: u64,
+    /// Reads that converted their buffer back chunk by chunk, beside the transfer.
+    pub chunked_reads: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -297,6 +305,7 @@ pub fn report() -> Report {
             bytes: MARSHAL_BYTES.load(Relaxed),
             device_ns: MARSHAL_NS.load(Relaxed),
             fused: FUSED.load(Relaxed),
+            chunked_reads: CHUNKED.load(Relaxed),
         },
         cache: cache_report(),
         fallbacks,
@@ -345,6 +354,9 @@ pub fn summary(r: &Report) -> String {
     );
     if m.fused > 0 {
         let _ = writeln!(s, "  conversions to device layout made by the launches themselves (fused): {}", m.fused);
+    }
+    if m.chunked_reads > 0 {
+        let _ = writeln!(s, "  reads converted back chunk by chunk, beside their transfer: {}", m.chunked_reads);
     }
     s.extend(cache_summary(&r.cache));
     let _ = writeln!(s, "  kernels rewritten: {}, refused: {}", r.rewritten_kernels, r.rewrite_refusals);

@@ -6,7 +6,7 @@ use crate::cl::api;
 use crate::registry::key;
 use crate::runtime::access::{blocking_host_access, host_access, Blocking, HostUse};
 use crate::runtime::dims::Dims;
-use crate::runtime::{buffers, convert, launch, order};
+use crate::runtime::{buffers, chunked, convert, launch, order, pinned};
 use libc::{c_void, size_t};
 use opencl_sys::*;
 
@@ -30,6 +30,12 @@ pub unsafe fn clEnqueueReadBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    let chunked = crate::guard("clEnqueueReadBuffer", || {
+        chunked::read(command_queue, buffer, blocking_read, offset, size, ptr, n, list, event)
+    });
+    if let Some(Some(r)) = chunked {
+        return r;
+    }
     let call = |n, l, b, ev| api().clEnqueueReadBuffer(command_queue, buffer, b, offset, size, ptr, n, l, ev);
     blocking_host_access(command_queue, &[(buffer, HostUse::Host)], n, list, status(blocking_read, event, call))
 }
@@ -254,7 +260,16 @@ pub unsafe fn clEnqueueMapBuffer(
     let call = |n, l, b, ev| {
         api().clEnqueueMapBuffer(command_queue, buffer, b, map_flags, offset, size, n, l, ev, errcode_ret)
     };
-    mapped(command_queue, buffer, blocking_map, n, list, event, errcode_ret, call)
+    let p = mapped(command_queue, buffer, blocking_map, n, list, event, errcode_ret, call);
+    if !p.is_null() {
+        // A map of a CL_MEM_ALLOC_HOST_PTR buffer is pinned memory, where a chunked read pays.
+        crate::guard("clEnqueueMapBuffer", || {
+            if let Some(b) = buffers::get(key(buffer)) {
+                pinned::mapped(b.facts.flags, p, size)
+            }
+        });
+    }
+    p
 }
 
 /// A map of a buffer or of an image made from one: its bytes in host layout, and the buffer
@@ -306,6 +321,7 @@ pub unsafe fn clEnqueueUnmapMemObject(
     let r = api().clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, n, list, event);
     if r == CL_SUCCESS {
         crate::guard("clEnqueueUnmapMemObject", || {
+            pinned::unmapped(mapped_ptr);
             if let Some(b) = buffers::get(key(memobj)) {
                 convert::unmapped(&b)
             }

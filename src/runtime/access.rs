@@ -393,7 +393,7 @@ pub unsafe fn blocking_host_access<
 
 /// Waits for a blocking command enqueued non-blocking with event `event` (`own`: clayout's
 /// reference, when the application asked for no event), and answers as the blocking call would.
-fn finish_blocking<R>(
+pub(super) fn finish_blocking<R>(
     queue: cl_command_queue,
     r: R,
     event: cl_event,

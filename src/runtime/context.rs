@@ -11,6 +11,7 @@ pub fn releasing(context: cl_context) {
     // has not started is not needed any more.
     super::worker::settle(Some(crate::registry::key(context)), std::time::Duration::from_secs(60));
     crate::marshal::release_context(context);
+    super::chunked::release_context(context);
     super::cost::measure::harvest();
     super::cost::measure::forget_app_wait();
     super::order::forget_finished();

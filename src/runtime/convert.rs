@@ -20,7 +20,7 @@ pub struct Failed {
 
 /// Drops the remembered last conversion once it has completed, so that commands stop waiting
 /// on it.
-fn last_pending(state: &mut BufferState) -> Option<cl_event> {
+pub(super) fn last_pending(state: &mut BufferState) -> Option<cl_event> {
     let ev = state.last_event.as_ref()?.raw();
     if event_status(ev) == Some(CL_COMPLETE) {
         state.last_event = None;
@@ -206,7 +206,7 @@ struct Watch {
 /// next command that locks the state applies it (`BufferState::settle`). The callback holds a
 /// reference to the event until the event completes: some implementations do not like a
 /// released event in the middle of a chain that fails.
-fn watch_failure(queue: cl_command_queue, buffer: &Arc<Buffer>, conversion: u64, ev: &Event) {
+pub(super) fn watch_failure(queue: cl_command_queue, buffer: &Arc<Buffer>, conversion: u64, ev: &Event) {
     extern "C" fn done(_ev: cl_event, status: cl_int, user: *mut c_void) {
         // SAFETY: `user` is the Box leaked below, handed to exactly one callback.
         let mut watch = unsafe { Box::from_raw(user as *mut Watch) };
@@ -281,12 +281,23 @@ fn run_step(queue: cl_command_queue, buffer: &Buffer, step: Step, wait: &[cl_eve
 /// The safe path when the device conversion cannot run: map the bytes, permute them on the
 /// host, unmap. Blocks until the map completes.
 pub fn host_permute(queue: cl_command_queue, buffer: &Buffer, step: Step, wait: &[cl_event]) -> Result<Event, String> {
+    host_permute_at(queue, buffer, 0, step, wait)
+}
+
+/// `host_permute` of the `step.shape` at byte `offset` of the buffer.
+pub fn host_permute_at(
+    queue: cl_command_queue,
+    buffer: &Buffer,
+    offset: usize,
+    step: Step,
+    wait: &[cl_event],
+) -> Result<Event, String> {
     if crate::config::get().strict {
         return Err("CLAYOUT_STRICT=1 forbids the host fallback".into());
     }
     let bytes = step.shape.bytes() as usize;
     let mut mapped =
-        cmd::map(queue, buffer.mem(), 0, bytes, wait).map_err(|e| format!("mapping the buffer failed ({e})"))?;
+        cmd::map(queue, buffer.mem(), offset, bytes, wait).map_err(|e| format!("mapping the buffer failed ({e})"))?;
     permute_host(mapped.bytes(), step.shape, step.from, step.to);
     let ev = cmd::unmap(queue, buffer.mem(), mapped, &[])
         .map_err(|e: cl::Error| format!("unmapping the buffer failed ({e})"))?;

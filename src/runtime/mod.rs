@@ -20,6 +20,7 @@
 
 pub mod access;
 pub mod buffers;
+pub mod chunked;
 pub mod context;
 pub mod convert;
 pub mod cost;
@@ -27,6 +28,7 @@ pub mod dims;
 pub mod kernels;
 pub mod launch;
 pub mod order;
+pub mod pinned;
 pub mod plan;
 pub mod probe;
 pub mod program;

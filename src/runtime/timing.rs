@@ -35,8 +35,14 @@ extern "C" fn on_complete(_ev: cl_event, status: cl_int, user: *mut c_void) {
 /// Keeps the events of one conversion (in order) until the last completes, and times it then
 /// if `queue` profiles. Returns the last event (a reference of the caller's own).
 pub fn hold(queue: cl_command_queue, events: Vec<Event>) -> Option<Event> {
-    let last = Event::retained_in(events.last()?.raw(), queue)?;
     let profiling = registry::get().queues.get(registry::key(queue)).is_some_and(|q| q.profiling);
+    hold_on(queue, events, profiling)
+}
+
+/// `hold` on a queue of clayout's own, which the registry does not know, or for commands that
+/// are not a conversion (`profiling` false: only kept): `profiling` says whether to time them.
+pub fn hold_on(queue: cl_command_queue, events: Vec<Event>, profiling: bool) -> Option<Event> {
+    let last = Event::retained_in(events.last()?.raw(), queue)?;
     let user = Box::into_raw(Box::new(Held { events, profiling })) as *mut c_void;
     if cmd::on_complete(last.raw(), on_complete, user).is_err() {
         // SAFETY: the callback was not registered, so the box is still ours; the links are
