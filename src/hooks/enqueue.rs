@@ -260,26 +260,19 @@ pub unsafe fn clEnqueueMapBuffer(
     let call = |n, l, b, ev| {
         api().clEnqueueMapBuffer(command_queue, buffer, b, map_flags, offset, size, n, l, ev, errcode_ret)
     };
-    let p = mapped(command_queue, buffer, blocking_map, n, list, event, errcode_ret, call);
-    if !p.is_null() {
-        // A map of a CL_MEM_ALLOC_HOST_PTR buffer is pinned memory, where a chunked read pays.
-        crate::guard("clEnqueueMapBuffer", || {
-            if let Some(b) = buffers::get(key(buffer)) {
-                pinned::mapped(b.facts.flags, p, size)
-            }
-        });
-    }
-    p
+    mapped(command_queue, buffer, size, blocking_map, n, list, event, errcode_ret, call)
 }
 
 /// A map of a buffer or of an image made from one: its bytes in host layout, and the buffer
 /// kept there until the map is undone (counted from before the enqueue). Even an invalidating
 /// map needs them there: implementations keep the old bytes wherever the host writes none
-/// before the unmap.
+/// before the unmap. `len`: the bytes a buffer's map covers (0 for an image), noted when the
+/// buffer's host memory is pinned, where a chunked read pays (runtime::pinned).
 #[allow(clippy::too_many_arguments)]
 unsafe fn mapped(
     command_queue: cl_command_queue,
     mem: cl_mem,
+    len: usize,
     blocking_map: cl_bool,
     n: cl_uint,
     list: *const cl_event,
@@ -304,8 +297,10 @@ unsafe fn mapped(
         list,
         Blocking { blocking: blocking_map, event, call, enqueued: |p: &*mut c_void| !p.is_null(), failed },
     );
-    if let (true, Some(b)) = (p.is_null(), &record) {
-        crate::guard("map", || convert::unmapped(b));
+    match (p.is_null(), &record) {
+        (true, Some(b)) => drop(crate::guard("map", || convert::unmapped(b))),
+        (false, Some(b)) => drop(crate::guard("map", || pinned::mapped(b.facts.flags, p, len))),
+        _ => {}
     }
     p
 }
@@ -664,5 +659,5 @@ pub unsafe fn clEnqueueMapImage(
             errcode_ret,
         )
     };
-    mapped(command_queue, image, blocking_map, n, list, event, errcode_ret, call)
+    mapped(command_queue, image, 0, blocking_map, n, list, event, errcode_ret, call)
 }

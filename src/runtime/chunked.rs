@@ -20,7 +20,7 @@ use super::buffers::{self, Buffer, BufferState};
 use super::convert::{host_permute_at, last_pending, watch_failure};
 use super::state::{Current, DeviceLayout, Step};
 use super::{order, pinned, timing};
-use crate::cl::{api, cmd, info, Event, Queue};
+use crate::cl::{api, cmd, Event, Queue};
 use crate::config::ChunkedReads;
 use crate::layout::{Layout, Shape};
 use crate::registry::key;
@@ -58,13 +58,15 @@ pub fn chunks(prefix: u64, group: u64, count: u64) -> Vec<(u64, u64)> {
     out
 }
 
-/// How many chunks a read of `converted` bytes into `size` bytes at `ptr` is split in, if any.
-fn chunk_count(converted: u64, ptr: *const c_void, size: usize) -> Option<u64> {
-    match crate::config::get().chunked_reads {
+/// How many chunks a read of `converted` bytes is split in under `mode`, if any (under `Auto`
+/// the caller has checked that the read's host memory is pinned).
+fn chunk_count(mode: ChunkedReads, converted: u64) -> Option<u64> {
+    match mode {
         ChunkedReads::Off => None,
         ChunkedReads::Chunks(n) => Some(n as u64),
-        ChunkedReads::Auto => (converted >= AUTO_MIN_BYTES && pinned::covers(ptr, size))
-            .then(|| (converted / AUTO_CHUNK_BYTES).clamp(2, AUTO_MAX_CHUNKS)),
+        ChunkedReads::Auto => {
+            (converted >= AUTO_MIN_BYTES).then(|| (converted / AUTO_CHUNK_BYTES).clamp(2, AUTO_MAX_CHUNKS))
+        }
     }
 }
 
@@ -112,7 +114,14 @@ pub unsafe fn read(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> Option<cl_int> {
-    if crate::config::get().chunked_reads == ChunkedReads::Off || offset != 0 || ptr.is_null() {
+    let mode = crate::config::get().chunked_reads;
+    // Most reads go to pageable memory: they are told apart before anything is looked up.
+    let wanted = match mode {
+        ChunkedReads::Off => false,
+        ChunkedReads::Chunks(_) => true,
+        ChunkedReads::Auto => pinned::covers(ptr, size),
+    };
+    if !wanted || offset != 0 || ptr.is_null() {
         return None;
     }
     if order::fast(n).is_some() {
@@ -120,7 +129,8 @@ pub unsafe fn read(
         return None;
     }
     let user = order::user_wait(n, list)?;
-    let (context, in_order) = crate::registry::get().queues.with(key(queue), |q| (q.context, !q.out_of_order))?;
+    let (context, device, in_order) =
+        crate::registry::get().queues.with(key(queue), |q| (q.context, q.device, !q.out_of_order))?;
     let buffer = buffers::get(key(mem))?;
     if buffer.parent.is_some() || buffer.facts.context != context || size > buffer.facts.size {
         return None;
@@ -133,14 +143,13 @@ pub unsafe fn read(
     if (size as u64) < prefix {
         return None;
     }
-    let count = chunk_count(prefix, ptr, size)?;
+    let count = chunk_count(mode, prefix)?;
     let group = t as u64 * d.shape.s as u64 * d.shape.w as u64;
     let ranges = chunks(prefix, group, count);
     if ranges.len() < 2 {
         return None;
     }
-    let (ctx, dev) = (info::queue_context(queue)?, info::queue_device(queue)?);
-    let side = side_queue(ctx, dev)?;
+    let side = side_queue(context as cl_context, device as cl_device_id)?;
     let mut conv = Chunks::new(side, &buffer, &mut st, &ranges, d, user);
     let last = ranges.len() - 1;
     let mut earlier: Vec<Event> = Vec::new();
@@ -242,17 +251,16 @@ struct Chunks<'a> {
     side: cl_command_queue,
     buffer: &'a Arc<Buffer>,
     ranges: &'a [(u64, u64)],
-    t: u32,
     /// The buffer's device layout before the read.
     from: DeviceLayout,
     /// What the next conversion waits for: the buffer's unfinished users for the first, the
     /// previous conversion after it.
     wait: Vec<cl_event>,
-    /// Each chunk's last event, in order.
-    done: Vec<Event>,
-    /// After a chunk's conversion failed: the conversion of the rest, which the chunks after it
-    /// wait for.
-    rest: Option<Event>,
+    /// The last conversion enqueued (each one's commands are kept by `timing` until done).
+    last: Option<Event>,
+    /// Whether `last` brought back the whole rest of the buffer after a chunk's conversion
+    /// failed: the chunks after it wait for it.
+    rest: bool,
     bytes: u64,
     profiling: bool,
 }
@@ -268,12 +276,8 @@ impl<'a> Chunks<'a> {
     ) -> Chunks<'a> {
         let (mut wait, _) = st.users.unfinished(side, false, user);
         wait.extend(last_pending(st));
-        let t = match from.device {
-            Layout::Asta { t } => t,
-            _ => unreachable!("a chunked read starts from ASTA"),
-        };
         let profiling = crate::config::get().profile;
-        Chunks { side, buffer, ranges, t, from, wait, done: Vec::new(), rest: None, bytes: 0, profiling }
+        Chunks { side, buffer, ranges, from, wait, last: None, rest: false, bytes: 0, profiling }
     }
 
     fn shape(&self, a: u64, b: u64) -> Shape {
@@ -286,7 +290,7 @@ impl<'a> Chunks<'a> {
     /// layout; the lock on it is held until every chunk's conversion is enqueued, so nothing
     /// sees the state before that is true.
     fn next(&mut self, i: usize, st: &mut BufferState) -> Result<cl_event, Stop> {
-        if let Some(rest) = &self.rest {
+        if let (true, Some(rest)) = (self.rest, &self.last) {
             return Ok(rest.raw());
         }
         let (a, b) = self.ranges[i];
@@ -315,7 +319,7 @@ impl<'a> Chunks<'a> {
         order::noted(self.side, true, false, ev.raw(), order::free(self.side, &self.wait));
         self.wait = vec![ev.raw()];
         let raw = ev.raw();
-        self.done.push(ev);
+        self.last = Some(ev);
         Ok(raw)
     }
 
@@ -326,7 +330,7 @@ impl<'a> Chunks<'a> {
         match self.rest_to_host(a, shape) {
             Ok((ev, moved)) => {
                 self.bytes += moved;
-                self.rest = Event::retain(ev.raw());
+                self.rest = true;
                 Ok(ev)
             }
             Err(why) => {
@@ -346,7 +350,7 @@ impl<'a> Chunks<'a> {
         if crate::fault::inject("conversion") {
             return Err("injected failure of a conversion".into());
         }
-        let (from, to) = (Layout::Asta { t: self.t }, Layout::Aos);
+        let (from, to) = (self.from.device, self.from.host);
         let done = crate::marshal::enqueue_conversion(self.side, self.buffer.mem(), at, shape, from, to, &self.wait)
             .map_err(|e| e.to_string())?;
         let moved = done.bytes_moved;
@@ -360,7 +364,7 @@ impl<'a> Chunks<'a> {
         let device =
             if crate::fault::inject("chunk") { Err("injected failure".to_string()) } else { self.convert(at, shape) };
         device.or_else(|_| {
-            let step = Step { shape, from: Layout::Asta { t: self.t }, to: Layout::Aos, to_host: true };
+            let step = Step { shape, from: self.from.device, to: self.from.host, to_host: true };
             host_permute_at(self.side, self.buffer, at as usize, step, &self.wait).map(|ev| (ev, 0))
         })
     }
@@ -368,7 +372,7 @@ impl<'a> Chunks<'a> {
     /// Every chunk's conversion is enqueued: later commands wait for the last one, and should it
     /// fail on the device the state goes back.
     fn finish(self, st: &mut BufferState) {
-        let Some(last) = self.done.last() else { return };
+        let Some(last) = &self.last else { return };
         watch_failure(self.side, self.buffer, st.conversions, last);
         st.last_event = Event::retained_in(last.raw(), self.side);
         stats::marshal(Direction::ToHost, self.bytes, 0);
