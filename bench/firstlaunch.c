@@ -23,6 +23,8 @@
  * asleep (the CPU's caches gone cold, as after a blocking transfer), and prints the median time
  * of their enqueue call (FIRSTLAUNCH_SPIN=us: busy that long after waking first;
  * FIRSTLAUNCH_EVENT=1: each of these launches asks for an event, released after clFinish).
+ * FIRSTLAUNCH_LOOP=n: n more launches, clFinish every 64, and the wall time per launch
+ * (with FIRSTLAUNCH_EVENT=1 each asks for an event, released at once).
  * Diagnostic for docs/results.md. */
 #define _GNU_SOURCE
 #include <sys/resource.h>
@@ -148,9 +150,12 @@ int main(int argc, char **argv)
     }
     /* FIRSTLAUNCH_LOOP=n: n more launches, for a profile of the steady state */
     int loops = getenv("FIRSTLAUNCH_LOOP") ? atoi(getenv("FIRSTLAUNCH_LOOP")) : 0;
+    int loop_event = getenv("FIRSTLAUNCH_EVENT") && atoi(getenv("FIRSTLAUNCH_EVENT"));
     double t0 = sample_now_ms();
     for (int it = 0; it < loops; it++) {
-        CHECK(clEnqueueNDRangeKernel(s.queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+        cl_event ev = NULL;
+        CHECK(clEnqueueNDRangeKernel(s.queue, k, 1, NULL, &global, &local, 0, NULL, loop_event ? &ev : NULL));
+        if (ev) clReleaseEvent(ev);
         if (it % 64 == 63) CHECK(clFinish(s.queue));
     }
     CHECK(clFinish(s.queue));

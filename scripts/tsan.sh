@@ -22,6 +22,13 @@ void *__tsan_memcpy(void *d, const void *s, size_t n) { return memcpy(d, s, n); 
 void *__tsan_memmove(void *d, const void *s, size_t n) { return memmove(d, s, n); }
 void *__tsan_memset(void *d, int c, size_t n) { return memset(d, c, n); }
 C
+# The last reference of an Arc dropped in one thread while another dropped an earlier one is
+# reported as a race between the other thread's decrement and the free: std is not built with
+# the sanitizer, so its Arc orders them with an acquire fence, which ThreadSanitizer does not
+# model (rust-lang/rust#65097 made Arc use an acquire load instead, but only in a std built with
+# it). In safe code that free cannot race with anything else, so only that report is suppressed.
+printf 'race:drop_slow\n' > "$out/suppressions"
+opts="log_path=$out/report suppressions=$out/suppressions"
 tsan=$(gcc -print-file-name=libtsan.so)
 gcc -shared -fPIC -O1 -o "$out/libcompat.so" "$out/compat.c" "$tsan" || exit 1
 cargo test --release --test transparent threads >/dev/null 2>&1   # builds the C test programs
@@ -30,18 +37,18 @@ preload="$(readlink -f "$tsan") $out/libcompat.so $out/target/x86_64-unknown-lin
 status=0
 for args in "tests/dl/particles_aos.cl $threads $rounds gather" "tests/dl/particles_aos.cl $threads $rounds"; do
     want=$($bin $args)
-    got=$(CLAYOUT_ANNOTATIONS=tests/dl/particles.dl LD_PRELOAD="$preload" TSAN_OPTIONS="log_path=$out/report" $bin $args 2>/dev/null)
+    got=$(CLAYOUT_ANNOTATIONS=tests/dl/particles.dl LD_PRELOAD="$preload" TSAN_OPTIONS="$opts" $bin $args 2>/dev/null)
     [ "$want" = "$got" ] && same=identical || { same=DIFFERENT; status=1; }
     echo "dl_threads $args: results $same"
 done
 # The shim's own thread test: 8 threads creating, launching and releasing without annotations.
 cargo test --release --test shim threads >/dev/null 2>&1
 want=$(target/clayout-shim-tests/tests-c/threads)
-got=$(LD_PRELOAD="$preload" TSAN_OPTIONS="log_path=$out/report" target/clayout-shim-tests/tests-c/threads 2>/dev/null)
+got=$(LD_PRELOAD="$preload" TSAN_OPTIONS="$opts" target/clayout-shim-tests/tests-c/threads 2>/dev/null)
 [ "$want" = "$got" ] && same=identical || { same=DIFFERENT; status=1; }
 echo "threads (no annotations): results $same"
 if ls "$out"/report.* >/dev/null 2>&1; then
-    echo "ThreadSanitizer reports: $(ls "$out"/report.* | wc -l) file(s), $(grep -c 'WARNING: ThreadSanitizer' "$out"/report.* | awk -F: '{s+=$2} END {print s}') warning(s)"
+    echo "ThreadSanitizer reports: $(ls "$out"/report.* | wc -l) file(s), $(cat "$out"/report.* | grep -c 'WARNING: ThreadSanitizer') warning(s)"
     status=1
 else
     echo "ThreadSanitizer: no report"

@@ -119,6 +119,15 @@ impl<T> Table<T> {
         out
     }
 
+    /// Runs `retain(h)` if `h` is listed, under the lock its release takes (`release_with`), so
+    /// that the object cannot go meanwhile.
+    pub fn retain_if_present(&self, h: Handle, retain: impl FnOnce(Handle)) {
+        let map = self.shard(h).read();
+        if map.contains_key(&h) {
+            retain(h);
+        }
+    }
+
     /// Forgets `h` whatever its count (for tables that follow another table's lifetimes).
     pub fn remove(&self, h: Handle) -> Option<Arc<T>> {
         self.shard(h).write().remove(&h).map(|e| e.info)

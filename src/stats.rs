@@ -155,6 +155,18 @@ pub enum ReasonKey {
     Text(String),
 }
 
+impl ReasonKey {
+    /// `==`, telling the same static words by their address first: every launch compares its
+    /// reason's key with those kept, and they are mostly the same words.
+    fn same(&self, other: &ReasonKey) -> bool {
+        let words = |a: &str, b: &str| std::ptr::eq(a, b) || a == b;
+        match (self, other) {
+            (ReasonKey::Typed(k, a, b), ReasonKey::Typed(l, c, d)) => k == l && words(a, c) && words(b, d),
+            _ => self == other,
+        }
+    }
+}
+
 /// A reason for a decision, kept unwritten until it is shown.
 pub trait Reasoned: std::fmt::Display {
     fn key(&self) -> ReasonKey;
@@ -162,18 +174,27 @@ pub trait Reasoned: std::fmt::Display {
 
 pub fn decision(kernel: &str, ran: Form, reason: &dyn Reasoned) {
     let mut all = DECISIONS.lock();
-    // Called at every launch: the kernel's entry is looked up before anything is allocated.
-    if !all.contains_key(kernel) {
-        all.insert(kernel.to_string(), KernelDecisions::default());
+    // Called at every launch: the kernel's entry is looked up once, and made only the first time.
+    match all.get_mut(kernel) {
+        Some(k) => k.count(ran, reason),
+        None => {
+            let mut k = KernelDecisions::default();
+            k.count(ran, reason);
+            all.insert(kernel.to_string(), k);
+        }
     }
-    let k = all.get_mut(kernel).expect("inserted above");
-    *k.launches.entry(ran).or_default() += 1;
-    // Reasons that differ only in their figures count as one.
-    if k.reasons.len() < REASONS_KEPT {
-        let key = reason.key();
-        if !k.keys.contains(&key) {
-            k.keys.push(key);
-            k.reasons.push(reason.to_string());
+}
+
+impl KernelDecisions {
+    fn count(&mut self, ran: Form, reason: &dyn Reasoned) {
+        *self.launches.entry(ran).or_default() += 1;
+        // Reasons that differ only in their figures count as one.
+        if self.reasons.len() < REASONS_KEPT {
+            let key = reason.key();
+            if !self.keys.iter().any(|k| k.same(&key)) {
+                self.keys.push(key);
+                self.reasons.push(reason.to_string());
+            }
         }
     }
 }

@@ -104,6 +104,10 @@ pub unsafe fn clReleaseCommandQueue(obj: cl_command_queue) -> cl_int {
     let mut r = None;
     guard("clReleaseCommandQueue", || {
         let last = reg().queues.refs(key(obj)) == Some(1);
+        if last {
+            // Launches enqueued there without an event get their marker while it can be had.
+            crate::runtime::order::close(obj);
+        }
         reg().queues.release_with(key(obj), || {
             let code = api().clReleaseCommandQueue(obj);
             r = Some(code);

@@ -11,7 +11,11 @@ use crate::registry::{key, Handle};
 use opencl_sys::*;
 use parking_lot::lock_api::ArcMutexGuard;
 use parking_lot::RawMutex;
+use smallvec::SmallVec;
 use std::sync::Arc;
+
+/// The buffers of one command, most often a handful: kept inline.
+pub type Few<T> = SmallVec<[T; 4]>;
 
 /// The events a command must wait for: the application's own, then clayout's conversions.
 /// It also holds the states of the command's buffers locked: drop it right after the
@@ -20,7 +24,7 @@ use std::sync::Arc;
 pub struct WaitList {
     events: Vec<cl_event>,
     _owned: Vec<Event>,
-    locked: Vec<ArcMutexGuard<RawMutex, BufferState>>,
+    locked: Few<ArcMutexGuard<RawMutex, BufferState>>,
     /// Whether the command, waiting for this list on its queue, is free (`order`).
     free: bool,
     /// States changed without a conversion for a command that overwrites the whole buffer:
@@ -75,15 +79,34 @@ impl WaitList {
 
     /// Enqueues a command with this wait list: `call(n, list, event)` with the event pointer to
     /// pass (the application's, or clayout's own when the application asked for none, which it
-    /// keeps to order later conversions); `enqueued` says whether the call succeeded. The
-    /// buffers' locks are released on return.
+    /// keeps to order later conversions; or none, for a free launch on an in-order queue);
+    /// `enqueued` says whether the call succeeded. The buffers' locks are released on return.
     pub fn run<R>(
-        self,
+        mut self,
         queue: cl_command_queue,
         event: *mut cl_event,
         call: impl FnOnce(cl_uint, *const cl_event, *mut cl_event) -> R,
         enqueued: impl Fn(&R) -> bool,
     ) -> R {
+        // A free launch the application asked no event of gets none on an in-order queue:
+        // a marker stands for it if need be (`order::Stretch`). A fused one's event stands for
+        // its buffers' conversion.
+        let without = event.is_null() && self.free && self.fused.is_empty() && order::in_order(queue);
+        if without {
+            let r = call(self.len(), self.ptr(), std::ptr::null_mut());
+            if !enqueued(&r) {
+                self.failed();
+                return r;
+            }
+            for st in &mut self.locked {
+                st.defined = true;
+            }
+            order::noted(queue, true, false, std::ptr::null_mut(), true);
+            for st in &mut self.locked {
+                st.users.record_without_event(queue);
+            }
+            return r;
+        }
         let mut own: cl_event = std::ptr::null_mut();
         let ev = if event.is_null() { &mut own as *mut cl_event } else { event };
         let r = call(self.len(), self.ptr(), ev);
@@ -145,7 +168,7 @@ pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_eve
     // The buffer whose bytes each need is about: a sub-buffer shows its parent's bytes, so the
     // parent must be in host layout (a sub-buffer asked for a device layout stays itself:
     // `ensure` refuses it).
-    let targets: Vec<(&Arc<Buffer>, Need, bool, bool, bool)> = needs
+    let targets: Few<(&Arc<Buffer>, Need, bool, bool, bool)> = needs
         .iter()
         .map(|n| match (n.need, &n.buffer.parent) {
             (Need::Host | Need::HostOverwrite, Some(parent)) => (parent, Need::Host, n.must, false, false),
@@ -153,10 +176,10 @@ pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_eve
         })
         .collect();
     // Every buffer locked once, in handle order, so that two commands never wait on each other.
-    let mut handles: Vec<Handle> = targets.iter().map(|t| t.0.handle).collect();
+    let mut handles: Few<Handle> = targets.iter().map(|t| t.0.handle).collect();
     handles.sort_unstable();
     handles.dedup();
-    let mut locked: Vec<ArcMutexGuard<RawMutex, BufferState>> = handles
+    let mut locked: Few<ArcMutexGuard<RawMutex, BufferState>> = handles
         .iter()
         .map(|h| targets.iter().find(|t| t.0.handle == *h).expect("a target's handle").0.state.lock_arc())
         .collect();
@@ -189,6 +212,9 @@ pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_eve
     let mut events = user.to_vec();
     events.extend(owned.iter().map(Event::raw));
     let free = order::free(queue, &events);
+    if !free {
+        order::close(queue);
+    }
     Ok(WaitList { events, _owned: owned, locked, free, overwritten, fused })
 }
 

@@ -174,6 +174,10 @@ pub unsafe fn read(
             // On an out-of-order queue the application's event must still stand for the whole read.
             wait.extend(earlier.iter().map(Event::raw));
         }
+        let free = order::free(queue, &wait);
+        if !free {
+            order::close(queue);
+        }
         let mut own: cl_event = std::ptr::null_mut();
         let ev = if i == last && !event.is_null() { event } else { &mut own as *mut cl_event };
         let dst = (ptr as *mut u8).add(a as usize) as *mut c_void;
@@ -200,7 +204,6 @@ pub unsafe fn read(
             keep(queue, earlier);
             return Some(r);
         }
-        let free = order::free(queue, &wait);
         order::noted(queue, in_order, false, *ev, free);
         st.users.record(queue, in_order, *ev, free);
         if i == last {

@@ -86,6 +86,9 @@ pub fn ensure(
     let mut last: Option<Event> = None;
     for step in steps {
         let free = order::free(queue, &wait);
+        if !free {
+            order::close(queue);
+        }
         let ev = match run_step(queue, buffer, step, &wait) {
             Ok(ev) => ev,
             Err(StepError { untouched: false, reason }) => {

@@ -6,7 +6,7 @@
 //! One launch looks its kernel up once and each buffer argument once; the records travel with
 //! the launch from then on.
 
-use super::access::{conflicting, foreign_context, prepare, BufferNeed, Foreign};
+use super::access::{conflicting, foreign_context, prepare, BufferNeed, Few, Foreign};
 use super::dims::{Dims, Enqueue};
 use super::order::user_wait;
 use super::plan::KernelPlan;
@@ -216,10 +216,10 @@ fn needs(
     plan: Option<&KernelPlan>,
     dims: &Dims,
     user: &[cl_event],
-) -> Result<Vec<BufferNeed>, String> {
+) -> Result<Few<BufferNeed>, String> {
     let sure_to_run = || crate::cl::info::all_complete(user);
     let args = info.args.lock().clone();
-    let mut out = Vec::new();
+    let mut out = Few::new();
     for (i, a) in args.iter().enumerate() {
         let Some(ArgValue::Mem(h)) = a else { continue };
         if *h == 0 {

@@ -27,6 +27,12 @@
 //!   buffers locked from its conversions until its own enqueue has returned and its event is
 //!   recorded (`access::WaitList::enqueued`); blocking commands are enqueued non-blocking and
 //!   waited for once the locks are released, so that no lock is held while waiting.
+//! - A free launch on an in-order queue for which the application asked no event gets none
+//!   ([`Stretch`]): asking for an event took a launch from 5.2-5.5 to 7.7-7.8 us on the H100
+//!   (medians, bench/firstlaunch.c's loop on NVIDIA's driver), and clayout needs one only when
+//!   a command on another queue converts a buffer such a launch used. Then a marker on the
+//!   launches' queue stands for them; it waits for nothing they did not (every command enqueued
+//!   there since they were is free: a command that is not closes the stretch first, [`close`]).
 //! - Commands of the fast path (a process before its first annotated program) are not tracked.
 //!   When the first annotated program is created, the fast path's enqueues in flight are let
 //!   finish (a blocking call waits outside that window), and a marker on every queue of the
@@ -38,6 +44,7 @@ use once_cell::sync::Lazy;
 use opencl_sys::*;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Set, never cleared, when the first annotated program is created.
@@ -87,8 +94,124 @@ pub fn fast(n: cl_uint) -> Option<Fast> {
 struct User {
     queue: Handle,
     in_order: bool,
-    event: Event,
+    seen: Seen,
     free: bool,
+}
+
+/// How clayout will see a user complete.
+#[derive(Debug)]
+enum Seen {
+    Event(Event),
+    /// A free launch enqueued without an event, on an in-order queue.
+    Stretch(Arc<Stretch>),
+}
+
+impl User {
+    /// Whether it is known to have completed (a stretch not marked yet is not).
+    fn complete(&self) -> bool {
+        match &self.seen {
+            Seen::Event(e) => complete(e),
+            Seen::Stretch(s) => s.marked.lock().as_ref().is_some_and(|m| m.event.as_ref().is_none_or(complete)),
+        }
+    }
+
+    fn is(&self, event: cl_event) -> bool {
+        matches!(&self.seen, Seen::Event(e) if e.raw() == event)
+    }
+}
+
+/// Free launches clayout enqueued on an in-order queue without an event of their own, since
+/// the queue's last stretch was closed. They get one event between them, a marker enqueued
+/// after them, only once a command on another queue must wait for one of them ([`Users::unfinished`]);
+/// a command that is not free closes its queue's stretch before it is enqueued ([`close`]), so
+/// that the marker never waits for a command that may wait for the application.
+#[derive(Debug)]
+pub struct Stretch {
+    queue: Handle,
+    marked: Mutex<Option<Marker>>,
+}
+
+/// The marker that stands for a stretch's launches, and whether it is free. No event: none
+/// could be enqueued, and the launches were waited for (or conversions stopped) instead.
+#[derive(Debug)]
+struct Marker {
+    event: Option<Event>,
+    free: bool,
+}
+
+/// The open stretch of each in-order queue: the one its next launch without an event joins.
+static OPEN: Lazy<Mutex<HandleMap<Arc<Stretch>>>> = Lazy::new(Default::default);
+
+/// The stretch a launch just enqueued on `queue` without an event belongs to. Joined after the
+/// launch's enqueue: a stretch marked before that would not stand for it.
+fn join(queue: cl_command_queue) -> Arc<Stretch> {
+    let q = registry::key(queue);
+    OPEN.lock().entry(q).or_insert_with(|| Arc::new(Stretch { queue: q, marked: Mutex::new(None) })).clone()
+}
+
+/// A command that is not free is about to be enqueued on `queue` (or the application releases
+/// it): the launches of its open stretch get their marker now, while it waits only for free
+/// commands.
+pub fn close(queue: cl_command_queue) {
+    let open = OPEN.lock().remove(&registry::key(queue));
+    // Only the map holds a stretch no launch joined.
+    if let Some(s) = open.filter(|s| Arc::strong_count(s) > 1) {
+        s.marker();
+    }
+}
+
+impl Stretch {
+    /// The event of the marker that stands for the stretch's launches, enqueued on first need,
+    /// and whether it is free. None: nothing to wait for (they were waited for instead).
+    fn marker(&self) -> (Option<cl_event>, bool) {
+        let mut marked = self.marked.lock();
+        if let Some(m) = marked.as_ref() {
+            return (m.event.as_ref().map(Event::raw), m.free);
+        }
+        {
+            let mut open = OPEN.lock();
+            if open.get(&self.queue).is_some_and(|s| std::ptr::eq(Arc::as_ptr(s), self)) {
+                // Later launches start another stretch, which this marker will not stand for.
+                open.remove(&self.queue);
+            }
+        }
+        let mut queue = None;
+        registry::get().queues.retain_if_present(self.queue, |h| queue = Queue::retain(h as cl_command_queue));
+        let m = match queue {
+            Some(q) => {
+                let free = free(q.raw(), &[]);
+                match cmd::marker(q.raw(), &[]) {
+                    Ok(ev) => {
+                        let _ = cmd::flush(q.raw());
+                        // Listed, not made the queue's latest command: the application's thread
+                        // may have enqueued and noted a later one meanwhile.
+                        if free {
+                            list_free(q.raw(), ev.raw());
+                        }
+                        Marker { event: Some(ev), free }
+                    }
+                    Err(e) => waited_instead(Some(&q), free, &format!("a marker could not be enqueued ({e})")),
+                }
+            }
+            None => waited_instead(None, false, "their queue is gone"),
+        };
+        let out = (m.event.as_ref().map(Event::raw), m.free);
+        *marked = Some(m);
+        out
+    }
+}
+
+/// A stretch whose marker could not be had: its launches are waited for when nothing on their
+/// queue waits for the application; otherwise nothing can be ordered after them, and
+/// conversions stop.
+fn waited_instead(queue: Option<&Queue>, free: bool, why: &str) -> Marker {
+    let waited = free && queue.is_some_and(|q| cmd::finish(q.raw()).is_ok());
+    if !waited {
+        super::stop::stop_converting(&format!(
+            "launches enqueued without an event could not be ordered before a conversion: {why}"
+        ));
+    }
+    Marker { event: None, free: true }
 }
 
 /// The latest command clayout knows of on a queue (for an out-of-order queue, the latest one
@@ -145,25 +268,31 @@ pub fn free(queue: cl_command_queue, wait: &[cl_event]) -> bool {
 /// is free. `barrier`: later commands of the queue wait for it even when the queue executes
 /// out of order.
 pub fn noted(queue: cl_command_queue, in_order: bool, barrier: bool, event: cl_event, free: bool) {
-    let ev = Event::retained_in(event, queue);
     if free {
-        if let Some(e) = ev.as_ref().and_then(|e| Event::retained_in(e.raw(), queue)) {
-            let mut all = FREE.lock();
-            if all.free.len() >= all.prune_at {
-                all.free.retain(|_, e| !complete(e));
-                all.prune_at = (2 * all.free.len()).max(256);
-            }
-            all.free.insert(event as usize, e);
-        }
+        list_free(queue, event);
     }
     if in_order || barrier {
-        TAILS.lock().insert(registry::key(queue), Tail { event: ev, free });
+        TAILS.lock().insert(registry::key(queue), Tail { event: Event::retained_in(event, queue), free });
+    }
+}
+
+/// Lists `event`, of a free command just enqueued on `queue`, among the free ones until it
+/// completes.
+fn list_free(queue: cl_command_queue, event: cl_event) {
+    if let Some(e) = Event::retained_in(event, queue) {
+        let mut all = FREE.lock();
+        if all.free.len() >= all.prune_at {
+            all.free.retain(|_, e| !complete(e));
+            all.prune_at = (2 * all.free.len()).max(256);
+        }
+        all.free.insert(event as usize, e);
     }
 }
 
 /// The application released a queue: its latest command no longer matters to anyone.
 pub fn queue_released(queue: Handle) {
     TAILS.lock().remove(&queue);
+    OPEN.lock().remove(&queue);
 }
 
 /// How many references clayout holds on `event` here (free list, queue heads, markers).
@@ -192,11 +321,20 @@ impl Users {
     /// replaces the queue's earlier users: it completes after them.
     pub fn record(&mut self, queue: cl_command_queue, in_order: bool, event: cl_event, free: bool) {
         let Some(event) = Event::retained_in(event, queue) else { return };
+        self.push(queue, in_order, Seen::Event(event), free);
+    }
+
+    /// Records a free launch enqueued on the in-order `queue` without an event (a [`Stretch`]).
+    pub fn record_without_event(&mut self, queue: cl_command_queue) {
+        self.push(queue, true, Seen::Stretch(join(queue)), true);
+    }
+
+    fn push(&mut self, queue: cl_command_queue, in_order: bool, seen: Seen, free: bool) {
         let q = registry::key(queue);
         // An earlier user of this in-order queue completes before this one.
         let superseded = |u: &User| in_order && u.in_order && u.queue == q;
-        self.0.retain(|u| !superseded(u) && !complete(&u.event));
-        self.0.push(User { queue: q, in_order, event, free });
+        self.0.retain(|u| !superseded(u) && !u.complete());
+        self.0.push(User { queue: q, in_order, seen, free });
     }
 
     /// What a conversion before a command on `queue` must wait for: the unfinished users,
@@ -206,10 +344,18 @@ impl Users {
     /// Completed users are dropped.
     pub fn unfinished(&mut self, queue: cl_command_queue, in_order: bool, asked: &[cl_event]) -> (Vec<cl_event>, bool) {
         let q = registry::key(queue);
-        self.0.retain(|u| !complete(&u.event));
-        let waited: Vec<&User> = self.0.iter().filter(|u| !(in_order && u.in_order && u.queue == q)).collect();
-        let mut added = waited.iter().any(|u| !u.free && !asked.contains(&u.event.raw()));
-        let mut out: Vec<cl_event> = waited.iter().map(|u| u.event.raw()).collect();
+        self.0.retain(|u| !u.complete());
+        let mut added = false;
+        let mut out: Vec<cl_event> = Vec::new();
+        for u in self.0.iter().filter(|u| !(in_order && u.in_order && u.queue == q)) {
+            let (event, free) = match &u.seen {
+                Seen::Event(e) => (Some(e.raw()), u.free),
+                Seen::Stretch(s) => s.marker(),
+            };
+            let Some(event) = event else { continue };
+            added |= !free && !asked.contains(&event);
+            out.push(event);
+        }
         let mut pre = PRE_TRACKING.lock();
         pre.retain(|(_, _, e)| !complete(e));
         let pre_free = !FAST_WAITED.load(Ordering::Relaxed);
@@ -227,12 +373,12 @@ impl Users {
 
     /// Forgets the users that completed.
     pub fn forget_finished(&mut self) {
-        self.0.retain(|u| !complete(&u.event));
+        self.0.retain(|u| !u.complete());
     }
 
     /// How many of the users are `event`.
     pub fn holds(&self, event: cl_event) -> usize {
-        self.0.iter().filter(|u| u.event.raw() == event).count()
+        self.0.iter().filter(|u| u.is(event)).count()
     }
 }
 
@@ -298,6 +444,9 @@ pub unsafe fn forwarded(
     }
     let wait = user_wait(n, list);
     let free = wait.is_some_and(|w| free(queue, w));
+    if !free {
+        close(queue);
+    }
     let mut own: cl_event = std::ptr::null_mut();
     let ev = if event.is_null() { &mut own as *mut cl_event } else { event };
     let r = call(ev);

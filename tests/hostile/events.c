@@ -97,6 +97,61 @@ static void gate_other_queue_event(void)
     finish();
 }
 
+/* A launch on q for which the application asked no event (clayout enqueues it without one), a
+ * blocking read on q after it (so it has completed), then the gate on q: the conversion back of
+ * the launch's buffer for a read on q2 must order itself after the launch without waiting for
+ * the gate behind it (the gate, not being free, gives the launch its marker first). */
+static void eventless_launch_then_gate(void)
+{
+    start(0);
+    cl_command_queue q2 = queue(0);
+    cl_mem b = particles(1.0f);
+    cl_mem c = particles(2.0f);
+    rc("advance on q", advance_on(q, b, 0, NULL, NULL));
+    show_on(q, "c", c, 0, BYTES); /* blocking: everything before it on q has completed */
+    cl_event u = user_event();
+    cl_mem other = gated(q, u);
+    show_on(q2, "b", b, 0, BYTES); /* blocking: must not wait for the gate */
+    rc("open the gate", clSetUserEventStatus(u, CL_COMPLETE));
+    rc("finish q", clFinish(q));
+    show_on(q, "other", other, 0, BYTES);
+    clReleaseEvent(u);
+    clReleaseMemObject(other);
+    clReleaseMemObject(c);
+    clReleaseMemObject(b);
+    clReleaseCommandQueue(q2);
+    finish();
+}
+
+/* Launches on q that only read `shared` (the application asks no event of them, so clayout
+ * enqueues them without one), and at once a blocking read of `shared` on q2: both only read it,
+ * so the application orders nothing, but clayout's conversion back for the read must wait for
+ * the launches still running on q (a marker it enqueues after them). */
+static void eventless_readers_other_queue_read(void)
+{
+    start(0);
+    cl_command_queue q2 = queue(0);
+    cl_mem shared = particles(3.0f);
+    cl_mem own = particles(1.0f);
+    cl_kernel k = kernel(prog, "gather");
+    cl_uint n = N;
+    size_t g = GLOBAL;
+    rc("arg 0", clSetKernelArg(k, 0, sizeof own, &own));
+    rc("arg 1", clSetKernelArg(k, 1, sizeof shared, &shared));
+    rc("arg 2", clSetKernelArg(k, 2, sizeof n, &n));
+    for (int i = 0; i < 20; i++)
+        rc("gather on q", clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+    rc("flush", clFlush(q));
+    show_on(q2, "shared", shared, 0, BYTES);
+    rc("finish q", clFinish(q));
+    show_on(q, "own", own, 0, BYTES);
+    clReleaseKernel(k);
+    clReleaseMemObject(own);
+    clReleaseMemObject(shared);
+    clReleaseCommandQueue(q2);
+    finish();
+}
+
 /* An out-of-order queue: a gated command and a launch that does not wait for it. */
 static void gate_same_ooo_queue(void)
 {
@@ -443,6 +498,8 @@ static void threads_share_a_buffer(void)
 CASES({"gate-other-queue-finish", gate_other_queue_finish, "timeout=5"},
       {"gate-other-queue-read", gate_other_queue_read, "timeout=5"},
       {"gate-other-queue-event", gate_other_queue_event, "timeout=5"},
+      {"eventless-launch-then-gate", eventless_launch_then_gate, "timeout=5"},
+      {"eventless-readers-other-queue-read", eventless_readers_other_queue_read, "auto timeout=10"},
       {"gate-same-ooo-queue", gate_same_ooo_queue, "timeout=5"}, {"gate-on-launch", gate_on_launch, "timeout=5"},
       {"failed-gate-on-launch", failed_gate_on_launch, "timeout=5"},
       {"failed-gate-on-read", failed_gate_on_read, "timeout=5"},

@@ -67,15 +67,16 @@ pub fn preload(kernel: &Arc<str>) {
     with(kernel, |_| ());
 }
 
-/// Whether a buffer this kernel converts at `arg` may come back to host layout.
-pub fn may_come_back(kernel: &Arc<str>, arg: u32) -> bool {
-    with(kernel, |h| h.may_come_back(arg))
+/// The kernel's record as it stands (`super::Records` keeps a copy).
+pub fn get(kernel: &Arc<str>) -> Habits {
+    with(kernel, |h| *h)
 }
 
 /// Records what became of a converted buffer, and keeps it on disk when it is news.
 pub fn saw(by: &ConvertedBy, came_back: bool) {
     let news = with(&by.kernel, |h| h.saw(by.arg, came_back).then_some(*h));
     if let Some(h) = news {
+        super::records_changed();
         // The key ends with the copy's name and the program's hash.
         let copy = by.kernel.rsplit('|').nth(1).unwrap_or(&by.kernel);
         crate::log::debug(&format!(

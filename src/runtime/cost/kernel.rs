@@ -173,6 +173,8 @@ pub struct KernelModel {
     /// Launches timed by their events whose times have not come in yet: while as many as the
     /// model needs are on their way, it times no more.
     pub in_flight: u32,
+    /// The kernel's habits and epoch lengths, as last read (`cost::Records`).
+    pub records: Option<super::Records>,
 }
 
 impl KernelModel {

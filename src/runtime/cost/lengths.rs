@@ -76,6 +76,12 @@ impl Lengths {
         true
     }
 
+    /// The launches left, this one included, in the shortest recorded epoch at `arg` that got to
+    /// launch `k`, if any did.
+    pub fn remaining(&self, arg: u32, k: u32) -> Option<u32> {
+        shortest_reaching(self.at(arg), k).map(|n| n - k + 1)
+    }
+
     /// The record read back from the cache; one of another format is refused.
     pub fn parse(payload: &[u8]) -> Result<Lengths, String> {
         #[derive(Deserialize)]
@@ -123,10 +129,9 @@ pub fn preload(kernel: &Arc<str>) {
     with(kernel, |_| ());
 }
 
-/// The launches left, this one included, in the shortest recorded epoch at `arg` that got to
-/// launch `k`, if any did.
-pub fn remaining(kernel: &Arc<str>, arg: u32, k: u32) -> Option<u32> {
-    with(kernel, |e| shortest_reaching(e.lengths.at(arg), k)).map(|n| n - k + 1)
+/// The kernel's record as it stands (`super::Records` keeps a copy).
+pub fn get(kernel: &Arc<str>) -> Lengths {
+    with(kernel, |e| e.lengths.clone())
 }
 
 /// Records an epoch of `launches` of `kernel` on the buffer at its converted argument `arg`.
@@ -135,6 +140,7 @@ pub fn record(kernel: &Arc<str>, arg: u32, launches: u32) {
         if !e.lengths.push(arg, launches) {
             return None;
         }
+        super::records_changed();
         if e.writes >= WRITES_PER_RUN {
             e.dirty = true;
             return None;

@@ -23,7 +23,38 @@ use super::state::{Current, DeviceLayout};
 use crate::config::Policy;
 use crate::layout::Layout;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tune::Tuned;
+
+/// Counts the changes to any kernel's habits or epoch lengths, so that a model's copy of its
+/// kernel's ([`Records`]) is read again only after one.
+static RECORDS_CHANGED: AtomicU64 = AtomicU64::new(0);
+
+fn records_changed() {
+    RECORDS_CHANGED.fetch_add(1, Ordering::Release);
+}
+
+/// A kernel's habits and epoch lengths, which the model reads at every launch of a buffer not
+/// yet converted: copied from their tables (behind a lock, keyed by a long string) once, and
+/// again only after a change to any of them.
+#[derive(Debug)]
+pub struct Records {
+    pub habits: habits::Habits,
+    pub lengths: lengths::Lengths,
+    seen: u64,
+}
+
+impl Records {
+    /// The copy of `key`'s records in `cell`, read again when a record changed since.
+    fn current<'a>(cell: &'a mut Option<Records>, key: &std::sync::Arc<str>) -> &'a Records {
+        // Read before the records: a change made while they are copied is seen next time.
+        let now = RECORDS_CHANGED.load(Ordering::Acquire);
+        if cell.as_ref().is_none_or(|r| r.seen != now) {
+            *cell = Some(Records { habits: habits::get(key), lengths: lengths::get(key), seen: now });
+        }
+        cell.as_ref().expect("filled above")
+    }
+}
 
 /// One buffer a launch wants in a device layout, as the model sees it (its state held locked by
 /// the caller).
@@ -50,7 +81,8 @@ pub struct Offer<'a> {
     pub class: SizeClass,
     /// A launch is timed by waiting for its queue (not by its event): one that converts its
     /// buffers first would count the conversions as the copy's time.
-    pub timed_by_waiting: bool,
+    /// Asked only of a launch the model would time in ASTA (a registry lookup per launch).
+    pub timed_by_waiting: &'a dyn Fn() -> bool,
 }
 
 /// Which form this launch runs in. Keeps each buffer's count of what its launches would have
@@ -59,9 +91,9 @@ pub struct Offer<'a> {
 pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mut [BufferView]) -> Decision {
     let policy = offer.policy;
     // Counted under every policy: runs under `always` or `never` teach `auto` how long they were.
-    let counts: Vec<u32> = match &model.disk_key {
+    let counts: smallvec::SmallVec<[u32; 4]> = match &model.disk_key {
         Some(key) => buffers.iter_mut().map(|b| b.cost.launched(key, b.arg)).collect(),
-        None => vec![0; buffers.len()],
+        None => smallvec::smallvec![0; buffers.len()],
     };
     if policy == Policy::Always || (policy == Policy::Never && !offer.staged_ok) {
         // Nothing to measure: the policy alone decides. Whether the buffers can be converted is
@@ -80,6 +112,10 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     // The launches left that the history of every buffer still to convert promises (the least).
     let mut promised: Option<u32> = None;
     let mut unknown = model.disk_key.is_none();
+    let records = match &model.disk_key {
+        Some(key) => Some(Records::current(&mut model.records, key)),
+        None => None,
+    };
     for (b, &k) in buffers.iter_mut().zip(&counts) {
         let arg = b.arg;
         b.cost.reuse.epoch_ns += times.written.unwrap_or(0.0) * m;
@@ -89,8 +125,8 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         if b.current != Current::Device(b.want) {
             in_asta = false;
             let d = b.want;
-            let back = model.disk_key.as_ref().is_none_or(|k| habits::may_come_back(k, arg));
-            match model.disk_key.as_ref().and_then(|key| lengths::remaining(key, arg, k)) {
+            let back = records.is_none_or(|r| r.habits.may_come_back(arg));
+            match records.and_then(|r| r.lengths.remaining(arg, k)) {
                 Some(n) => promised = Some(promised.map_or(n, |p| p.min(n))),
                 None => unknown = true,
             }
@@ -136,7 +172,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     }
     // The launch after it, in ASTA already, is timed instead (a blackscholes ASTA copy of
     // 0.28 ms on an H100 was timed at 0.78 ms with its conversion, and never chosen).
-    if d.measure && d.variant == Variant::Asta && !in_asta && offer.timed_by_waiting {
+    if d.measure && d.variant == Variant::Asta && !in_asta && (offer.timed_by_waiting)() {
         d.measure = false;
     }
     if (model.last != Some(d.variant) || d.measure) && crate::log::enabled(crate::config::LogLevel::Debug) {
@@ -179,7 +215,7 @@ mod tests {
             rates: &rates,
             structures: shape.m as f64,
             class,
-            timed_by_waiting: waiting,
+            timed_by_waiting: &move || waiting,
         };
         let mut cost = BufferCost::default();
         let mut views = [BufferView { arg: 0, cost: &mut cost, current: Current::Host, want }];

@@ -119,10 +119,10 @@ fn set_args<F: Fn(&str, usize) -> Option<u64>>(
     plan: &TransparentPlan,
     extra: &Extra<F>,
 ) -> Result<(), String> {
-    let mut want: Vec<Option<ArgValue>> = args.to_vec();
+    // Every launch comes here: what is already set is compared in place, and only a value that
+    // changed is copied.
+    let mut extras: access::Few<(usize, [u8; 8])> = access::Few::new();
     for e in extra.args {
-        let index = want.len().max(e.index + 1);
-        want.resize(index, None);
         let mem = match plan.kernel.indices.get(&e.param).and_then(|&i| args.get(i)) {
             Some(Some(ArgValue::Mem(h))) => *h,
             _ => return Err(format!("{} is not a buffer argument", e.param)),
@@ -135,15 +135,27 @@ fn set_args<F: Fn(&str, usize) -> Option<u64>>(
             ExtraKind::AstaIn => order().0,
             ExtraKind::AstaOut => order().1,
         };
-        want[e.index] = Some(ArgValue::Bytes(v.to_ne_bytes().to_vec()));
+        extras.push((e.index, v.to_ne_bytes()));
     }
-    set.resize(want.len(), None);
-    for (i, v) in want.iter().enumerate() {
-        if set[i] == *v {
+    let len = extras.iter().map(|(i, _)| i + 1).fold(args.len(), usize::max);
+    set.resize(len, None);
+    for i in 0..len {
+        // An extra argument's place wins over the application's argument of that index.
+        let extra = extras.iter().rev().find(|(j, _)| *j == i).map(|(_, b)| b);
+        let same = match (extra, &set[i]) {
+            (Some(b), Some(ArgValue::Bytes(s))) => s.as_slice() == b.as_slice(),
+            (Some(_), _) => false,
+            (None, s) => s.as_ref() == args.get(i).and_then(Option::as_ref),
+        };
+        if same {
             continue;
         }
-        let Some(v) = v else { return Err(format!("argument {i} of the copy is not set")) };
-        let arg = match v {
+        let v = match (extra, args.get(i)) {
+            (Some(b), _) => ArgValue::Bytes(b.to_vec()),
+            (None, Some(Some(v))) => v.clone(),
+            (None, _) => return Err(format!("argument {i} of the copy is not set")),
+        };
+        let arg = match &v {
             ArgValue::Mem(h) => cmd::Arg::Mem(*h as cl_mem),
             ArgValue::Local(n) => cmd::Arg::Local(*n),
             ArgValue::Bytes(b) => cmd::Arg::Bytes(b),
@@ -153,7 +165,7 @@ fn set_args<F: Fn(&str, usize) -> Option<u64>>(
             set.clear();
             return Err(format!("argument {i} of the rewritten copy was refused ({e})"));
         }
-        set[i] = Some(v.clone());
+        set[i] = Some(v);
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! picks: its ASTA copy on converted buffers, its staged copy or the application's kernel on
 //! host-layout buffers. Whatever keeps a copy from running falls back to the kernel as written.
 
-use super::super::access::{self, BufferNeed};
+use super::super::access::{self, BufferNeed, Few};
 use super::super::convert::stays_host;
 use super::super::cost::{self, measure, BufferView, Decision, Offer, Reason, SizeClass, Variant};
 use super::super::dims::{Dims, Enqueue};
@@ -63,6 +63,10 @@ pub fn launch(
     } else {
         None
     };
+    // A launch timed by its event has one, whether the application asked for it or not
+    // (otherwise a free launch gets none: `order::Stretch`).
+    let mut own = OwnEvent(std::ptr::null_mut());
+    let event = if (by_event || app_wait) && event.is_null() { &mut own.0 as *mut cl_event } else { event };
     let launched = std::cell::Cell::new(std::ptr::null_mut());
     let enqueue = |k, local, n, l, ev: *mut cl_event| {
         let r = enqueue(k, local, n, l, ev);
@@ -74,7 +78,7 @@ pub fn launch(
     };
     // The ASTA copy's launch ran as the staged copy converting its buffers (`fused`).
     let fused = std::cell::Cell::new(false);
-    let started = std::time::Instant::now();
+    let started = app_wait.then(std::time::Instant::now);
     let attempt = match decision.variant {
         Variant::Asta => Some(crate::guard("transparent launch", || {
             // A launch the model times is timed as the ASTA copy it is, after its conversions.
@@ -164,7 +168,7 @@ pub fn launch(
         let kept = if by_event {
             measure::by_event(queue, launched.get(), record)
         } else {
-            measure::after_app_wait(queue, launched.get(), started, record)
+            measure::after_app_wait(queue, launched.get(), started.unwrap_or_else(std::time::Instant::now), record)
         };
         if !kept {
             crate::guard("cost model", || plan.kernel.model.lock().in_flight -= 1);
@@ -174,6 +178,15 @@ pub fn launch(
         }
     }
     r
+}
+
+/// Releases clayout's own event of a timed launch, once whatever times it holds its reference.
+struct OwnEvent(cl_event);
+
+impl Drop for OwnEvent {
+    fn drop(&mut self) {
+        drop(crate::cl::Event::from_raw(self.0));
+    }
 }
 
 /// A launch under CLAYOUT_SUGGEST: always as written on host-layout buffers (nothing is
@@ -283,7 +296,7 @@ fn decide(
     class: SizeClass,
     staged_ok: bool,
     no_asta: bool,
-    timed_by_waiting: impl FnOnce() -> bool,
+    timed_by_waiting: impl Fn() -> bool,
 ) -> (Decision, bool) {
     let policy = crate::config::get().policy;
     let asta_blocked = policy == crate::config::Policy::Auto && (no_asta || asta_blocker(needs).is_some());
@@ -291,7 +304,7 @@ fn decide(
     if model.disk_key.is_none() {
         model.load(&plan.program.times_key(&plan.kernel.private_name), plan.program.tile);
     }
-    let devices: Vec<(&BufferNeed, _)> = needs
+    let devices: Few<(&BufferNeed, _)> = needs
         .iter()
         .filter_map(|n| match n.need {
             Need::Device(d) => Some((n, d)),
@@ -300,18 +313,18 @@ fn decide(
         .collect();
     // Locked in handle order, as commands lock them (`access`), then taken in the order of the
     // kernel's converted arguments (the key of their habits), each buffer once.
-    let mut order: Vec<usize> = (0..devices.len()).collect();
+    let mut order: Few<usize> = (0..devices.len()).collect();
     order.sort_by_key(|&i| devices[i].0.buffer.handle);
     order.dedup_by_key(|i| devices[*i].0.buffer.handle);
-    let mut guards: Vec<_> =
+    let mut guards: Few<_> =
         order.iter().map(|&i| (devices[i].0.buffer.handle, devices[i].0.buffer.state.lock())).collect();
-    let mut taken = Vec::new();
+    let mut taken = Few::new();
     for (arg, (n, want)) in (0u32..).zip(&devices) {
         if let Some(at) = guards.iter().position(|(h, _)| *h == n.buffer.handle) {
             taken.push((arg, *want, guards.swap_remove(at).1));
         }
     }
-    let mut views: Vec<BufferView> = taken
+    let mut views: Few<BufferView> = taken
         .iter_mut()
         .map(|(arg, want, st)| BufferView { arg: *arg, current: st.current, want: *want, cost: &mut st.cost })
         .collect();
@@ -324,7 +337,7 @@ fn decide(
         rates: &plan.program.rates,
         structures: structures(needs).unwrap_or(1.0),
         class,
-        timed_by_waiting: converts && timed_by_waiting(),
+        timed_by_waiting: &|| converts && timed_by_waiting(),
     };
     (cost::decide(&info.name, &mut model, &offer, &mut views), in_host)
 }
@@ -347,7 +360,7 @@ fn as_written(
 }
 
 /// `needs` with every buffer in its host layout.
-fn host_needs(needs: &[BufferNeed]) -> Vec<BufferNeed> {
+fn host_needs(needs: &[BufferNeed]) -> Few<BufferNeed> {
     needs
         .iter()
         .map(|n| BufferNeed {
@@ -527,6 +540,6 @@ fn try_staged(
 }
 
 /// `needs` with every buffer to be converted converted by the launch itself.
-fn fused_needs(needs: &[BufferNeed]) -> Vec<BufferNeed> {
+fn fused_needs(needs: &[BufferNeed]) -> Few<BufferNeed> {
     needs.iter().map(|n| BufferNeed { fuse: matches!(n.need, Need::Device(_)), ..n.clone() }).collect()
 }
