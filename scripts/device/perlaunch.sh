@@ -16,10 +16,31 @@ A=$root/samples/blackscholes/blackscholes.dl
 N=${N:-4096}
 LOOP=${LOOP:-30000}
 export SAMPLE_PLATFORM=$platform CLAYOUT_BUILD_AFTER=wait
-loop() { env "$@" FIRSTLAUNCH_LOOP=$LOOP /tmp/firstlaunch - $N 2>/dev/null | awk '/^loop/ {print $2}'; }
+# Each measure takes the environment of its run (annotations are its own).
+loop() { env CLAYOUT_ANNOTATIONS=$A "$@" FIRSTLAUNCH_LOOP=$LOOP /tmp/firstlaunch - $N 2>/dev/null | awk '/^loop/ {print $2}'; }
 parts() {
     (cd samples/particles && env CLAYOUT_ANNOTATIONS=particles.dl "$@" $S/particles/particles -n 262144 -i ${ITERS:-1000} \
         --platform $platform 2>/dev/null | awk '/^kernel_ms/ {print $2}')
+}
+# REPS lines of measure $1: the program without clayout, then per library the DL runtime alone
+# and each policy; part 1 (loop) also without clayout asking an event per launch and under
+# CLAYOUT_DISABLE=1.
+rounds() {
+    local m=$1
+    for r in $(seq ${REPS:-3}); do
+        line="none $($m X=1)"
+        [ $m = loop ] && line="$line none+event $(loop FIRSTLAUNCH_EVENT=1)"
+        for l in $libs; do
+            L=$(readlink -f $l); b=$(basename $l)
+            line="$line | $b"
+            [ $m = loop ] && line="$line disable $(loop LD_PRELOAD=$L CLAYOUT_DISABLE=1)"
+            line="$line rewrite0 $($m LD_PRELOAD=$L CLAYOUT_REWRITE=0)"
+            for p in auto always never; do
+                line="$line $p $($m LD_PRELOAD=$L CLAYOUT_POLICY=$p CLAYOUT_CACHE_DIR=/tmp/pl-cache-$p-$b)"
+            done
+        done
+        echo "$line"
+    done
 }
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
@@ -27,35 +48,15 @@ parts() {
         for p in auto always never; do
             c=/tmp/pl-cache-$p-$(basename $l)
             for w in 1 2; do
-                loop LD_PRELOAD=$(readlink -f $l) CLAYOUT_ANNOTATIONS=$A CLAYOUT_POLICY=$p CLAYOUT_CACHE_DIR=$c >/dev/null
+                loop LD_PRELOAD=$(readlink -f $l) CLAYOUT_POLICY=$p CLAYOUT_CACHE_DIR=$c >/dev/null
                 parts LD_PRELOAD=$(readlink -f $l) CLAYOUT_POLICY=$p CLAYOUT_CACHE_DIR=$c >/dev/null
             done
         done
     done
     echo "== part 1: us per launch, $LOOP launches over $N options"
-    for r in $(seq ${REPS:-3}); do
-        line="none $(loop X=1) none+event $(loop FIRSTLAUNCH_EVENT=1)"
-        for l in $libs; do
-            L=$(readlink -f $l); b=$(basename $l)
-            line="$line | $b disable $(loop LD_PRELOAD=$L CLAYOUT_DISABLE=1) rewrite0 $(loop LD_PRELOAD=$L CLAYOUT_ANNOTATIONS=$A CLAYOUT_REWRITE=0)"
-            for p in auto always never; do
-                line="$line $p $(loop LD_PRELOAD=$L CLAYOUT_ANNOTATIONS=$A CLAYOUT_POLICY=$p CLAYOUT_CACHE_DIR=/tmp/pl-cache-$p-$b)"
-            done
-        done
-        echo "$line"
-    done
+    rounds loop
     echo "== part 2: particles -n 262144 -i ${ITERS:-1000}, kernel_ms"
-    for r in $(seq ${REPS:-3}); do
-        line="none $(parts X=1)"
-        for l in $libs; do
-            L=$(readlink -f $l); b=$(basename $l)
-            line="$line | $b rewrite0 $(parts LD_PRELOAD=$L CLAYOUT_REWRITE=0)"
-            for p in auto always never; do
-                line="$line $p $(parts LD_PRELOAD=$L CLAYOUT_POLICY=$p CLAYOUT_CACHE_DIR=/tmp/pl-cache-$p-$b)"
-            done
-        done
-        echo "$line"
-    done
+    rounds parts
     if command -v perf >/dev/null && [ -n "${PERF:-}" ]; then
         L=$(readlink -f ${libs%% *})
         echo "== perf: auto, part 1's loop"

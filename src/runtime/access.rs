@@ -59,21 +59,29 @@ impl WaitList {
 
     /// The command was enqueued on `queue` with event `event`: it is a user of its buffers until
     /// it completes (`order`). Releases the buffers' locks.
-    pub fn enqueued(mut self, queue: cl_command_queue, event: cl_event) {
+    pub fn enqueued(self, queue: cl_command_queue, event: cl_event) {
+        let in_order = order::in_order(queue);
+        self.recorded(queue, in_order, Some(event));
+    }
+
+    /// [`Self::enqueued`], with `event` None for a free launch enqueued without one on the
+    /// in-order `queue` (`order::Stretch`).
+    fn recorded(mut self, queue: cl_command_queue, in_order: bool, event: Option<cl_event>) {
         // Whatever the command does, the buffers' bytes are the application's from now on.
         for st in &mut self.locked {
             st.defined = true;
         }
-        let in_order = order::in_order(queue);
-        order::noted(queue, in_order, false, event, self.free);
+        let raw = event.unwrap_or(std::ptr::null_mut());
+        order::noted(queue, in_order, false, raw, self.free);
         for (i, buffer, before) in std::mem::take(&mut self.fused) {
-            convert::fused_enqueued(queue, &buffer, &mut self.locked[i], before, event);
-        }
-        if event.is_null() {
-            return;
+            convert::fused_enqueued(queue, &buffer, &mut self.locked[i], before, raw);
         }
         for st in &mut self.locked {
-            st.users.record(queue, in_order, event, self.free);
+            match event {
+                None => st.users.record_without_event(queue),
+                Some(e) if e.is_null() => {}
+                Some(e) => st.users.record(queue, in_order, e, self.free),
+            }
         }
     }
 
@@ -82,7 +90,7 @@ impl WaitList {
     /// keeps to order later conversions; or none, for a free launch on an in-order queue);
     /// `enqueued` says whether the call succeeded. The buffers' locks are released on return.
     pub fn run<R>(
-        mut self,
+        self,
         queue: cl_command_queue,
         event: *mut cl_event,
         call: impl FnOnce(cl_uint, *const cl_event, *mut cl_event) -> R,
@@ -91,32 +99,23 @@ impl WaitList {
         // A free launch the application asked no event of gets none on an in-order queue:
         // a marker stands for it if need be (`order::Stretch`). A fused one's event stands for
         // its buffers' conversion.
-        let without = event.is_null() && self.free && self.fused.is_empty() && order::in_order(queue);
-        if without {
-            let r = call(self.len(), self.ptr(), std::ptr::null_mut());
-            if !enqueued(&r) {
-                self.failed();
-                return r;
-            }
-            for st in &mut self.locked {
-                st.defined = true;
-            }
-            order::noted(queue, true, false, std::ptr::null_mut(), true);
-            for st in &mut self.locked {
-                st.users.record_without_event(queue);
-            }
-            return r;
-        }
+        let in_order = order::in_order(queue);
+        let without = event.is_null() && self.free && self.fused.is_empty() && in_order;
         let mut own: cl_event = std::ptr::null_mut();
-        let ev = if event.is_null() { &mut own as *mut cl_event } else { event };
+        let ev = match (event.is_null(), without) {
+            (false, _) => event,
+            (true, true) => std::ptr::null_mut(),
+            (true, false) => &mut own as *mut cl_event,
+        };
         let r = call(self.len(), self.ptr(), ev);
         if !enqueued(&r) {
             self.failed();
             return r;
         }
-        // SAFETY: the call succeeded, so it wrote its event through `ev`, which points to the
-        // application's event or to `own`.
-        self.enqueued(queue, unsafe { *ev });
+        // SAFETY: the call succeeded, so it wrote its event through `ev` unless `ev` is null,
+        // which it is only without an event.
+        let event = (!without).then(|| unsafe { *ev });
+        self.recorded(queue, in_order, event);
         drop(Event::from_raw(own));
         r
     }
