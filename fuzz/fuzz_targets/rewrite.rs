@@ -4,12 +4,13 @@
 //! gives a one-line reason; a rewritten program still holds every kernel it held, and its
 //! copy is a kernel the signature reader accepts, with the original parameters plus one per
 //! rewritten buffer. Each kernel is staged too (`stage_kernel`, not chained), under the same
-//! invariants, with one flag per staged buffer.
+//! invariants, with one flag per staged buffer. The proof that a kernel overwrites a buffer
+//! (`overwritten`) runs on each kernel too: no panic, and only requested parameters proved.
 #![no_main]
 
 use clayout::annotation::annotations_in_source;
 use clayout::clc::kernels;
-use clayout::rewrite::{request, rewrite_kernel, stage_kernel, Refusal, RewriteRequest};
+use clayout::rewrite::{overwritten, request, rewrite_kernel, stage_kernel, Refusal, RewriteRequest};
 use libfuzzer_sys::fuzz_target;
 
 fn check_refusal(r: &Refusal) {
@@ -41,6 +42,9 @@ fuzz_target!(|data: &[u8]| {
             continue;
         }
         let Ok((req, _)) = request(source, &layout) else { continue };
+        for o in overwritten(source, &req) {
+            assert!(req.params.iter().any(|p| p.index == o.index && p.name == o.name), "{o:?}");
+        }
         let staged_req = RewriteRequest { private_name: format!("{}__clayout_staged", req.kernel), ..req.clone() };
         match stage_kernel(&current, &staged_req) {
             Err(r) => check_refusal(&r),

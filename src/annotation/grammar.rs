@@ -117,6 +117,17 @@ pub fn parse_annotation(text: &str) -> Result<Annotation, SpanError> {
     Parser { text, toks, pos: 0, depth: 0, ops: 0 }.annotation()
 }
 
+/// Parses an extent alone (`nx * ny * nz`), as it reads between an annotation's brackets.
+pub fn parse_extent(text: &str) -> Result<Extent, SpanError> {
+    let toks: Vec<Token> = lex(text).into_iter().filter(|t| !t.is_comment()).collect();
+    let mut p = Parser { text, toks, pos: 0, depth: 0, ops: 0 };
+    let e = p.expr()?;
+    if let Some(t) = p.peek() {
+        return Err(err(t.span, format!("unexpected `{}` after the extent", p.text_of(t))));
+    }
+    Ok(e)
+}
+
 fn err(span: Span, reason: impl Into<String>) -> SpanError {
     SpanError { span, reason: one_line(&reason.into()) }
 }

@@ -26,7 +26,7 @@ mod tests;
 pub use attach::{annotate_program, annotations_in_source, KernelAnnotation};
 pub use error::{AnnotationError, Origin, SpanError};
 pub use extent::{BinOp, Extent, ExtentEnv, ExtentKind, LaunchValues};
-pub use grammar::{parse_annotation, AnnotatedParam, Annotation, DeviceLayout, HostLayout};
+pub use grammar::{parse_annotation, parse_extent, AnnotatedParam, Annotation, DeviceLayout, HostLayout};
 pub use infer::{infer, KernelInference, Proposal};
 pub use side_file::{parse_side_file, SideEntry};
 pub use validate::{validate, KernelLayout, LayoutParam, PlacedAnnotation, ScalarArg};

@@ -21,6 +21,8 @@
 //!   `vloadn`/`vstoren`, atomics).
 //! - `emit`: the generated index and load/store functions.
 //! - `funcs`: helper function definitions and macros of the rest of the program.
+//! - `overwrite`: which buffers a kernel provably overwrites before reading them
+//!   ([`overwritten`]), so that their old contents need no conversion.
 //!
 //! Structures and their layouts come from `crate::clc`.
 //!
@@ -36,6 +38,7 @@ mod flat;
 mod funcs;
 mod locals;
 mod member;
+mod overwrite;
 mod ptr;
 mod request;
 mod sizeof;
@@ -50,6 +53,8 @@ mod walk;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_overwrite;
+#[cfg(test)]
 mod tests_ptr;
 #[cfg(test)]
 mod tests_stage;
@@ -58,6 +63,7 @@ mod tests_stage;
 pub use crate::clc::struct_layout::{probe_expressions, struct_layout, MemberLayout, StructLayout};
 pub use asta::{rewrite_kernel, Rewritten};
 pub use copy::{ExtraArg, ExtraKind};
+pub use overwrite::{overwritten, Bound, Overwrite};
 pub use request::{request, HostKind, ParamRewrite, RewriteRequest};
 pub use source::Refusal;
 pub use stage::{stage_kernel, Staged, StagedParam};

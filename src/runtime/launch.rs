@@ -208,9 +208,10 @@ fn cannot_run(info: &KernelInfo, why: &str) -> cl_int {
 /// extent passes its buffer (a global size rounded up past the data) is converted as far as the
 /// buffer holds whole structures. A kernel written for a device layout has no such way out.
 ///
-/// A parameter annotated `out` is overwritten by the launch, which needs no conversion of its
-/// old contents, when the launch is sure to run once enqueued: its wait list is complete (a
-/// user event set to a failure would leave the old bytes, in their old layout).
+/// A parameter annotated `out`, or proved overwritten from the kernel's source for this
+/// launch's work sizes (`ProvenOut::covers`), is overwritten by the launch, which needs no
+/// conversion of its old contents, when the launch is sure to run once enqueued: its wait list
+/// is complete (a user event set to a failure would leave the old bytes, in their old layout).
 fn needs(
     info: &KernelInfo,
     plan: Option<&KernelPlan>,
@@ -267,12 +268,21 @@ fn needs(
             continue;
         };
         let shape = Shape::new(m, p.words, p.word_bytes);
+        let proven = !p.out && p.proven_out.as_ref().is_some_and(|o| o.covers(dims, &values, m));
+        if proven && crate::log::enabled(crate::config::LogLevel::Debug) {
+            let what = format!("kernel {}: {}", info.name, p.name);
+            crate::log::once(
+                crate::config::LogLevel::Debug,
+                &format!("{what} proven out"),
+                &format!("{what} is written whole before it is read (proved from the source): its old contents are not converted"),
+            );
+        }
         out.push(BufferNeed {
             buffer,
             arg: Some(i),
             need: Need::Device(DeviceLayout { host: p.host, device: p.device, shape }),
             must: p.must,
-            overwrite: p.out && sure_to_run(),
+            overwrite: (p.out || proven) && sure_to_run(),
             fuse: false,
         });
     }

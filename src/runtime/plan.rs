@@ -2,7 +2,8 @@
 //! with which structure size and extent, and for a rewritten kernel which copy runs on them.
 //! Worked out once per kernel (`kernels`), read at every launch (`launch`).
 
-use crate::annotation::{Extent, ScalarArg};
+use super::dims::Dims;
+use crate::annotation::{Extent, ExtentEnv, ScalarArg};
 use crate::layout::Layout;
 use std::sync::Arc;
 
@@ -22,6 +23,31 @@ pub struct ParamPlan {
     pub must: bool,
     /// Annotated `out`: the launch overwrites the extent's structures before reading them.
     pub out: bool,
+    /// Proved from the kernel's source: the launch overwrites the structures of the work-items
+    /// below a bound before reading them (`rewrite::overwritten`).
+    pub proven_out: Option<ProvenOut>,
+}
+
+/// A parameter the kernel provably overwrites, for the work-items whose global id 0 lies
+/// below `bound` (every work-item when `None`).
+#[derive(Debug, Clone)]
+pub struct ProvenOut {
+    pub bound: Option<Extent>,
+}
+
+impl ProvenOut {
+    /// Whether a launch of work sizes `dims` overwrites the first `m` structures, with the
+    /// bound evaluated in `env`: its global ids start at 0 and reach `m`, and the bound, at
+    /// least `m`, fits the 32-bit comparison a kernel may make (with every argument it names
+    /// positive, no partial product of the kernel's own arithmetic exceeds it).
+    pub fn covers(&self, dims: &Dims, env: &dyn ExtentEnv, m: u64) -> bool {
+        if dims.offset || dims.global.first().is_none_or(|&g| g < m) {
+            return false;
+        }
+        let Some(b) = &self.bound else { return true };
+        let positive = b.args().iter().all(|(name, _)| env.arg(name).is_some_and(|v| v >= 1));
+        positive && b.eval(env).is_ok_and(|v| v >= m && v < 1 << 31)
+    }
 }
 
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 //! kernel, at its first launch, a plan that says which arguments go to which layout with which
 //! structure size.
 
-use super::plan::{KernelPlan, ParamPlan, PlanResult};
+use super::plan::{KernelPlan, ParamPlan, PlanResult, ProvenOut};
 use super::source::{self, GivenHeader, Seen};
 use super::transparent::private::{Private, PrivateProgram};
 use super::transparent::{rewrite, Rewrites, TransparentPlan};
@@ -752,6 +752,7 @@ fn plan_layout(program: &ProgramInfo, dl: &ProgramDl, layout: &KernelLayout) -> 
             extent: p.extent.clone(),
             must: true,
             out: p.out,
+            proven_out: None,
         });
     }
     Ok(KernelPlan { params, scalars: layout.scalar_args.clone(), transparent: None, fixed: Vec::new() })
@@ -789,8 +790,17 @@ fn transparent_plan(
     fixed: Vec<(ScalarArg, u64)>,
 ) -> Result<KernelPlan, String> {
     let mut params = Vec::new();
+    let mut scalars = layout.scalar_args.clone();
     for p in &layout.params {
         let l = rewritten.layouts.get(&p.name).ok_or_else(|| format!("{} was not rewritten", p.name))?;
+        let proven = rewritten.overwritten.iter().find(|o| o.index == p.arg_index as usize && p.host.is_aos());
+        let proven_out = proven.map(|o| ProvenOut { bound: o.bound.as_ref().map(|b| b.extent.clone()) });
+        // The bound's arguments, for the launches to evaluate it.
+        for a in proven.iter().flat_map(|o| o.bound.iter()).flat_map(|b| &b.args) {
+            if !scalars.iter().any(|s| s.name == a.name) {
+                scalars.push(a.clone());
+            }
+        }
         if let Some(why) = private.wrong_layouts.get(&l.type_name) {
             return Err(format!("{}: {why}", p.name));
         }
@@ -805,11 +815,12 @@ fn transparent_plan(
             extent: p.extent.clone(),
             must: false,
             out: p.out,
+            proven_out,
         });
     }
     Ok(KernelPlan {
         params,
-        scalars: layout.scalar_args.clone(),
+        scalars,
         transparent: Some(TransparentPlan { program: private, kernel: rewritten.clone() }),
         fixed,
     })

@@ -49,7 +49,7 @@ enum Subscript {
 
 /// Refuses unless the subscript `index` (tokens; none for `p->m`) of the staged access at
 /// tokens `access` is the work-item's global id, directly or through one of `gid_vars`.
-pub(super) fn subscript_is_gid(
+pub(in crate::rewrite) fn subscript_is_gid(
     code: &Source,
     gid_vars: &HashMap<String, Result<usize, Refusal>>,
     (first, end): (usize, usize),
@@ -114,7 +114,7 @@ fn expand(code: &Source, texts: Vec<String>, depth: u32) -> Option<Vec<String>> 
 /// The variables declared at the top level of the kernel's body as `[const] T i =
 /// get_global_id(0);`, each with the token of its name, or the first construct that could
 /// make it hold anything else.
-pub(super) fn gid_vars(code: &Source, def: &FnDef) -> HashMap<String, Result<usize, Refusal>> {
+pub(in crate::rewrite) fn gid_vars(code: &Source, def: &FnDef) -> HashMap<String, Result<usize, Refusal>> {
     let mut out = HashMap::new();
     let types = TypeTable::from_tokens(code.src, &code.toks);
     let (mut depth, mut start) = (0usize, def.open + 1);

@@ -20,7 +20,7 @@
 //! body.rs refuses what could break the copy's barriers.
 
 mod body;
-mod gid;
+pub(super) mod gid;
 
 use super::copy::{assemble, prepare, ExtraArg, ExtraKind, Prepared};
 use super::emit::Space;

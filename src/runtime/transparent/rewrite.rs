@@ -40,6 +40,8 @@ pub struct RewrittenKernel {
     /// The copy that stages its buffers through local memory, when the kernel touches only
     /// its own structures.
     pub staged: Option<StagedCopy>,
+    /// The parameters the kernel provably overwrites before reading them (`rewrite::overwritten`).
+    pub overwritten: Vec<rewrite::Overwrite>,
 }
 
 #[derive(Debug)]
@@ -77,6 +79,7 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
             });
         match outcome {
             Ok((out, req, layouts)) => {
+                let overwritten = rewrite::overwritten(source, &req);
                 current = out.source;
                 let staged = stage(&current, source, &req).map(|(source, copy)| {
                     current = source;
@@ -103,6 +106,7 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
                         rounding_noted: Default::default(),
                         model: Mutex::new(KernelModel::default()),
                         staged,
+                        overwritten,
                     }),
                 );
             }
