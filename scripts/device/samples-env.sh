@@ -1,13 +1,13 @@
 # Sourced by the device scripts that run the samples (asynctiming, buildload, fused, short-runs,
 # tiles), from the repository root, with S set to where the samples are to be built:
-# the carried release library ($lib), a compiler that finds the carried OpenCL headers and
+# the carried release library ($lib; LIB=path picks another), a compiler that finds the carried OpenCL headers and
 # loader ($CC), the samples built under $S, and each sample's large size (`large NAME`; with
 # SMALL=1, a small one for blackscholes and particles, to check a script on PoCL). $1 is the
 # platform name (default NVIDIA).
 root=$(pwd)
 OUT=${OUT:-/tmp/out}
 platform=${1:-NVIDIA}
-lib=$(readlink -f .devcarry/rt/libclayout.so)
+lib=$(readlink -f "${LIB:-.devcarry/rt/libclayout.so}")
 CC="gcc -I$root/.devcarry/rt/include -L$root/.devcarry/rt/lib"
 make -s -C samples OUT=$S CC="$CC" >/dev/null || exit 1
 large() {

@@ -13,10 +13,19 @@
 //! (one that had completed is timed up to the wait's start, if the application waited at once).
 //! A program of one launch then pays nothing for being timed (markers cost blackscholes' one
 //! 0.48 ms launch on the H100 0.2 ms). A program that enqueues again before it waits gets no
-//! time from it, and its later launches are timed with markers.
+//! time from it, and its later launches are timed with markers; so is a launch that the
+//! kernel's history says more launches follow before the host sees its buffers (otherwise
+//! particles' first kernel lost the time of its first launch to the next kernel's, and timed
+//! it again in every run).
 //!
 //! Otherwise (`start`, `stop`): a marker before and a marker after the launch, each waited for by
-//! polling with a time limit. clayout does not turn profiling on to avoid this: on NVIDIA a
+//! polling with a time limit. On an in-order queue the marker before is enqueued right before
+//! the launch itself (after any conversion it needs, with the launch's wait list) and waited for
+//! only after the launch is enqueued, so that the device goes from one to the other without
+//! waiting for the host: a timed launch then costs the program only the gap after it, where
+//! draining the queue first made the device also wait for the launch's enqueue (blackscholes'
+//! second run on the H100, six timed launches: 0.6-0.7 ms). An out-of-order queue is drained
+//! first, as its launch need not wait for the marker. clayout does not turn profiling on to avoid this: on NVIDIA a
 //! launch that asks for an event (as clayout's ordering does) costs 6 us more on a queue that
 //! profiles, at every launch of the run (bench/profq.c), and the host times at which the
 //! driver's completion callbacks see a marker and the launch complete are not the launch's
@@ -38,13 +47,27 @@ const LAUNCH_LIMIT: Duration = Duration::from_secs(10);
 /// How long a wait polls without sleeping.
 const SPIN: Duration = Duration::from_millis(1);
 
-/// A launch being timed: the queue has drained up to it.
+/// A launch being timed.
 pub struct Timer {
-    started: Instant,
+    start: Start,
+}
+
+enum Start {
+    /// The marker enqueued right before the launch on an in-order queue: the launch starts
+    /// when it completes.
+    Marker(Event),
+    /// The queue had drained at this time (an out-of-order queue).
+    Drained(Instant),
 }
 
 /// Polls until `ev` completes; false when it failed or the limit passed.
 fn wait(ev: &Event, limit: Duration) -> bool {
+    wait_spinning(ev, limit, SPIN)
+}
+
+/// `wait`, yielding rather than sleeping for the first `spin` (a sleep overshoots by the
+/// timer slack).
+fn wait_spinning(ev: &Event, limit: Duration, spin: Duration) -> bool {
     let t0 = Instant::now();
     let mut spins = 0u32;
     loop {
@@ -60,7 +83,7 @@ fn wait(ev: &Event, limit: Duration) -> bool {
         spins += 1;
         // Yielding for the first millisecond: a sleep overshoots by the timer slack (50 us on
         // Linux), which a launch of a few hundred microseconds would carry into its time.
-        if spins < 64 || t0.elapsed() < SPIN {
+        if spins < 64 || t0.elapsed() < spin {
             std::thread::yield_now();
         } else {
             std::thread::sleep(Duration::from_micros(20));
@@ -75,14 +98,30 @@ fn drained(queue: cl_command_queue, limit: Duration) -> bool {
     wait(&m, limit)
 }
 
-/// Waits for everything queued before the launch about to be enqueued.
-pub fn start(queue: cl_command_queue) -> Option<Timer> {
-    drained(queue, DRAIN_LIMIT).then(|| Timer { started: Instant::now() })
+/// Called right before the launch is enqueued, with its wait list: on an in-order queue a
+/// marker the launch will follow at once; otherwise waits for everything queued before it.
+pub fn start(queue: cl_command_queue, wait: &[cl_event]) -> Option<Timer> {
+    if !crate::runtime::order::in_order(queue) {
+        return drained(queue, DRAIN_LIMIT).then(|| Timer { start: Start::Drained(Instant::now()) });
+    }
+    let m = cmd::marker(queue, wait).ok()?;
+    Some(Timer { start: Start::Marker(m) })
 }
 
 /// The launch's time in ns, once it completed.
 pub fn stop(queue: cl_command_queue, t: Timer) -> Option<f64> {
-    drained(queue, LAUNCH_LIMIT).then(|| t.started.elapsed().as_nanos() as f64)
+    let started = match t.start {
+        Start::Drained(at) => at,
+        Start::Marker(m) => {
+            let _ = cmd::flush(queue);
+            // Yielding all the way: the moment it completes is the launch's start.
+            if !wait_spinning(&m, DRAIN_LIMIT, DRAIN_LIMIT) {
+                return None;
+            }
+            Instant::now()
+        }
+    };
+    drained(queue, LAUNCH_LIMIT).then(|| started.elapsed().as_nanos() as f64)
 }
 
 /// What becomes of a launch's device time, in ns (None: it failed or could not be read).

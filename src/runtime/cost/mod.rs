@@ -151,6 +151,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         epoch_written_ns: epoch,
         asta_balance_ns: if balance.is_finite() { balance } else { 0.0 },
         promised: promised.filter(|_| !unknown),
+        nth: counts.iter().copied().min().unwrap_or(0),
         asta_elsewhere: model.times.asta_elsewhere(offer.class),
     };
     let mut d = model::decide(&l);

@@ -26,6 +26,10 @@ use serde::{Deserialize, Serialize};
 /// conversion may cost in the worst case (the host reading right after it).
 pub const LOSS_BUDGET: f64 = 0.02;
 
+/// Of what the shortest earlier epoch that got as far as a launch took as written, how much a
+/// bet on history may lose (`bet`).
+pub const BET_SHARE: f64 = 0.1;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum Variant {
@@ -137,6 +141,9 @@ pub struct Launch {
     /// The ASTA copy's time at this class measured at another tile (the fastest), while it is
     /// not measured at this one: the estimate a run that tries a tile bets on.
     pub asta_elsewhere: Option<f64>,
+    /// This launch's place in the epoch of its buffers (counted per kernel and argument from 1,
+    /// the least of its buffers).
+    pub nth: u32,
 }
 
 impl Launch {
@@ -157,6 +164,7 @@ impl Launch {
             asta_balance_ns: 0.0,
             promised: None,
             asta_elsewhere: None,
+            nth: 1,
         }
     }
 
@@ -174,14 +182,18 @@ pub struct Decision {
     /// Time this launch, for the model.
     pub measure: bool,
     pub reason: Reason,
+    /// Every earlier epoch that got this far had more launches on these buffers after this
+    /// one: a launch timed by the application's next wait would lose its time to the next
+    /// launch.
+    pub more_coming: bool,
 }
 
-fn run(variant: Variant, reason: Reason) -> Decision {
-    Decision { variant, measure: false, reason }
+pub fn run(variant: Variant, reason: Reason) -> Decision {
+    Decision { variant, measure: false, reason, more_coming: false }
 }
 
 fn measure(variant: Variant, reason: Reason) -> Decision {
-    Decision { variant, measure: true, reason }
+    Decision { variant, measure: true, reason, more_coming: false }
 }
 
 /// Why the model chose a form. Every launch has one and few are ever read (the statistics keep
@@ -355,12 +367,13 @@ fn host_best(l: &Launch) -> Option<(Variant, f64)> {
 }
 
 pub fn decide(l: &Launch) -> Decision {
-    match l.policy {
+    let d = match l.policy {
         Policy::Always if l.asta_ok => run(Variant::Asta, "policy always".into()),
         Policy::Always => run(Variant::Written, "policy always, but the buffers cannot be converted".into()),
         Policy::Never => host_only(l, "policy never"),
         Policy::Auto => auto(l),
-    }
+    };
+    Decision { more_coming: l.promised.is_some_and(|n| n >= 2), ..d }
 }
 
 /// The host-layout forms only: the staged copy once measured faster than the kernel as written.
@@ -412,7 +425,17 @@ fn auto(l: &Launch) -> Decision {
             },
         );
     }
-    if l.staged_ok && l.times.unsettled(Variant::Staged) {
+    // The staged copy only matters to launches that stay in host layout, so it is timed only
+    // on a launch whose buffers stayed there through this kernel's launch before it, and
+    // after the bet on history: timed first, it kept the second run of a program of 30-launch
+    // runs in host layout for two more launches (blackscholes on the H100, whose staged copy
+    // is slower than the kernel as written), and particles' first kernel, whose buffer the
+    // next kernel converts, timed it at the first launch of every run.
+    if l.staged_ok && l.times.unsettled(Variant::Staged) && l.nth >= 2 {
+        let (_, h) = host_best(l).expect("the kernel as written is measured");
+        if let Some(d) = bet(l, h).filter(|_| !l.sent_back && l.asta_ok) {
+            return d;
+        }
         return measure(Variant::Staged, "measuring the staged copy".into());
     }
     let (hv, h) = host_best(l).expect("the kernel as written is measured");
@@ -436,41 +459,55 @@ fn auto(l: &Launch) -> Decision {
         } else {
             Reason::WithinBudget { worst_ns: worst, epoch_ns: l.epoch_written_ns }
         };
-        return Decision { variant: Variant::Asta, measure: l.times.asta.is_none(), reason: why };
+        return Decision { measure: l.times.asta.is_none(), ..run(Variant::Asta, why) };
     }
-    // The bet on history: every earlier epoch that got this far ran long enough to repay the
-    // conversion. Made only on a measured ASTA copy, and only where losing it (the host reading
-    // right after this launch) costs at most the epoch's launches as written: at most twice the
-    // time without clayout, the ski-rental bound.
+    if let Some(d) = bet(l, h) {
+        return d;
+    }
+    run(hv, Reason::NotYet { convert_ns: l.convert_ns, gain_ns: gain, measured })
+}
+
+/// The bet on history (rule 5 of docs/cost-model.md), with `h` the host-layout form's
+/// time per structure: every earlier epoch that got this far ran long enough to repay the
+/// conversion. Made only where losing it (the host reading right after this launch) costs at
+/// most the epoch's launches as written, or [`BET_SHARE`] of the shortest such earlier epoch's
+/// time as written, whichever is more: at most twice the time without clayout where the epoch
+/// has run long enough, and never more than a tenth of what the runs it bets on took. That
+/// lets a program whose every run was long convert at its first launch, as the issue asks
+/// ("convert at once when history says runs are long"), where waiting until the launches so
+/// far covered the loss kept blackscholes' 30-launch runs on the H100 in host layout for their
+/// first two launches.
+fn bet(l: &Launch, h: f64) -> Option<Decision> {
+    let n = l.promised?;
+    // What the shortest earlier epoch that got this far took as written: the launches so far,
+    // and those it had left after this one.
+    let promised_ns = l.epoch_written_ns + f64::from(n.saturating_sub(1)) * h * l.m;
+    let risk = l.epoch_written_ns.max(BET_SHARE * promised_ns);
     // A copy not measured at this tile bets on its time at another (a run trying a tile), and
     // is timed.
     let (estimate, at) = match (l.times.asta, l.asta_elsewhere) {
         (Some(a), _) => (Some(a), "measured"),
         (None, e) => (e, "measured at another tile"),
     };
-    if let (Some(a), Some(n)) = (estimate, l.promised) {
+    if let Some(a) = estimate {
         let gain = (h - a) * l.m;
         let worst = l.convert_ns - gain;
-        if gain > 0.0 && f64::from(n) * gain >= l.convert_ns && worst <= l.epoch_written_ns {
-            return Decision {
-                variant: Variant::Asta,
-                measure: l.times.asta.is_none(),
-                reason: Reason::Promised { n, convert_ns: l.convert_ns, gain_ns: gain, at },
-            };
+        if gain > 0.0 && f64::from(n) * gain >= l.convert_ns && worst <= risk {
+            let why = Reason::Promised { n, convert_ns: l.convert_ns, gain_ns: gain, at };
+            return Some(Decision { measure: l.times.asta.is_none(), ..run(Variant::Asta, why) });
         }
+        return None;
     }
     // Nothing measured in ASTA at any tile, but earlier runs went on long enough that even its
     // best case (all of the host form's time gained) would repay the conversion: converted to
-    // measure it once losing the conversion outright costs no more than the launches so far
-    // took as written (the same ski-rental bound). Without this a program whose runs are each
-    // too short for rule 4 (blackscholes' 30 launches on the H100, where rule 4 waits for about
-    // 50) never measured the copy and never converted, however often it ran.
-    if let (None, Some(n)) = (estimate, l.promised) {
-        if f64::from(n) * h * l.m >= l.convert_ns && l.convert_ns <= l.epoch_written_ns {
-            return measure(Variant::Asta, Reason::ToMeasure { n, convert_ns: l.convert_ns });
-        }
+    // measure it once losing the conversion outright fits the same bound. Without this a
+    // program whose runs are each too short for rule 4 (blackscholes' 30 launches on the H100,
+    // where rule 4 waits for about 50) never measured the copy and never converted, however
+    // often it ran.
+    if f64::from(n) * h * l.m >= l.convert_ns && l.convert_ns <= risk {
+        return Some(measure(Variant::Asta, Reason::ToMeasure { n, convert_ns: l.convert_ns }));
     }
-    run(hv, Reason::NotYet { convert_ns: l.convert_ns, gain_ns: gain, measured })
+    None
 }
 
 #[cfg(test)]
@@ -511,6 +548,7 @@ mod tests {
             asta_balance_ns: 0.0,
             promised: None,
             asta_elsewhere: None,
+            nth: 2,
         }
     }
 
@@ -597,41 +635,47 @@ mod tests {
     }
 
     #[test]
-    fn the_bet_risks_at_most_the_epoch_s_time_as_written() {
-        // A conversion worth 49 launches' gain (4.9 ms, loss 4.8 ms if lost): however long the
-        // history says epochs run, not before the launches so far took 4.8 ms as written.
-        let mut l = launch(t(Some(1.0), None, Some(0.9)));
+    fn the_bet_risks_at_most_the_epoch_s_time_as_written_or_a_tenth_of_the_history_s() {
+        // 1 ms a launch as written, 0.5 ms gained in ASTA, a conversion of 4.9 ms (4.4 ms lost
+        // if the host reads right after): with earlier epochs of 40 launches (40 ms as written,
+        // a tenth of it 4 ms) not before the launches so far took 4.4 ms as written...
+        let mut l = launch(t(Some(1.0), None, Some(0.5)));
         l.convert_ns = 4.9e6;
-        l.promised = Some(10_000);
-        let at = |l: &mut Launch, k: f64| {
-            l.epoch_written_ns = 1e6 * k;
+        let at = |l: &mut Launch, k: u32, epochs: u32| {
+            l.epoch_written_ns = 1e6 * f64::from(k);
+            l.promised = Some(epochs - k + 1);
             decide(l).variant
         };
-        assert_eq!(at(&mut l, 1.0), Variant::Written);
-        assert_eq!(at(&mut l, 4.0), Variant::Written);
-        assert_eq!(at(&mut l, 5.0), Variant::Asta);
+        assert_eq!(at(&mut l, 1, 40), Variant::Written);
+        assert_eq!(at(&mut l, 4, 40), Variant::Written);
+        assert_eq!(at(&mut l, 5, 40), Variant::Asta);
+        // ...and at once with epochs of 50 launches, whose tenth (5 ms) covers the loss.
+        assert_eq!(at(&mut l, 1, 50), Variant::Asta);
         // A promise too short to repay it: no bet.
-        l.promised = Some(48);
-        assert_eq!(at(&mut l, 5.0), Variant::Written);
+        assert_eq!(at(&mut l, 5, 13), Variant::Written);
     }
 
     #[test]
-    fn an_unmeasured_asta_copy_is_measured_once_losing_the_conversion_fits_the_epoch() {
+    fn an_unmeasured_asta_copy_is_measured_at_once_when_history_says_runs_are_long() {
         // blackscholes-like on the H100: 0.45 ms a launch as written, 0.92 ms of conversions;
-        // earlier runs of 30 launches. Rule 4 would wait for some 50 launches.
+        // earlier runs of 30 launches (13.5 ms as written). Rule 4 would wait for some 50
+        // launches; a tenth of the earlier runs covers losing the conversion at once.
         let mut l = launch(t(Some(1.0), None, None));
         l.m = 450_000.0;
         l.convert_ns = 0.92e6;
-        let at = |l: &mut Launch, k: u32| {
+        let at = |l: &mut Launch, k: u32, epochs: u32| {
             l.epoch_written_ns = 0.45e6 * f64::from(k);
-            l.promised = Some(31 - k);
+            l.promised = Some(epochs + 1 - k);
             decide(l)
         };
-        assert_eq!(at(&mut l, 1).variant, Variant::Written);
-        assert_eq!(at(&mut l, 2).variant, Variant::Written, "0.90 ms so far, less than the conversion");
-        let d = at(&mut l, 3);
+        let d = at(&mut l, 1, 30);
         assert_eq!((d.variant, d.measure), (Variant::Asta, true), "{}", d.reason);
         assert!(d.reason.to_string().starts_with("converting to measure the ASTA copy"), "{}", d.reason);
+        // Earlier runs of 15 launches (6.75 ms, a tenth 0.68 ms): not before the launches so far
+        // took as long as the conversion, at the third.
+        assert_eq!(at(&mut l, 1, 15).variant, Variant::Written);
+        assert_eq!(at(&mut l, 2, 15).variant, Variant::Written, "0.90 ms so far, less than the conversion");
+        assert_eq!(at(&mut l, 3, 15).variant, Variant::Asta);
         // Without history, or with a history too short for even the best case: no bet.
         l.promised = None;
         assert_eq!(decide(&l).variant, Variant::Written);
@@ -640,12 +684,38 @@ mod tests {
     }
 
     #[test]
+    fn history_that_promises_a_long_epoch_tries_asta_before_timing_the_staged_copy() {
+        // The same blackscholes, its staged copy not timed yet.
+        let mut l = launch(t(Some(1.0), None, None));
+        l.m = 450_000.0;
+        l.convert_ns = 0.92e6;
+        l.staged_ok = true;
+        l.epoch_written_ns = 0.45e6 * 3.0;
+        l.promised = Some(28);
+        let d = decide(&l);
+        assert_eq!((d.variant, d.measure), (Variant::Asta, true), "{}", d.reason);
+        // No history that far, buffers sent back, or no way to convert: the staged copy is
+        // timed first, as before.
+        for change in
+            [(|l: &mut Launch| l.promised = None) as fn(&mut Launch), |l| l.sent_back = true, |l| l.asta_ok = false]
+        {
+            let mut l = l.clone();
+            change(&mut l);
+            assert_eq!((decide(&l).variant, decide(&l).measure), (Variant::Staged, true));
+        }
+    }
+
+    #[test]
     fn a_run_trying_a_tile_bets_on_the_time_measured_at_another() {
         let mut l = launch(t(Some(1.0), None, None));
         l.convert_ns = 3e6;
         l.epoch_written_ns = 2.9e6;
-        l.promised = Some(10_000);
-        assert_eq!(decide(&l).variant, Variant::Written, "measured at no tile, and the conversion exceeds E");
+        l.promised = Some(20);
+        assert_eq!(
+            decide(&l).variant,
+            Variant::Written,
+            "measured at no tile, and the conversion exceeds E and a tenth of the earlier epochs"
+        );
         l.asta_elsewhere = Some(0.5);
         let d = decide(&l);
         assert_eq!((d.variant, d.measure), (Variant::Asta, true), "{}", d.reason);
@@ -726,6 +796,28 @@ mod tests {
         l.asta_ok = false;
         let d = decide(&l);
         assert_eq!((d.variant, d.measure), (Variant::Written, false));
+    }
+
+    #[test]
+    fn the_staged_copy_is_timed_only_once_launches_stayed_in_host_layout() {
+        let mut l = launch(t(Some(1.0), None, Some(1.2)));
+        l.staged_ok = true;
+        l.nth = 1;
+        let d = decide(&l);
+        assert_eq!((d.variant, d.measure), (Variant::Written, false), "{}", d.reason);
+        l.nth = 2;
+        assert_eq!((decide(&l).variant, decide(&l).measure), (Variant::Staged, true));
+    }
+
+    #[test]
+    fn a_launch_history_says_is_followed_by_more_is_not_left_to_the_application_s_wait() {
+        let mut l = launch(Times::default());
+        assert!(!decide(&l).more_coming, "no history");
+        l.promised = Some(1);
+        assert!(!decide(&l).more_coming, "an earlier epoch ended with this launch");
+        l.promised = Some(30);
+        let d = decide(&l);
+        assert!(d.measure && d.more_coming, "{d:?}");
     }
 
     #[test]

@@ -41,8 +41,7 @@ pub fn launch(
     let rounding = crate::guard("transparent launch", || rounding_risk(plan, needs))
         .unwrap_or_else(|| Some("internal error while checking the copy's floating-point rounding".into()));
     let policy = crate::config::get().policy;
-    let written =
-        |reason: String| (Decision { variant: Variant::Written, measure: false, reason: Reason::Text(reason) }, false);
+    let written = |reason: String| (cost::model::run(Variant::Written, Reason::Text(reason)), false);
     let (decision, in_host) = match &rounding {
         // Nothing to measure under `always`: the kernel as written, on host-layout buffers.
         Some(why) if policy == crate::config::Policy::Always => written(format!("policy always, but {why}")),
@@ -56,18 +55,19 @@ pub fn launch(
     // Otherwise the queue is waited for before and after the launch, and only when nothing in
     // it waits for the application (a user event it sets later would stall the wait).
     let by_event = decision.measure && measure::profiles(queue);
-    // Or by the application's own clFinish, when it drained the queue for this launch.
-    let app_wait = decision.measure && !by_event && user.is_empty() && measure::app_wait(queue);
-    let timer = if decision.measure && !by_event && !app_wait && super::super::order::free(queue, user) {
-        measure::start(queue)
-    } else {
-        None
-    };
+    // Or by the application's own clFinish, when it drained the queue for this launch and no
+    // other launch is expected before it waits again (the next would take the time with it).
+    let app_wait =
+        decision.measure && !by_event && !decision.more_coming && user.is_empty() && measure::app_wait(queue);
+    // Timed with markers: the one before is enqueued with the launch itself (`measure::start`).
+    let by_markers = decision.measure && !by_event && !app_wait && super::super::order::free(queue, user);
+    let timer = std::cell::Cell::new(None);
     // A launch timed by its event has one, whether the application asked for it or not
     // (otherwise a free launch gets none: `order::Stretch`).
     let mut own = OwnEvent(std::ptr::null_mut());
     let event = if (by_event || app_wait) && event.is_null() { &mut own.0 as *mut cl_event } else { event };
     let launched = std::cell::Cell::new(std::ptr::null_mut());
+    let enqueue = marked(by_markers, queue, &timer, enqueue);
     let enqueue = |k, local, n, l, ev: *mut cl_event| {
         let r = enqueue(k, local, n, l, ev);
         if (by_event || app_wait) && r == CL_SUCCESS && !ev.is_null() {
@@ -79,6 +79,7 @@ pub fn launch(
     // The ASTA copy's launch ran as the staged copy converting its buffers (`fused`).
     let fused = std::cell::Cell::new(false);
     let started = app_wait.then(std::time::Instant::now);
+    let enqueuing = std::time::Instant::now();
     let attempt = match decision.variant {
         Variant::Asta => Some(crate::guard("transparent launch", || {
             // A launch the model times is timed as the ASTA copy it is, after its conversions.
@@ -126,6 +127,7 @@ pub fn launch(
             (Variant::Written, as_written(queue, kernel, needs, user, event, &enqueue))
         }
     };
+    let enqueue_ns = enqueuing.elapsed().as_nanos() as f64;
     crate::stats::transparent_launch(ran == Variant::Asta);
     match &rounding {
         Some(why) if ran != Variant::Asta && policy != crate::config::Policy::Never => {
@@ -145,8 +147,15 @@ pub fn launch(
         // the model times is never fused).
         return r;
     }
-    if let Some(t) = timer {
+    if let Some(t) = timer.take() {
+        // Its device time and the host time of its enqueue, which the device waited for when the
+        // launch came after the queue had drained: so a form with more to enqueue is the slower
+        // where launches take a few microseconds, as it was when the timing drained the queue
+        // before the enqueue (the host time of the whole launch, model and timing included,
+        // made every form of particles at 262,144 on the H100 look bound by the host, and the
+        // kernels as written the fastest).
         let ns = if r == CL_SUCCESS && ran == decision.variant { measure::stop(queue, t) } else { None };
+        let ns = ns.map(|device| device + enqueue_ns);
         crate::guard("cost model", || plan.kernel.model.lock().record(&info.name, class, ran, ns, m));
     } else if (by_event || app_wait) && r == CL_SUCCESS && ran == decision.variant && !launched.get().is_null() {
         let (kernel, name) = (plan.kernel.clone(), info.name.clone());
@@ -178,6 +187,24 @@ pub fn launch(
         }
     }
     r
+}
+
+/// `enqueue`, which when `on` starts timing the launch with markers right before enqueueing it
+/// (`measure::start`), after whatever the launch needed enqueued first (its conversions).
+fn marked<'a>(
+    on: bool,
+    queue: cl_command_queue,
+    timer: &'a std::cell::Cell<Option<measure::Timer>>,
+    enqueue: impl Enqueue + 'a,
+) -> impl Enqueue + 'a {
+    move |k, local, n, l, ev| {
+        if on {
+            // SAFETY: `l` holds `n` events, as the launch's own enqueue requires.
+            let wait = unsafe { super::super::order::user_wait(n, l) }.unwrap_or_default();
+            timer.set(measure::start(queue, wait));
+        }
+        enqueue(k, local, n, l, ev)
+    }
 }
 
 /// Releases clayout's own event of a timed launch, once whatever times it holds its reference.
@@ -213,14 +240,11 @@ fn suggest_launch(
         let times = model.times.at(class);
         suggest::model_times(&info.name, times.written, times.asta);
     });
-    let timer = if suggest::wants_time(&info.name) && super::super::order::free(queue, user) {
-        measure::start(queue)
-    } else {
-        None
-    };
-    let r = as_written(queue, kernel, needs, user, event, enqueue);
+    let by_markers = suggest::wants_time(&info.name) && super::super::order::free(queue, user);
+    let timer = std::cell::Cell::new(None);
+    let r = as_written(queue, kernel, needs, user, event, &marked(by_markers, queue, &timer, enqueue));
     crate::stats::transparent_launch(false);
-    if let Some(t) = timer {
+    if let Some(t) = timer.take() {
         if let Some(ns) = measure::stop(queue, t).filter(|_| r == CL_SUCCESS) {
             suggest::timed(&info.name, ns);
         }
