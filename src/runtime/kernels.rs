@@ -9,6 +9,9 @@ use crate::registry::{Handle, KernelInfo, Table};
 use once_cell::sync::{Lazy, OnceCell};
 use std::sync::Arc;
 
+/// A rewritten kernel and the plan of its launches while its copies are built.
+pub type Building = (Arc<super::transparent::rewrite::RewrittenKernel>, Arc<super::plan::KernelPlan>);
+
 #[derive(Debug)]
 pub struct Kernel {
     pub handle: Handle,
@@ -16,6 +19,9 @@ pub struct Kernel {
     /// The program's record, which lives on in its kernels after the application released it.
     pub program: Option<Arc<Program>>,
     plan: OnceCell<PlanResult>,
+    /// The plan its launches as written are timed under while its copies are built
+    /// (`program::building_plan`), worked out once.
+    building: OnceCell<Option<Building>>,
     pub copies: KernelCopies,
     /// The kernel's argument count, asked once.
     num_args: OnceCell<u32>,
@@ -27,6 +33,14 @@ impl Kernel {
         let n = *self.num_args.get_or_init(|| crate::cl::info::kernel_num_args(self.handle as opencl_sys::cl_kernel));
         let args = self.facts.args.lock();
         (0..n as usize).all(|i| args.get(i).is_some_and(Option::is_some))
+    }
+
+    /// The plan its launches as written are timed under while its copies are built, with the
+    /// rewritten kernel whose model they teach.
+    pub fn building_plan(&self) -> Option<&Building> {
+        self.building
+            .get_or_init(|| program::building_plan(&self.facts, self.program.as_ref()?).map(|(k, p)| (k, Arc::new(p))))
+            .as_ref()
     }
 
     /// What the kernel's annotation asks at each launch, worked out once. None while what it
@@ -57,7 +71,15 @@ pub fn created(h: Handle, facts: Arc<KernelInfo>) {
     }
     KERNELS.insert(
         h,
-        Kernel { handle: h, facts, program, plan, copies: KernelCopies::default(), num_args: OnceCell::new() },
+        Kernel {
+            handle: h,
+            facts,
+            program,
+            plan,
+            building: OnceCell::new(),
+            copies: KernelCopies::default(),
+            num_args: OnceCell::new(),
+        },
     );
 }
 

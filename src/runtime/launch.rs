@@ -7,15 +7,19 @@
 //! the launch from then on.
 
 use super::access::{conflicting, foreign_context, prepare, BufferNeed, Few, Foreign};
+use super::cost::{SizeClass, Variant};
 use super::dims::{Dims, Enqueue};
 use super::order::user_wait;
 use super::plan::KernelPlan;
 use super::state::{DeviceLayout, Need};
+use super::transparent::rewrite::RewrittenKernel;
+use super::transparent::timed::Timed;
 use super::{buffers, kernels};
 use crate::annotation::ExtentEnv;
 use crate::layout::Shape;
 use crate::registry::{key, ArgValue, KernelInfo};
 use opencl_sys::*;
+use std::sync::Arc;
 
 /// Runs `enqueue(kernel, local, n, list)` after bringing the kernel's buffer arguments into the
 /// layouts it needs. `enqueue` receives the kernel object to launch (the application's, or
@@ -42,6 +46,9 @@ pub unsafe fn launch(
     // CLAYOUT_BUILD_AFTER=wait) the first launch waits, so that every launch follows the policy.
     let cfg = crate::config::get();
     let wait = cfg.policy != crate::config::Policy::Auto || cfg.build_after == crate::config::BuildAfter::Wait;
+    let host_start = std::time::Instant::now();
+    // While the copies are built: the times key and this launch's place in its epoch.
+    let mut building = None;
     let plan = match crate::guard("kernel plan", || k.plan(wait)) {
         Some(Some(Ok(plan))) => plan,
         Some(None) => {
@@ -57,7 +64,7 @@ pub unsafe fn launch(
             let written = super::cost::model::Variant::Written.form();
             let why = super::cost::Reason::Static("its copies are still being built");
             crate::stats::decision(&k.facts.name, written, &why);
-            crate::guard("cost model", || counted_while_building(&k));
+            building = crate::guard("cost model", || counted_while_building(&k)).flatten();
             None
         }
         Some(Some(Err(why))) => return cannot_run(&k.facts, &why),
@@ -100,11 +107,71 @@ pub unsafe fn launch(
             return cannot_run(&k.facts, &why);
         }
     }
+    let timing = building.and_then(|(key, nth)| {
+        crate::guard("cost model", || timing_while_building(&k, &key, nth, &dims, user)).flatten()
+    });
     match crate::guard("launch conversions", || prepare(queue, &needs, user)) {
-        Some(Ok(w)) => w.run(queue, event, |n, l, ev| enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS),
+        Some(Ok(w)) => match timing {
+            None => w.run(queue, event, |n, l, ev| enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS),
+            Some(t) => {
+                let mut timed = Timed::new(queue, true, t.more_coming, user, host_start);
+                let event = timed.event(event);
+                let timed_enqueue = timed.wrap(&enqueue);
+                let r = w.run(queue, event, |n, l, ev| timed_enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS);
+                drop(timed_enqueue);
+                timed.finish(r == CL_SUCCESS, &t.kernel, &k.facts.name, t.class, Variant::Written, t.m);
+                r
+            }
+        },
         Some(Err(e)) => e,
         None => CL_OUT_OF_RESOURCES,
     }
+}
+
+/// A launch as written, while the kernel's copies are built, that the cost model wants timed.
+struct WhileBuilding {
+    kernel: Arc<RewrittenKernel>,
+    class: SizeClass,
+    m: f64,
+    more_coming: bool,
+}
+
+/// Whether this launch as written, made while the kernel's copies are built (the first run of a
+/// program, under `auto`), is to be timed: so that the next run knows the kernel's time as
+/// written at this size, and can convert at its first launch where its history promises a long
+/// epoch, rather than time it first (blackscholes' second 30-launch run on the H100 spent its
+/// first two launches so). Timed under the plan the copies will have (the same structures and
+/// size class), into the model the copies' launches read, loaded now under the key their times
+/// will have; at most as often as the model times a form.
+fn timing_while_building(
+    k: &kernels::Kernel,
+    key: &Arc<str>,
+    nth: u32,
+    dims: &Dims,
+    user: &[cl_event],
+) -> Option<WhileBuilding> {
+    if crate::config::get().policy != crate::config::Policy::Auto || super::suggest::active() {
+        return None;
+    }
+    let (kernel, plan) = k.building_plan()?;
+    let needs = needs(&k.facts, Some(plan), dims, user).ok()?;
+    let class = super::transparent::launch::size_class(&needs, dims);
+    let m = super::transparent::launch::structures(&needs)?;
+    let mut model = kernel.model.lock();
+    if model.disk_key.is_none() {
+        // The copies' tile is not known yet (0); the build sets it (`KernelModel::load_read`).
+        model.load(key, 0);
+    }
+    let times = model.times.at(class);
+    let timing = model.disk_key.as_ref() == Some(key)
+        && times.unsettled(Variant::Written)
+        && model.untimed < 3
+        && model.in_flight < super::cost::model::TIMED_LAUNCHES;
+    if !timing {
+        return None;
+    }
+    let more_coming = super::cost::lengths::get(key).remaining(0, nth).is_some_and(|n| n >= 2);
+    Some(WhileBuilding { kernel: kernel.clone(), class, m, more_coming })
 }
 
 /// Counts a launch that runs as written because its kernel's copies are still being built
@@ -113,13 +180,13 @@ pub unsafe fn launch(
 /// copies are built, taught the next run nothing, and only its third converted (blackscholes'
 /// 30-launch runs on the H100, docs/cost-model.md). The kernel's buffer arguments are taken in
 /// the order the cost model numbers them: its rewritten parameters by argument index.
-fn counted_while_building(k: &kernels::Kernel) {
-    let Some(program) = &k.program else { return };
-    let Some(dl) = program.dl() else { return };
-    let Some(rewrites) = &dl.rewrites else { return };
-    let Some(rewritten) = rewrites.rewritten.kernels.get(&k.facts.name) else { return };
+fn counted_while_building(k: &kernels::Kernel) -> Option<(Arc<str>, u32)> {
+    let program = k.program.as_ref()?;
+    let dl = program.dl()?;
+    let rewrites = dl.rewrites.as_ref()?;
+    let rewritten = rewrites.rewritten.kernels.get(&k.facts.name)?;
     let options = program.facts.build_options.lock();
-    let Some(key) = rewrites.times_key_of(options.as_deref().unwrap_or(""), &rewritten.private_name) else { return };
+    let key = rewrites.times_key_of(options.as_deref().unwrap_or(""), &rewritten.private_name)?;
     drop(options);
     let mut indices: Vec<usize> = rewritten.indices.values().copied().collect();
     indices.sort_unstable();
@@ -133,15 +200,18 @@ fn counted_while_building(k: &kernels::Kernel) {
             })
             .collect()
     };
+    let mut first = None;
     for (arg, &h) in (0u32..).zip(&handles) {
         // A buffer bound to two of them counts once, at the first (as the cost model does).
         if h == 0 || handles[..arg as usize].contains(&h) {
             continue;
         }
         if let Some(buffer) = buffers::get(h) {
-            buffer.state.lock().cost.launched(&key, arg);
+            let n = buffer.state.lock().cost.launched(&key, arg);
+            first = first.or((arg == 0).then_some(n));
         }
     }
+    Some((key, first?))
 }
 
 /// Whether the scalar arguments an inferred annotation assumed (its stride) have the values it

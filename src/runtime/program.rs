@@ -789,6 +789,38 @@ fn transparent_plan(
     layout: &KernelLayout,
     fixed: Vec<(ScalarArg, u64)>,
 ) -> Result<KernelPlan, String> {
+    let (params, scalars) = rewritten_params(rewritten, layout, Some(&private))?;
+    Ok(KernelPlan {
+        params,
+        scalars,
+        transparent: Some(TransparentPlan { program: private, kernel: rewritten.clone() }),
+        fixed,
+    })
+}
+
+/// The plan of kernel `k` of `program` while its copies are being built: its rewritten
+/// parameters as the plan made once they are built will have them (so the same structures and
+/// size class), and no copy to run. For timing its launches as written meanwhile (the first
+/// run of a program), so that the next run knows their time. None for a kernel with no
+/// rewritten copy, or one whose inferred annotation assumed a stride.
+pub fn building_plan(k: &KernelInfo, program: &Arc<Program>) -> Option<(Arc<rewrite::RewrittenKernel>, KernelPlan)> {
+    let dl = program.dl()?;
+    let layout = dl.kernels.get(&k.name)?.as_ref().ok().filter(|l| !l.marshals())?;
+    let rewritten = dl.rewrites.as_ref()?.rewritten.kernels.get(&k.name)?.clone();
+    if dl.late.fixed.get(&k.name).is_some_and(|f| !f.is_empty()) {
+        return None;
+    }
+    let (params, scalars) = rewritten_params(&rewritten, layout, None).ok()?;
+    Some((rewritten, KernelPlan { params, scalars, transparent: None, fixed: Vec::new() }))
+}
+
+/// The plan's parameters for a rewritten kernel's annotated buffers, and the scalar arguments
+/// its extents and proved bounds read; in ASTA of the tile of `private` (0 while it is built).
+fn rewritten_params(
+    rewritten: &Arc<rewrite::RewrittenKernel>,
+    layout: &KernelLayout,
+    private: Option<&Arc<PrivateProgram>>,
+) -> Result<(Vec<ParamPlan>, Vec<ScalarArg>), String> {
     let mut params = Vec::new();
     let mut scalars = layout.scalar_args.clone();
     for p in &layout.params {
@@ -801,14 +833,14 @@ fn transparent_plan(
                 scalars.push(a.clone());
             }
         }
-        if let Some(why) = private.wrong_layouts.get(&l.type_name) {
+        if let Some(why) = private.and_then(|private| private.wrong_layouts.get(&l.type_name)) {
             return Err(format!("{}: {why}", p.name));
         }
         params.push(ParamPlan {
             index: p.arg_index as usize,
             name: p.name.clone(),
             host: if p.host.is_aos() { Layout::Aos } else { Layout::Soa },
-            device: Layout::Asta { t: private.tile },
+            device: Layout::Asta { t: private.map_or(0, |p| p.tile) },
             words: l.words,
             word_bytes: l.word_bytes,
             struct_bytes: l.words as u64 * l.word_bytes as u64,
@@ -818,10 +850,5 @@ fn transparent_plan(
             proven_out,
         });
     }
-    Ok(KernelPlan {
-        params,
-        scalars,
-        transparent: Some(TransparentPlan { program: private, kernel: rewritten.clone() }),
-        fixed,
-    })
+    Ok((params, scalars))
 }

@@ -184,6 +184,12 @@ impl KernelModel {
 
     /// `load`, with the times record (`TimesByClass::read`) already read.
     pub fn load_read(&mut self, key: &str, read: Option<TimesByClass>, tile: u32) {
+        if self.disk_key.as_deref() == Some(key) {
+            // Loaded already, by a launch that ran while the copies were built (its times of
+            // the kernel as written are newer than `read`): only the tile is the copies'.
+            self.times.at_tile(tile);
+            return;
+        }
         let key: Arc<str> = key.into();
         if let Some(t) = read {
             crate::log::debug(&format!("kernel {key}: times from the cache: {:?}", t.classes));
@@ -226,6 +232,20 @@ fn injected_ns(ran: Variant, tile: u32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_loaded_while_its_copies_were_built_keeps_its_times_when_they_are() {
+        // Loaded by a launch as written (tile 0, not known yet) that then timed the kernel;
+        // the build's load, with what it read before, only sets the tile.
+        let class = SizeClass::of(1 << 20, 1 << 25);
+        let mut model = KernelModel { disk_key: Some("k".into()), ..KernelModel::default() };
+        model.times.record(class, Variant::Written, 2.0);
+        let mut before = TimesByClass::default();
+        before.record(class, Variant::Asta, 1.0);
+        before.at_tile(64);
+        model.load_read("k", Some(before), 64);
+        assert_eq!((model.times.at(class).written, model.times.tile), (Some(2.0), 64));
+    }
 
     #[test]
     fn times_are_kept_per_size_class() {

@@ -10,6 +10,7 @@ use super::super::state::{Current, Need};
 use super::copies::{self, Extra, KernelCopies};
 use super::fused::{fusion, Fusion};
 use super::private::{TransparentPlan, STAGE_WG_MIN};
+use super::timed::Timed;
 use crate::config::LogLevel;
 use crate::registry::{ArgValue, KernelInfo};
 use opencl_sys::*;
@@ -51,35 +52,11 @@ pub fn launch(
         })
         .unwrap_or_else(|| written("internal error in the cost model".into())),
     };
-    // On a queue that profiles, the launch's own event says its time later: nothing waits.
-    // Otherwise the queue is waited for before and after the launch, and only when nothing in
-    // it waits for the application (a user event it sets later would stall the wait).
-    let by_event = decision.measure && measure::profiles(queue);
-    // Or by the application's own clFinish, when it drained the queue for this launch and no
-    // other launch is expected before it waits again (the next would take the time with it).
-    let app_wait =
-        decision.measure && !by_event && !decision.more_coming && user.is_empty() && measure::app_wait(queue);
-    // Timed with markers: the one before is enqueued with the launch itself (`measure::start`).
-    let by_markers = decision.measure && !by_event && !app_wait && super::super::order::free(queue, user);
-    let timer = std::cell::Cell::new(None);
-    // A launch timed by its event has one, whether the application asked for it or not
-    // (otherwise a free launch gets none: `order::Stretch`).
-    let mut own = OwnEvent(std::ptr::null_mut());
-    let event = if (by_event || app_wait) && event.is_null() { &mut own.0 as *mut cl_event } else { event };
-    let launched = std::cell::Cell::new(std::ptr::null_mut());
-    let enqueue = marked(by_markers, queue, &timer, enqueue);
-    let enqueue = |k, local, n, l, ev: *mut cl_event| {
-        let r = enqueue(k, local, n, l, ev);
-        if (by_event || app_wait) && r == CL_SUCCESS && !ev.is_null() {
-            // SAFETY: the enqueue succeeded, so it wrote the launch's event there.
-            launched.set(unsafe { *ev });
-        }
-        r
-    };
+    let mut timed = Timed::new(queue, decision.measure, decision.more_coming, user, host_start);
+    let event = timed.event(event);
+    let enqueue = timed.wrap(enqueue);
     // The ASTA copy's launch ran as the staged copy converting its buffers (`fused`).
     let fused = std::cell::Cell::new(false);
-    let started = app_wait.then(std::time::Instant::now);
-    let enqueuing = std::time::Instant::now();
     let attempt = match decision.variant {
         Variant::Asta => Some(crate::guard("transparent launch", || {
             // A launch the model times is timed as the ASTA copy it is, after its conversions.
@@ -127,7 +104,6 @@ pub fn launch(
             (Variant::Written, as_written(queue, kernel, needs, user, event, &enqueue))
         }
     };
-    let enqueue_ns = enqueuing.elapsed().as_nanos() as f64;
     crate::stats::transparent_launch(ran == Variant::Asta);
     match &rounding {
         Some(why) if ran != Variant::Asta && policy != crate::config::Policy::Never => {
@@ -147,73 +123,9 @@ pub fn launch(
         // the model times is never fused).
         return r;
     }
-    if let Some(t) = timer.take() {
-        // Its device time and the host time of its enqueue, which the device waited for when the
-        // launch came after the queue had drained: so a form with more to enqueue is the slower
-        // where launches take a few microseconds, as it was when the timing drained the queue
-        // before the enqueue (the host time of the whole launch, model and timing included,
-        // made every form of particles at 262,144 on the H100 look bound by the host, and the
-        // kernels as written the fastest).
-        let ns = if r == CL_SUCCESS && ran == decision.variant { measure::stop(queue, t) } else { None };
-        let ns = ns.map(|device| device + enqueue_ns);
-        crate::guard("cost model", || plan.kernel.model.lock().record(&info.name, class, ran, ns, m));
-    } else if (by_event || app_wait) && r == CL_SUCCESS && ran == decision.variant && !launched.get().is_null() {
-        let (kernel, name) = (plan.kernel.clone(), info.name.clone());
-        // A launch costs the longer of its device time and the host time of its enqueue: a
-        // program of launches of a few microseconds is bound by the host, where a form with
-        // more to enqueue (a copy's arguments, its conversions) is the slower one, however
-        // short its kernel (particles at 262,144 on the H200: 5-26 us per launch).
-        let host_ns = host_start.elapsed().as_nanos() as f64;
-        let record: measure::Record = Box::new(move |ns| {
-            let ns = ns.map(|device| device.max(host_ns));
-            crate::guard("cost model", || {
-                let mut model = kernel.model.lock();
-                model.in_flight = model.in_flight.saturating_sub(1);
-                model.record(&name, class, ran, ns, m);
-            });
-        });
-        // Counted before it is kept, since another thread's harvest may record it at once.
-        crate::guard("cost model", || plan.kernel.model.lock().in_flight += 1);
-        let kept = if by_event {
-            measure::by_event(queue, launched.get(), record)
-        } else {
-            measure::after_app_wait(queue, launched.get(), started.unwrap_or_else(std::time::Instant::now), record)
-        };
-        if !kept {
-            crate::guard("cost model", || plan.kernel.model.lock().in_flight -= 1);
-        } else if app_wait && crate::log::enabled(LogLevel::Debug) {
-            let what = format!("kernel {}: a launch timed by the application's own clFinish", info.name);
-            crate::log::once(LogLevel::Debug, &what, &what);
-        }
-    }
+    drop(enqueue);
+    timed.finish(r == CL_SUCCESS && ran == decision.variant, &plan.kernel, &info.name, class, ran, m);
     r
-}
-
-/// `enqueue`, which when `on` starts timing the launch with markers right before enqueueing it
-/// (`measure::start`), after whatever the launch needed enqueued first (its conversions).
-fn marked<'a>(
-    on: bool,
-    queue: cl_command_queue,
-    timer: &'a std::cell::Cell<Option<measure::Timer>>,
-    enqueue: impl Enqueue + 'a,
-) -> impl Enqueue + 'a {
-    move |k, local, n, l, ev| {
-        if on {
-            // SAFETY: `l` holds `n` events, as the launch's own enqueue requires.
-            let wait = unsafe { super::super::order::user_wait(n, l) }.unwrap_or_default();
-            timer.set(measure::start(queue, wait));
-        }
-        enqueue(k, local, n, l, ev)
-    }
-}
-
-/// Releases clayout's own event of a timed launch, once whatever times it holds its reference.
-struct OwnEvent(cl_event);
-
-impl Drop for OwnEvent {
-    fn drop(&mut self) {
-        drop(crate::cl::Event::from_raw(self.0));
-    }
 }
 
 /// A launch under CLAYOUT_SUGGEST: always as written on host-layout buffers (nothing is
@@ -240,20 +152,17 @@ fn suggest_launch(
         let times = model.times.at(class);
         suggest::model_times(&info.name, times.written, times.asta);
     });
-    let by_markers = suggest::wants_time(&info.name) && super::super::order::free(queue, user);
-    let timer = std::cell::Cell::new(None);
-    let r = as_written(queue, kernel, needs, user, event, &marked(by_markers, queue, &timer, enqueue));
+    let timed = Timed::markers(queue, suggest::wants_time(&info.name), user);
+    let r = as_written(queue, kernel, needs, user, event, &timed.wrap(enqueue));
     crate::stats::transparent_launch(false);
-    if let Some(t) = timer.take() {
-        if let Some(ns) = measure::stop(queue, t).filter(|_| r == CL_SUCCESS) {
-            suggest::timed(&info.name, ns);
-        }
+    if let Some(ns) = timed.stop(r == CL_SUCCESS) {
+        suggest::timed(&info.name, ns);
     }
     r
 }
 
 /// The first rewritten buffer's structure count: the unit of the model's times.
-fn structures(needs: &[BufferNeed]) -> Option<f64> {
+pub fn structures(needs: &[BufferNeed]) -> Option<f64> {
     needs.iter().find_map(|n| match n.need {
         Need::Device(d) => Some(d.shape.m as f64),
         _ => None,
@@ -262,7 +171,7 @@ fn structures(needs: &[BufferNeed]) -> Option<f64> {
 
 /// The launch's size class (`cost::size`): its work-items and the bytes of the buffers it would
 /// convert.
-fn size_class(needs: &[BufferNeed], dims: &Dims) -> SizeClass {
+pub fn size_class(needs: &[BufferNeed], dims: &Dims) -> SizeClass {
     let items = dims.global.iter().fold(1u64, |a, &g| a.saturating_mul(g));
     let bytes = needs
         .iter()
@@ -327,6 +236,9 @@ fn decide(
     let mut model = plan.kernel.model.lock();
     if model.disk_key.is_none() {
         model.load(&plan.program.times_key(&plan.kernel.private_name), plan.program.tile);
+    } else if model.times.tile == 0 {
+        // Loaded by a launch made while the copies were built, before their tile was known.
+        model.times.at_tile(plan.program.tile);
     }
     let devices: Few<(&BufferNeed, _)> = needs
         .iter()

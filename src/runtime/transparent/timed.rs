@@ -1,0 +1,169 @@
+//! How one launch of a rewritten kernel that the cost model asked to time is timed, around its
+//! enqueue and with no lock held (`cost::measure`): on a queue that profiles, by its own event,
+//! read later; where the application drained the queue for it and waits next, by that wait;
+//! otherwise with markers, the one before enqueued with the launch itself.
+
+use super::super::cost::{measure, SizeClass, Variant};
+use super::super::dims::Enqueue;
+use super::rewrite::RewrittenKernel;
+use crate::config::LogLevel;
+use opencl_sys::*;
+use std::cell::Cell;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What a launch decided to be timed needs for its timing.
+pub struct Timed {
+    queue: cl_command_queue,
+    by_event: bool,
+    app_wait: bool,
+    by_markers: bool,
+    timer: Cell<Option<measure::Timer>>,
+    /// clayout's own event for a launch timed by its event that the application asked none of.
+    own: OwnEvent,
+    /// The launch's event, once it is enqueued.
+    launched: Cell<cl_event>,
+    /// When the launch's enqueue began (its conversions, arguments and the enqueue itself), and
+    /// when the launch itself was enqueued.
+    enqueuing: Instant,
+    enqueued: Cell<Option<Instant>>,
+    /// When the launch path began (the model's decision included).
+    host_start: Instant,
+}
+
+impl Timed {
+    /// The timing of a launch on `queue` that waits for `user`, when `measure` asks for it;
+    /// `more_coming`: the kernel's history says more launches follow before the host sees its
+    /// buffers, so the application's next wait would not be this launch's.
+    pub fn new(
+        queue: cl_command_queue,
+        measure: bool,
+        more_coming: bool,
+        user: &[cl_event],
+        host_start: Instant,
+    ) -> Timed {
+        // On a queue that profiles, the launch's own event says its time later: nothing waits.
+        let by_event = measure && measure::profiles(queue);
+        // Or by the application's own clFinish, when it drained the queue for this launch and
+        // no other launch is expected before it waits again (the next would take the time).
+        let app_wait = measure && !by_event && !more_coming && user.is_empty() && measure::app_wait(queue);
+        // Otherwise markers, and only when nothing in the queue waits for the application (a
+        // user event it sets later would stall the wait).
+        let by_markers = measure && !by_event && !app_wait && super::super::order::free(queue, user);
+        Timed {
+            queue,
+            by_event,
+            app_wait,
+            by_markers,
+            timer: Cell::new(None),
+            own: OwnEvent(std::ptr::null_mut()),
+            launched: Cell::new(std::ptr::null_mut()),
+            enqueuing: Instant::now(),
+            enqueued: Cell::new(None),
+            host_start,
+        }
+    }
+
+    /// The timing of a launch on `queue` that waits for `user`, with markers only, when `on`.
+    pub fn markers(queue: cl_command_queue, on: bool, user: &[cl_event]) -> Timed {
+        let mut t = Timed::new(queue, false, false, user, Instant::now());
+        t.by_markers = on && super::super::order::free(queue, user);
+        t
+    }
+
+    /// The time of a launch timed with markers, once it completed (None when it did not run,
+    /// `ok` false, or could not be timed): its device time and the host time of its enqueue,
+    /// which the device waited for when the launch came after the queue had drained. So a
+    /// form with more to enqueue is the slower where launches take a few microseconds, as it
+    /// was when the timing drained the queue before the enqueue (the host time of the whole
+    /// launch, model and timing included, made every form of particles at 262,144 on the H100
+    /// look bound by the host, and the kernels as written the fastest).
+    pub fn stop(&self, ok: bool) -> Option<f64> {
+        let t = self.timer.take()?;
+        let enqueue_ns = self.enqueued.get().map_or(0.0, |at| at.duration_since(self.enqueuing).as_nanos() as f64);
+        let device = if ok { measure::stop(self.queue, t) } else { None };
+        device.map(|d| d + enqueue_ns)
+    }
+
+    /// The event the launch is enqueued with: the application's, or one of clayout's when the
+    /// launch is timed by its event and the application asked none (otherwise a free launch
+    /// gets none: `order::Stretch`).
+    pub fn event(&mut self, event: *mut cl_event) -> *mut cl_event {
+        if (self.by_event || self.app_wait) && event.is_null() {
+            &mut self.own.0 as *mut cl_event
+        } else {
+            event
+        }
+    }
+
+    /// `enqueue`, timed: with markers, the one before is enqueued right before the launch,
+    /// after whatever the launch needed enqueued first (its conversions); by its event, the
+    /// event is kept.
+    pub fn wrap<'a>(&'a self, enqueue: impl Enqueue + 'a) -> impl Enqueue + 'a {
+        move |k, local, n, l, ev: *mut cl_event| {
+            if self.by_markers {
+                // SAFETY: `l` holds `n` events, as the launch's own enqueue requires.
+                let wait = unsafe { super::super::order::user_wait(n, l) }.unwrap_or_default();
+                self.timer.set(measure::start(self.queue, wait));
+            }
+            let r = enqueue(k, local, n, l, ev);
+            self.enqueued.set(Some(Instant::now()));
+            if (self.by_event || self.app_wait) && r == CL_SUCCESS && !ev.is_null() {
+                // SAFETY: the enqueue succeeded, so it wrote the launch's event there.
+                self.launched.set(unsafe { *ev });
+            }
+            r
+        }
+    }
+
+    /// Records the launch's time in `kernel`'s model, once it is known, when the launch ran
+    /// (`ran`, in the form asked for: `ok`) and could be timed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn finish(self, ok: bool, kernel: &Arc<RewrittenKernel>, name: &str, class: SizeClass, ran: Variant, m: f64) {
+        if self.by_markers {
+            let ns = self.stop(ok);
+            crate::guard("cost model", || kernel.model.lock().record(name, class, ran, ns, m));
+            return;
+        }
+        let launched = self.launched.get();
+        if !(self.by_event || self.app_wait) || !ok || launched.is_null() {
+            return;
+        }
+        let (k, owned) = (kernel.clone(), name.to_string());
+        // A launch costs the longer of its device time and the host time of its enqueue: a
+        // program of launches of a few microseconds is bound by the host, where a form with
+        // more to enqueue (a copy's arguments, its conversions) is the slower one, however
+        // short its kernel (particles at 262,144 on the H200: 5-26 us per launch).
+        let host_ns = self.host_start.elapsed().as_nanos() as f64;
+        let record: measure::Record = Box::new(move |ns| {
+            let ns = ns.map(|device| device.max(host_ns));
+            crate::guard("cost model", || {
+                let mut model = k.model.lock();
+                model.in_flight = model.in_flight.saturating_sub(1);
+                model.record(&owned, class, ran, ns, m);
+            });
+        });
+        // Counted before it is kept, since another thread's harvest may record it at once.
+        crate::guard("cost model", || kernel.model.lock().in_flight += 1);
+        let kept = if self.by_event {
+            measure::by_event(self.queue, launched, record)
+        } else {
+            measure::after_app_wait(self.queue, launched, self.enqueuing, record)
+        };
+        if !kept {
+            crate::guard("cost model", || kernel.model.lock().in_flight -= 1);
+        } else if self.app_wait && crate::log::enabled(LogLevel::Debug) {
+            let what = format!("kernel {name}: a launch timed by the application's own clFinish");
+            crate::log::once(LogLevel::Debug, &what, &what);
+        }
+    }
+}
+
+/// Releases clayout's own event of a timed launch, once whatever times it holds its reference.
+struct OwnEvent(cl_event);
+
+impl Drop for OwnEvent {
+    fn drop(&mut self) {
+        drop(crate::cl::Event::from_raw(self.0));
+    }
+}
