@@ -810,7 +810,11 @@ pub fn building_plan(k: &KernelInfo, program: &Arc<Program>) -> Option<(Arc<rewr
     if dl.late.fixed.get(&k.name).is_some_and(|f| !f.is_empty()) {
         return None;
     }
-    let (params, scalars) = rewritten_params(&rewritten, layout, None).ok()?;
+    let (mut params, scalars) = rewritten_params(&rewritten, layout, None).ok()?;
+    // Nothing is converted while the copies are built: no overwrite to prove or say.
+    for p in &mut params {
+        p.proven_out = None;
+    }
     Some((rewritten, KernelPlan { params, scalars, transparent: None, fixed: Vec::new() }))
 }
 
