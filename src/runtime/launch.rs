@@ -150,7 +150,10 @@ fn timing_while_building(
     dims: &Dims,
     user: &[cl_event],
 ) -> Option<WhileBuilding> {
-    if crate::config::get().policy != crate::config::Policy::Auto || super::suggest::active() {
+    // A form is timed on the first launches that meet it: past them, a long first run pays
+    // nothing more for this at each launch.
+    let first_launches = nth <= 2 * super::cost::model::TIMED_LAUNCHES;
+    if !first_launches || crate::config::get().policy != crate::config::Policy::Auto || super::suggest::active() {
         return None;
     }
     let (kernel, plan) = k.building_plan()?;
