@@ -137,6 +137,7 @@ extern "C" fn at_exit() {
     crate::guard::guard("kernel times at exit", crate::runtime::cost::measure::harvest);
     crate::guard::guard("annotations at exit", crate::runtime::program::report_unattached);
     crate::guard::guard("epoch lengths at exit", crate::runtime::cost::lengths::write_at_exit);
+    crate::guard::guard("kernel times records at exit", crate::runtime::cost::kernel::write_unwritten);
     if crate::runtime::suggest::active() {
         crate::guard::guard("suggestions at exit", crate::runtime::suggest::write_at_exit);
     }

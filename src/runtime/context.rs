@@ -14,6 +14,7 @@ pub fn releasing(context: cl_context) {
     super::chunked::release_context(context);
     super::cost::measure::harvest();
     super::cost::measure::forget_app_wait();
+    super::cost::kernel::write_unwritten();
     super::order::forget_finished();
     check_references(context);
 }
