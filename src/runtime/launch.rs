@@ -46,12 +46,13 @@ pub unsafe fn launch(
     // CLAYOUT_BUILD_AFTER=wait) the first launch waits, so that every launch follows the policy.
     let cfg = crate::config::get();
     let wait = cfg.policy != crate::config::Policy::Auto || cfg.build_after == crate::config::BuildAfter::Wait;
-    let host_start = std::time::Instant::now();
-    // While the copies are built: the times key and this launch's place in its epoch.
+    // While the copies are built: the times key, this launch's place in its epoch, and when its
+    // launch path began (for its timing; the clock is read on this path only).
     let mut building = None;
     let plan = match crate::guard("kernel plan", || k.plan(wait)) {
         Some(Some(Ok(plan))) => plan,
         Some(None) => {
+            let started = std::time::Instant::now();
             crate::stats::transparent_launch(false);
             // Every launch until the copies are ready comes here: no text is made unless logged.
             if crate::log::enabled(crate::config::LogLevel::Debug) {
@@ -64,7 +65,9 @@ pub unsafe fn launch(
             let written = super::cost::model::Variant::Written.form();
             let why = super::cost::Reason::Static("its copies are still being built");
             crate::stats::decision(&k.facts.name, written, &why);
-            building = crate::guard("cost model", || counted_while_building(&k)).flatten();
+            building = crate::guard("cost model", || counted_while_building(&k))
+                .flatten()
+                .map(|(key, nth)| (key, nth, started));
             None
         }
         Some(Some(Err(why))) => return cannot_run(&k.facts, &why),
@@ -107,14 +110,14 @@ pub unsafe fn launch(
             return cannot_run(&k.facts, &why);
         }
     }
-    let timing = building.and_then(|(key, nth)| {
-        crate::guard("cost model", || timing_while_building(&k, &key, nth, &dims, user)).flatten()
+    let timing = building.and_then(|(key, nth, started)| {
+        crate::guard("cost model", || timing_while_building(&k, &key, nth, &dims, user)).flatten().map(|t| (t, started))
     });
     match crate::guard("launch conversions", || prepare(queue, &needs, user)) {
         Some(Ok(w)) => match timing {
             None => w.run(queue, event, |n, l, ev| enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS),
-            Some(t) => {
-                let mut timed = Timed::new(queue, true, t.more_coming, user, host_start);
+            Some((t, started)) => {
+                let mut timed = Timed::new(queue, true, t.more_coming, user, started);
                 let event = timed.event(event);
                 let timed_enqueue = timed.wrap(&enqueue);
                 let r = w.run(queue, event, |n, l, ev| timed_enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS);

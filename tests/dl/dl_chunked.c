@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../include/pick_platform.h"
+#include "../include/fnv.h"
 
 #include "../include/check.h"
 
@@ -49,11 +50,7 @@ static cl_uint numBodies;
 
 static void checksum(const char *label, const void *p, size_t bytes)
 {
-    const unsigned char *h = p;
-    uint64_t x = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < bytes; i++)
-        x = (x ^ h[i]) * 0x100000001b3ull;
-    printf("%s %zu %016llx\n", label, bytes, (unsigned long long)x);
+    printf("%s %zu %016llx\n", label, bytes, (unsigned long long)fnv(p, bytes));
 }
 
 static void steps(cl_mem dBodies, int count)

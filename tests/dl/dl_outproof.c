@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../include/pick_platform.h"
+#include "../include/fnv.h"
 
 #include "../include/check.h"
 
@@ -50,10 +51,7 @@ static void show(const char *what, cl_mem b, size_t bytes)
 {
     unsigned char *h = malloc(bytes);
     CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
-    uint64_t x = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < bytes; i++)
-        x = (x ^ h[i]) * 0x100000001b3ull;
-    printf("%s %016llx\n", what, (unsigned long long)x);
+    printf("%s %016llx\n", what, (unsigned long long)fnv(h, bytes));
     free(h);
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../include/pick_platform.h"
+#include "../include/fnv.h"
 
 #include "../include/check.h"
 
@@ -32,15 +33,6 @@ static void fill_particles(particle_t *p, cl_uint count, float seed)
         p[i].vx = 1.0f / (i + 1);
         p[i].vy = (float)(i % 5) - 2.0f;
     }
-}
-
-static uint64_t fnv(const void *data, size_t len)
-{
-    const unsigned char *b = data;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
 }
 
 static void show(const char *what, const void *data, size_t len)

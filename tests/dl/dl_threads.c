@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../include/pick_platform.h"
+#include "../include/fnv.h"
 #include <unistd.h>
 
 #define CHECK(x)                                                                \
@@ -36,15 +37,6 @@ static cl_mem shared;
 static int rounds;
 static int with_gather;
 static uint64_t results[64];
-
-static uint64_t fnv(const void *data, size_t len)
-{
-    const unsigned char *b = data;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
 
 static void *worker(void *arg)
 {

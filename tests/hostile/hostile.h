@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "../include/pick_platform.h"
+#include "../include/fnv.h"
 
 #pragma GCC diagnostic ignored "-Wunused-function"
 
@@ -39,15 +40,6 @@ static cl_int rc(const char *what, cl_int e)
 {
     printf("%s: %d\n", what, e);
     return e;
-}
-
-static uint64_t fnv(const void *data, size_t len)
-{
-    const unsigned char *b = data;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
 }
 
 static void sum(const char *what, const void *data, size_t len)
