@@ -474,6 +474,39 @@ fn a_launch_the_application_waits_for_is_timed_by_its_wait() {
     assert_eq!(stats["contexts_left_referenced"].as_u64(), Some(0), "{}", out.show("unwaited"));
 }
 
+/// A launch kept for the application's clFinish that loses its time to a launch enqueued before
+/// that wait (a program of several launches per iteration) says so in the kernel's times
+/// record, which the runs after it read: they time the kernel with markers (the decision is
+/// unit-tested in src/runtime/cost/mod.rs). Otherwise every run of such a program spent a launch
+/// on a timing that could not come (particles' first kernel on the H100 timed its staged copy
+/// so in every run and never recorded it). The launch that converts to measure the ASTA copy is
+/// timed too, with markers after its conversion. Every run gives the plain run's bytes.
+#[test]
+fn a_kernel_that_missed_the_application_s_wait_is_timed_with_markers_in_later_runs() {
+    let dir = fresh_dir("policy-wait-missed");
+    let base = run(&seq("followed"), TIMEOUT);
+    assert_ok(&base);
+    let shimmed = || {
+        annotated(seq("followed").shimmed(), "auto", dir.as_os_str())
+            .env("CLAYOUT_BUILD_AFTER", "wait")
+            .env("CLAYOUT_LOG", "debug")
+    };
+    let first = run(&shimmed(), TIMEOUT);
+    assert_same(&base, &first);
+    assert!(
+        first.stderr.contains("kernel advance: a launch timed by the application's own clFinish"),
+        "{}",
+        first.show("followed")
+    );
+    assert!(first.stderr.contains("kernel advance: runs ASTA (converting"), "{}", first.show("followed"));
+    let times = record_text(&dir, "times");
+    assert!(times.contains(r#""wait_missed":true"#), "{times}");
+    assert!(times.contains(r#""asta":"#) && !times.contains(r#""asta":null"#), "the converting launch timed: {times}");
+    let second = run(&shimmed(), TIMEOUT);
+    assert_same(&base, &second);
+    assert!(!second.stderr.contains("timed by the application's own clFinish"), "{}", second.show("followed"));
+}
+
 /// Under `auto` the copies' tile follows what the program's own kernels measured in ASTA: once
 /// a run has timed them at the default tile (32 on PoCL), the next builds the copies at the
 /// neighbouring tile ahead (at once under CLAYOUT_BUILD_AFTER=wait), the run after it takes that

@@ -117,7 +117,10 @@ pub unsafe fn launch(
         Some(Ok(w)) => match timing {
             None => w.run(queue, event, |n, l, ev| enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS),
             Some((t, started)) => {
-                let mut timed = Timed::new(queue, true, t.more_coming, user, started);
+                // Events of clayout's own to wait for (a buffer another kernel's copy left in
+                // ASTA, converted back): the application's wait would hold them too.
+                let converts = w.len() as usize > user.len();
+                let mut timed = Timed::new(queue, true, t.more_coming, converts, user, started);
                 let event = timed.event(event);
                 let timed_enqueue = timed.wrap(&enqueue);
                 let r = w.run(queue, event, |n, l, ev| timed_enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS);
@@ -176,7 +179,8 @@ fn timing_while_building(
     if !timing {
         return None;
     }
-    let more_coming = super::cost::lengths::get(key).remaining(0, nth).is_some_and(|n| n >= 2);
+    let more_coming =
+        model.times.wait_missed || super::cost::lengths::get(key).remaining(0, nth).is_some_and(|n| n >= 2);
     Some(WhileBuilding { kernel: kernel.clone(), class, m, more_coming })
 }
 

@@ -161,6 +161,25 @@ int main(int argc, char **argv)
         CHECK(clFinish(q));
         read_show("after 5 launches", b, h, bytes);
         clReleaseMemObject(b);
+    } else if (!strcmp(mode, "followed")) {
+        /* Each round's launch followed by another launch before the wait, as a program of
+         * several kernels per iteration enqueues them: the application's clFinish is never the
+         * first launch's alone. The host reads both buffers after each round: every epoch is
+         * one launch long, so no history says that more launches follow. */
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE, bytes, NULL), c = make_buffer(CL_MEM_READ_WRITE, bytes, NULL);
+        CHECK(clEnqueueWriteBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        fill_particles(h2, n, 2.0f);
+        CHECK(clEnqueueWriteBuffer(q, c, CL_TRUE, 0, bytes, h2, 0, NULL, NULL));
+        CHECK(clFinish(q));
+        for (int i = 0; i < 3; i++) {
+            step(q, k, b, 0, NULL, NULL);
+            step(q, k, c, 0, NULL, NULL);
+            CHECK(clFinish(q));
+            read_show("first", b, h, bytes);
+            read_show("second", c, h2, bytes);
+        }
+        clReleaseMemObject(b);
+        clReleaseMemObject(c);
     } else if (!strcmp(mode, "unwaited")) {
         /* A launch after a clFinish, then everything released without another wait. */
         cl_mem b = make_buffer(CL_MEM_READ_WRITE, bytes, NULL);

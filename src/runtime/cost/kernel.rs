@@ -34,6 +34,11 @@ pub struct TimesByClass {
     /// (`tiles`).
     #[serde(default)]
     pub shelf: Vec<(u32, Vec<Shelved>)>,
+    /// A launch of the kernel timed by the application's next `clFinish` got no time, since the
+    /// application enqueued more before it waited (particles' first kernel, once per iteration,
+    /// lost every run's time so): its later launches are timed with markers, in every run.
+    #[serde(default)]
+    pub wait_missed: bool,
 }
 
 /// One size class's ASTA time at a tile that is not the current one.
@@ -46,7 +51,7 @@ pub struct Shelved {
 
 impl Default for TimesByClass {
     fn default() -> TimesByClass {
-        TimesByClass { format: TIMES_FORMAT, classes: Vec::new(), tile: 0, shelf: Vec::new() }
+        TimesByClass { format: TIMES_FORMAT, classes: Vec::new(), tile: 0, shelf: Vec::new(), wait_missed: false }
     }
 }
 
@@ -225,6 +230,18 @@ impl KernelModel {
 
     /// Keeps a launch's measured time per structure at its size class (or counts that it could
     /// not be timed).
+    /// A launch timed by the application's wait got no time: the next ones are timed with
+    /// markers, in this run and the runs after it (`TimesByClass::wait_missed`).
+    pub fn wait_missed(&mut self) {
+        if self.times.wait_missed {
+            return;
+        }
+        self.times.wait_missed = true;
+        if let Some(key) = &self.disk_key {
+            UNWRITTEN.lock().insert(key.clone(), self.times.clone());
+        }
+    }
+
     pub fn record(&mut self, kernel: &str, class: SizeClass, ran: Variant, ns: Option<f64>, structures: f64) {
         let Some(ns) = ns else {
             self.untimed += 1;

@@ -214,7 +214,13 @@ struct AppWait {
     /// The commands enqueued by then, this launch included.
     enqueued: u64,
     record: Record,
+    /// Told when the wait was missed (`Missed`), before `record` gets no time.
+    missed: Missed,
 }
+
+/// What becomes of a launch kept for the application's wait that got no time from it, since
+/// the application enqueued more first or waited late.
+pub type Missed = Box<dyn FnOnce() + Send>;
 
 static APP_WAIT: Mutex<Option<AppWait>> = Mutex::new(None);
 
@@ -236,9 +242,15 @@ pub fn app_wait(queue: cl_command_queue) -> bool {
 }
 
 /// Keeps the launch just enqueued on `queue` (its event `event`, enqueued from `started` on)
-/// for the application's next `clFinish`; false when it cannot be kept (then `record` is dropped
-/// unrun).
-pub fn after_app_wait(queue: cl_command_queue, event: cl_event, started: Instant, record: Record) -> bool {
+/// for the application's next `clFinish`; false when it cannot be kept (then `record` and
+/// `missed` are dropped unrun).
+pub fn after_app_wait(
+    queue: cl_command_queue,
+    event: cl_event,
+    started: Instant,
+    record: Record,
+    missed: Missed,
+) -> bool {
     let Some(event) = Event::retained_in(event, queue) else { return false };
     // Submitted now: the driver may otherwise hold it until the application's wait.
     let _ = cmd::flush(queue);
@@ -246,7 +258,15 @@ pub fn after_app_wait(queue: cl_command_queue, event: cl_event, started: Instant
     if slot.is_some() {
         return false;
     }
-    *slot = Some(AppWait { queue: queue as usize, event, started, kept: Instant::now(), enqueued: enqueued(), record });
+    *slot = Some(AppWait {
+        queue: queue as usize,
+        event,
+        started,
+        kept: Instant::now(),
+        enqueued: enqueued(),
+        record,
+        missed,
+    });
     true
 }
 
@@ -271,6 +291,7 @@ fn settle_stale() {
     };
     if let Some(w) = stale {
         APP_WAIT_MISSED.store(true, Relaxed);
+        (w.missed)();
         (w.record)(None);
     }
 }
@@ -295,6 +316,7 @@ pub fn app_finish(queue: cl_command_queue, finish: impl FnOnce() -> cl_int) -> c
             Some(CL_COMPLETE) if now - w.kept <= PROMPT_WAIT => Some(now),
             _ => {
                 APP_WAIT_MISSED.store(true, Relaxed);
+                (w.missed)();
                 (w.record)(None);
                 return None;
             }

@@ -79,10 +79,6 @@ pub struct Offer<'a> {
     pub structures: f64,
     /// The launch's size class: the kernel's times measured there are the ones that count.
     pub class: SizeClass,
-    /// A launch is timed by waiting for its queue (not by its event): one that converts its
-    /// buffers first would count the conversions as the copy's time.
-    /// Asked only of a launch the model would time in ASTA (a registry lookup per launch).
-    pub timed_by_waiting: &'a dyn Fn() -> bool,
 }
 
 /// Which form this launch runs in. Keeps each buffer's count of what its launches would have
@@ -171,11 +167,9 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     if d.measure && (model.untimed >= 3 || model.in_flight >= model::TIMED_LAUNCHES) {
         d.measure = false;
     }
-    // The launch after it, in ASTA already, is timed instead (a blackscholes ASTA copy of
-    // 0.28 ms on an H100 was timed at 0.78 ms with its conversion, and never chosen).
-    if d.measure && d.variant == Variant::Asta && !in_asta && (offer.timed_by_waiting)() {
-        d.measure = false;
-    }
+    // The application's next wait would not be this launch's alone: one of its launches lost
+    // its time so before. Timed with markers instead (`transparent::timed`).
+    d.more_coming |= d.measure && model.times.wait_missed;
     if (model.last != Some(d.variant) || d.measure) && crate::log::enabled(crate::config::LogLevel::Debug) {
         crate::log::debug(&format!("kernel {kernel}: runs {} ({})", d.variant.name(), d.reason));
     }
@@ -197,14 +191,10 @@ fn note_converters(model: &KernelModel, buffers: &mut [BufferView]) {
 mod tests {
     use super::*;
     use crate::layout::Shape;
+    use kernel::TimesByClass;
 
     /// One AoS buffer of a million 8-float structures, in host layout, converting cheaply.
     fn decide_at(model: &mut KernelModel, class: SizeClass) -> Decision {
-        decide_timed(model, class, false)
-    }
-
-    /// `decide_at`, its launch timed by waiting for the queue when `waiting`.
-    fn decide_timed(model: &mut KernelModel, class: SizeClass, waiting: bool) -> Decision {
         let shape = Shape::new(1_000_000, 8, 4);
         let want = DeviceLayout { host: Layout::Aos, device: Layout::Asta { t: 32 }, shape };
         let tuned = Tuned { tile: 32, to_ns_per_byte: 0.001, back_ns_per_byte: 0.001, searched: false };
@@ -216,7 +206,6 @@ mod tests {
             rates: &rates,
             structures: shape.m as f64,
             class,
-            timed_by_waiting: &move || waiting,
         };
         let mut cost = BufferCost::default();
         let mut views = [BufferView { arg: 0, cost: &mut cost, current: Current::Host, want }];
@@ -224,16 +213,33 @@ mod tests {
     }
 
     #[test]
-    fn a_launch_that_converts_is_not_timed_by_waiting() {
+    fn a_launch_that_converts_is_timed() {
+        // Its markers go in after the conversions (`transparent::timed`): otherwise a kernel
+        // whose buffers another kernel sends back at once (particles' first kernel at 64,000)
+        // converted to measure its ASTA copy in every run and never measured it.
         let class = SizeClass::of(1_000_000, 32_000_000);
         let mut model = KernelModel::default();
         for _ in 0..2 {
             model.times.record(class, Variant::Written, 2.0);
         }
-        let d = decide_timed(&mut model, class, false);
-        assert_eq!((d.variant, d.measure), (Variant::Asta, true), "its event times the copy alone: {}", d.reason);
-        let d = decide_timed(&mut model, class, true);
-        assert_eq!((d.variant, d.measure), (Variant::Asta, false), "the wait would hold the conversion too");
+        let d = decide_at(&mut model, class);
+        assert_eq!((d.variant, d.measure), (Variant::Asta, true), "{}", d.reason);
+    }
+
+    #[test]
+    fn a_kernel_whose_launch_missed_the_application_s_wait_is_timed_with_markers() {
+        let class = SizeClass::of(1_000_000, 32_000_000);
+        let mut model = KernelModel::default();
+        let d = decide_at(&mut model, class);
+        assert_eq!((d.measure, d.more_coming), (true, false), "nothing known: its wait may time it");
+        model.times.wait_missed = true;
+        let d = decide_at(&mut model, class);
+        assert_eq!((d.measure, d.more_coming), (true, true), "{}", d.reason);
+        // Kept with the times: the runs after this one know it too.
+        let json = serde_json::to_string(&model.times).unwrap();
+        assert!(TimesByClass::parse(json.as_bytes()).unwrap().wait_missed);
+        let old = r#"{"format":2,"classes":[],"tile":32}"#;
+        assert!(!TimesByClass::parse(old.as_bytes()).unwrap().wait_missed, "records before it read as false");
     }
 
     #[test]

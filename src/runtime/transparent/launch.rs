@@ -42,17 +42,16 @@ pub fn launch(
     let rounding = crate::guard("transparent launch", || rounding_risk(plan, needs))
         .unwrap_or_else(|| Some("internal error while checking the copy's floating-point rounding".into()));
     let policy = crate::config::get().policy;
-    let written = |reason: String| (cost::model::run(Variant::Written, Reason::Text(reason)), false);
-    let (decision, in_host) = match &rounding {
+    let written = |reason: String| (cost::model::run(Variant::Written, Reason::Text(reason)), false, false);
+    let (decision, in_host, converts) = match &rounding {
         // Nothing to measure under `always`: the kernel as written, on host-layout buffers.
         Some(why) if policy == crate::config::Policy::Always => written(format!("policy always, but {why}")),
-        _ => crate::guard("cost model", || {
-            let waiting = || !measure::profiles(queue);
-            decide(info, plan, needs, class, staged_local.is_some(), rounding.is_some(), waiting)
-        })
-        .unwrap_or_else(|| written("internal error in the cost model".into())),
+        _ => {
+            crate::guard("cost model", || decide(info, plan, needs, class, staged_local.is_some(), rounding.is_some()))
+                .unwrap_or_else(|| written("internal error in the cost model".into()))
+        }
     };
-    let mut timed = Timed::new(queue, decision.measure, decision.more_coming, user, host_start);
+    let mut timed = Timed::new(queue, decision.measure, decision.more_coming, converts, user, host_start);
     let event = timed.event(event);
     let enqueue = timed.wrap(enqueue);
     // The ASTA copy's launch ran as the staged copy converting its buffers (`fused`).
@@ -220,8 +219,8 @@ fn rounding_fallback(info: &KernelInfo, plan: &TransparentPlan, ran: Variant, wh
 
 /// Asks the cost model which form this launch runs in, with the states of the buffers it would
 /// convert held locked while it reads and notes them, and says whether one of them is in its
-/// host layout now. `no_asta`: the ASTA copy must not run. `timed_by_waiting`: whether the
-/// launch would be timed by waiting for its queue, asked only when a buffer would be converted.
+/// host layout now, and whether the form decided on converts one first (to ASTA, or back).
+/// `no_asta`: the ASTA copy must not run.
 fn decide(
     info: &KernelInfo,
     plan: &TransparentPlan,
@@ -229,8 +228,7 @@ fn decide(
     class: SizeClass,
     staged_ok: bool,
     no_asta: bool,
-    timed_by_waiting: impl Fn() -> bool,
-) -> (Decision, bool) {
+) -> (Decision, bool, bool) {
     let policy = crate::config::get().policy;
     let asta_blocked = policy == crate::config::Policy::Auto && (no_asta || asta_blocker(needs).is_some());
     let mut model = plan.kernel.model.lock();
@@ -265,7 +263,6 @@ fn decide(
         .map(|(arg, want, st)| BufferView { arg: *arg, current: st.current, want: *want, cost: &mut st.cost })
         .collect();
     let in_host = views.iter().any(|v| v.current == Current::Host);
-    let converts = views.iter().any(|v| v.current != Current::Device(v.want));
     let offer = Offer {
         policy,
         staged_ok,
@@ -273,9 +270,13 @@ fn decide(
         rates: &plan.program.rates,
         structures: structures(needs).unwrap_or(1.0),
         class,
-        timed_by_waiting: &|| converts && timed_by_waiting(),
     };
-    (cost::decide(&info.name, &mut model, &offer, &mut views), in_host)
+    let d = cost::decide(&info.name, &mut model, &offer, &mut views);
+    let converts = views.iter().any(|v| match d.variant {
+        Variant::Asta => v.current != Current::Device(v.want),
+        _ => v.current != Current::Host,
+    });
+    (d, in_host, converts)
 }
 
 /// The application's kernel, every buffer in host layout: the path that is always correct.

@@ -23,9 +23,10 @@ pub struct Timed {
     own: OwnEvent,
     /// The launch's event, once it is enqueued.
     launched: Cell<cl_event>,
-    /// When the launch's enqueue began (its conversions, arguments and the enqueue itself), and
-    /// when the launch itself was enqueued.
-    enqueuing: Instant,
+    /// When the launch's enqueue began (its arguments and the enqueue itself; for a launch that
+    /// converts its buffers first, the enqueue alone), and when the launch itself was enqueued.
+    enqueuing: Cell<Instant>,
+    converts: bool,
     enqueued: Cell<Option<Instant>>,
     /// When the launch path began (the model's decision included).
     host_start: Instant,
@@ -34,11 +35,14 @@ pub struct Timed {
 impl Timed {
     /// The timing of a launch on `queue` that waits for `user`, when `measure` asks for it;
     /// `more_coming`: the kernel's history says more launches follow before the host sees its
-    /// buffers, so the application's next wait would not be this launch's.
+    /// buffers, so the application's next wait would not be this launch's; `converts`: the
+    /// launch converts buffers first, which that wait would hold too (with markers, the one
+    /// before goes in after the conversions, and the launch alone is timed).
     pub fn new(
         queue: cl_command_queue,
         measure: bool,
         more_coming: bool,
+        converts: bool,
         user: &[cl_event],
         host_start: Instant,
     ) -> Timed {
@@ -46,7 +50,7 @@ impl Timed {
         let by_event = measure && measure::profiles(queue);
         // Or by the application's own clFinish, when it drained the queue for this launch and
         // no other launch is expected before it waits again (the next would take the time).
-        let app_wait = measure && !by_event && !more_coming && user.is_empty() && measure::app_wait(queue);
+        let app_wait = measure && !by_event && !more_coming && !converts && user.is_empty() && measure::app_wait(queue);
         // Otherwise markers, and only when nothing in the queue waits for the application (a
         // user event it sets later would stall the wait).
         let by_markers = measure && !by_event && !app_wait && super::super::order::free(queue, user);
@@ -58,7 +62,8 @@ impl Timed {
             timer: Cell::new(None),
             own: OwnEvent(std::ptr::null_mut()),
             launched: Cell::new(std::ptr::null_mut()),
-            enqueuing: Instant::now(),
+            enqueuing: Cell::new(Instant::now()),
+            converts,
             enqueued: Cell::new(None),
             host_start,
         }
@@ -66,7 +71,7 @@ impl Timed {
 
     /// The timing of a launch on `queue` that waits for `user`, with markers only, when `on`.
     pub fn markers(queue: cl_command_queue, on: bool, user: &[cl_event]) -> Timed {
-        let mut t = Timed::new(queue, false, false, user, Instant::now());
+        let mut t = Timed::new(queue, false, false, false, user, Instant::now());
         t.by_markers = on && super::super::order::free(queue, user);
         t
     }
@@ -80,7 +85,8 @@ impl Timed {
     /// look bound by the host, and the kernels as written the fastest).
     pub fn stop(&self, ok: bool) -> Option<f64> {
         let t = self.timer.take()?;
-        let enqueue_ns = self.enqueued.get().map_or(0.0, |at| at.duration_since(self.enqueuing).as_nanos() as f64);
+        let enqueue_ns =
+            self.enqueued.get().map_or(0.0, |at| at.duration_since(self.enqueuing.get()).as_nanos() as f64);
         let device = if ok { measure::stop(self.queue, t) } else { None };
         device.map(|d| d + enqueue_ns)
     }
@@ -101,6 +107,10 @@ impl Timed {
     /// event is kept.
     pub fn wrap<'a>(&'a self, enqueue: impl Enqueue + 'a) -> impl Enqueue + 'a {
         move |k, local, n, l, ev: *mut cl_event| {
+            if self.converts {
+                // The conversions' enqueue is not the launch's: it is counted from here.
+                self.enqueuing.set(Instant::now());
+            }
             if self.by_markers {
                 // SAFETY: `l` holds `n` events, as the launch's own enqueue requires.
                 let wait = unsafe { super::super::order::user_wait(n, l) }.unwrap_or_default();
@@ -148,7 +158,9 @@ impl Timed {
         let kept = if self.by_event {
             measure::by_event(self.queue, launched, record)
         } else {
-            measure::after_app_wait(self.queue, launched, self.enqueuing, record)
+            let k = kernel.clone();
+            let missed = Box::new(move || crate::guard("cost model", || k.model.lock().wait_missed()).unwrap_or(()));
+            measure::after_app_wait(self.queue, launched, self.enqueuing.get(), record, missed)
         };
         if !kept {
             crate::guard("cost model", || kernel.model.lock().in_flight -= 1);

@@ -1,0 +1,143 @@
+/* calltime: an LD_PRELOAD library, placed before libclayout.so (or alone), that times every call
+ * of the OpenCL entry points a sample's run makes (buffers, writes, arguments, launches, waits,
+ * reads) and prints at exit, per entry point, the calls and their total and largest time in
+ * microseconds, to stderr: where a run's fixed cost under clayout sits, call by call.
+ *   gcc -O2 -shared -fPIC -o /tmp/calltime.so bench/calltime.c -ldl
+ *   LD_PRELOAD="/tmp/calltime.so libclayout.so" ./sample ...
+ * The last line, "calltime: init US", is the time spent in clGetPlatformIDs and clCreateContext:
+ * the OpenCL platform's start-up, whose hundreds of milliseconds vary from run to run.
+ * Diagnostic for docs/results.md. */
+#define _GNU_SOURCE
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <time.h>
+
+enum { CREATE, WRITE, SETARG, LAUNCH, FINISH, READ, RELEASE_MEM, BUILD, PLATFORMS, CONTEXT, N };
+static const char *names[N] = {"clCreateBuffer",      "clEnqueueWriteBuffer", "clSetKernelArg",   "clEnqueueNDRangeKernel",
+                               "clFinish",            "clEnqueueReadBuffer",  "clReleaseMemObject", "clBuildProgram",
+                               "clGetPlatformIDs",    "clCreateContext"};
+static double total[N], largest[N];
+static long calls[N];
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static void note(int i, double t0)
+{
+    double d = now_us() - t0;
+    total[i] += d;
+    calls[i]++;
+    if (d > largest[i]) largest[i] = d;
+}
+
+__attribute__((destructor)) static void report(void)
+{
+    for (int i = 0; i < N; i++)
+        if (calls[i])
+            fprintf(stderr, "calltime: %-24s %4ld calls %10.1f us (largest %.1f)\n", names[i], calls[i], total[i],
+                    largest[i]);
+    fprintf(stderr, "calltime: init %.0f\n", total[PLATFORMS] + total[CONTEXT]);
+}
+
+#define NEXT(name) static __typeof__(&name) real; if (!real) real = (__typeof__(&name))dlsym(RTLD_NEXT, #name)
+
+cl_mem clCreateBuffer(cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *e)
+{
+    NEXT(clCreateBuffer);
+    double t = now_us();
+    cl_mem r = real(c, f, s, h, e);
+    note(CREATE, t);
+    return r;
+}
+
+cl_int clEnqueueWriteBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t o, size_t s, const void *p,
+                            cl_uint n, const cl_event *l, cl_event *e)
+{
+    NEXT(clEnqueueWriteBuffer);
+    double t = now_us();
+    cl_int r = real(q, b, blocking, o, s, p, n, l, e);
+    note(WRITE, t);
+    return r;
+}
+
+cl_int clSetKernelArg(cl_kernel k, cl_uint i, size_t s, const void *v)
+{
+    NEXT(clSetKernelArg);
+    double t = now_us();
+    cl_int r = real(k, i, s, v);
+    note(SETARG, t);
+    return r;
+}
+
+cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint d, const size_t *o, const size_t *g,
+                              const size_t *lo, cl_uint n, const cl_event *l, cl_event *e)
+{
+    NEXT(clEnqueueNDRangeKernel);
+    double t = now_us();
+    cl_int r = real(q, k, d, o, g, lo, n, l, e);
+    note(LAUNCH, t);
+    return r;
+}
+
+cl_int clFinish(cl_command_queue q)
+{
+    NEXT(clFinish);
+    double t = now_us();
+    cl_int r = real(q);
+    note(FINISH, t);
+    return r;
+}
+
+cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t o, size_t s, void *p, cl_uint n,
+                           const cl_event *l, cl_event *e)
+{
+    NEXT(clEnqueueReadBuffer);
+    double t = now_us();
+    cl_int r = real(q, b, blocking, o, s, p, n, l, e);
+    note(READ, t);
+    return r;
+}
+
+cl_int clReleaseMemObject(cl_mem m)
+{
+    NEXT(clReleaseMemObject);
+    double t = now_us();
+    cl_int r = real(m);
+    note(RELEASE_MEM, t);
+    return r;
+}
+
+cl_int clBuildProgram(cl_program p, cl_uint n, const cl_device_id *d, const char *o,
+                      void (*cb)(cl_program, void *), void *u)
+{
+    NEXT(clBuildProgram);
+    double t = now_us();
+    cl_int r = real(p, n, d, o, cb, u);
+    note(BUILD, t);
+    return r;
+}
+
+cl_int clGetPlatformIDs(cl_uint n, cl_platform_id *p, cl_uint *np)
+{
+    NEXT(clGetPlatformIDs);
+    double t = now_us();
+    cl_int r = real(n, p, np);
+    note(PLATFORMS, t);
+    return r;
+}
+
+cl_context clCreateContext(const cl_context_properties *props, cl_uint n, const cl_device_id *d,
+                           void (*cb)(const char *, const void *, size_t, void *), void *u, cl_int *e)
+{
+    NEXT(clCreateContext);
+    double t = now_us();
+    cl_context r = real(props, n, d, cb, u, e);
+    note(CONTEXT, t);
+    return r;
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# On the GPU machine: clayout's added wall time on a first run, in pairs (issue 17). Each pair
+# runs a sample at its small size, one iteration, with the driver's kernel cache off
+# (CUDA_CACHE_DISABLE=1, POCL_KERNEL_CACHE=0), first without clayout, then under clayout with an
+# empty cache directory; REPS pairs per sample. Each run also reports (bench/calltime.c) the
+# time of its clGetPlatformIDs and clCreateContext, the platform's start-up, which varies by
+# hundreds of ms between runs: the wall time less it is the steadier figure. Prints every pair
+# and, per sample, the median of the pairs' differences. Writes $OUT/coldpaired.txt.
+#   scripts/device/coldpaired.sh [PLATFORM] [REPS] [DRIVER_CACHE on|off]
+set -uo pipefail
+S=/tmp/cp-samples
+. scripts/device/samples-env.sh
+reps=${2:-6}
+[ "${3:-off}" = off ] && export CUDA_CACHE_DISABLE=1 POCL_KERNEL_CACHE=0
+$CC -O2 -shared -fPIC -o /tmp/calltime.so bench/calltime.c -ldl || exit 1
+export SAMPLE_PLATFORM=$platform
+# One run: "wall_ms init_ms" (init from calltime's last line).
+one() {
+    local t0 t1 init
+    t0=$(date +%s%N)
+    init=$(env "$@" 2>&1 >/dev/null | awk '/^calltime: init/ {print $3}')
+    t1=$(date +%s%N)
+    echo "$(((t1 - t0) / 1000000)) $((${init:-0} / 1000))"
+}
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+{
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
+    echo "driver cache: ${3:-off}; pairs: $reps; columns: plain wall, plain init, clayout wall, clayout init, wall difference, difference less init (ms)"
+    for s in blackscholes lbm particles spmv-ell; do
+        bin=$S/$s/$s
+        diffs=() rest=()
+        for r in $(seq $reps); do
+            read pw pi < <(one LD_PRELOAD=/tmp/calltime.so $bin -i 1)
+            rm -rf /tmp/cp-cache
+            read cw ci < <(one LD_PRELOAD="/tmp/calltime.so $lib" CLAYOUT_ANNOTATIONS=$root/samples/$s/$s.dl CLAYOUT_CACHE_DIR=/tmp/cp-cache $bin -i 1)
+            d=$((cw - pw)) e=$(((cw - ci) - (pw - pi)))
+            diffs+=($d) rest+=($e)
+            echo "$s pair $r: $pw $pi $cw $ci $d $e"
+        done
+        echo "$s: median wall difference $(printf '%s\n' "${diffs[@]}" | median) ms, less init $(printf '%s\n' "${rest[@]}" | median) ms"
+    done
+} 2>&1 | tee "$OUT/coldpaired.txt"
