@@ -128,7 +128,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
             }
             convert_ns += match offer.rates.get(&(d.shape.s, d.shape.w, d.host)) {
                 Some(t) if back => t.round_trip_ns(d.shape.bytes()),
-                Some(t) => t.to_ns_per_byte * d.shape.bytes() as f64,
+                Some(t) => t.to_ns(d.shape.bytes()),
                 None => f64::INFINITY,
             };
         }
@@ -195,9 +195,14 @@ mod tests {
 
     /// One AoS buffer of a million 8-float structures, in host layout, converting cheaply.
     fn decide_at(model: &mut KernelModel, class: SizeClass) -> Decision {
+        decide_fixed(model, class, 0.0)
+    }
+
+    /// `decide_at`, with each conversion costing `fixed_ns` more whatever its size.
+    fn decide_fixed(model: &mut KernelModel, class: SizeClass, fixed_ns: f64) -> Decision {
         let shape = Shape::new(1_000_000, 8, 4);
         let want = DeviceLayout { host: Layout::Aos, device: Layout::Asta { t: 32 }, shape };
-        let tuned = Tuned { tile: 32, to_ns_per_byte: 0.001, back_ns_per_byte: 0.001, searched: false };
+        let tuned = Tuned { tile: 32, to_ns_per_byte: 0.001, back_ns_per_byte: 0.001, fixed_ns, searched: false };
         let rates = HashMap::from([((8, 4, Layout::Aos), tuned)]);
         let offer = Offer {
             policy: Policy::Auto,
@@ -224,6 +229,23 @@ mod tests {
         }
         let d = decide_at(&mut model, class);
         assert_eq!((d.variant, d.measure), (Variant::Asta, true), "{}", d.reason);
+    }
+
+    #[test]
+    fn a_conversion_costs_its_fixed_part_too() {
+        // 64 us there and back by the bytes, against at most 2 ms gained per launch: one launch
+        // repays it, and the ASTA copy is explored at once...
+        let class = SizeClass::of(1_000_000, 32_000_000);
+        let mut model = KernelModel::default();
+        for _ in 0..2 {
+            model.times.record(class, Variant::Written, 2.0);
+        }
+        let d = decide_at(&mut model, class);
+        assert_eq!(d.variant, Variant::Asta, "{}", d.reason);
+        // ...unless each conversion costs 3 ms whatever its size: then one launch does not.
+        let d = decide_fixed(&mut model, class, 3e6);
+        assert_eq!(d.variant, Variant::Written, "{}", d.reason);
+        assert!(d.reason.to_string().starts_with("not converting yet: the conversion (6.064 ms)"), "{}", d.reason);
     }
 
     #[test]

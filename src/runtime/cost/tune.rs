@@ -6,7 +6,8 @@
 //! - the tile: a short search over ASTA tiles, each scored by a kernel that streams every word
 //!   of every structure in that tile's ASTA layout plus a conversion there and back shared over
 //!   `EPOCH` launches;
-//! - the conversions' cost per byte, each direction, at the chosen tile.
+//! - the conversions' cost per byte, each direction, at the chosen tile, and what a conversion
+//!   costs whatever its size.
 
 use crate::cl::{cmd, info::device_scalar};
 use crate::layout::{Layout, Shape};
@@ -29,14 +30,25 @@ pub struct Tuned {
     /// Device time of a conversion to ASTA and of one back, per byte of the buffer, in ns.
     pub to_ns_per_byte: f64,
     pub back_ns_per_byte: f64,
+    /// What one conversion adds to a busy queue whatever its size, in ns: its enqueue and its
+    /// launch. A conversion of a small buffer costs that rather than its bytes (particles at
+    /// 64,000 on the H100: 3 us there and back by the bytes), and the model explored ASTA with
+    /// conversions that one launch could not repay.
+    #[serde(default)]
+    pub fixed_ns: f64,
     /// Whether the tile came from a search (false: the configured or default tile).
     pub searched: bool,
 }
 
 impl Tuned {
+    /// Conversion of `bytes` to ASTA.
+    pub fn to_ns(&self, bytes: u64) -> f64 {
+        self.fixed_ns + self.to_ns_per_byte * bytes as f64
+    }
+
     /// Conversion there and back of `bytes`.
     pub fn round_trip_ns(&self, bytes: u64) -> f64 {
-        (self.to_ns_per_byte + self.back_ns_per_byte) * bytes as f64
+        2.0 * self.fixed_ns + (self.to_ns_per_byte + self.back_ns_per_byte) * bytes as f64
     }
 }
 
@@ -129,9 +141,10 @@ pub fn tuned(
     found
 }
 
-/// "added": conversion times as a busy queue sees them (records before it timed them alone).
+/// "fixed": conversion times as a busy queue sees them, with the cost of a conversion whatever
+/// its size (records before "added" timed them alone, "added" had no fixed cost).
 fn disk_key(dev: cl_device_id, s: u32, w: u32, host: Layout, fixed_tile: Option<u32>) -> String {
-    format!("added|{}|S={s}|w={w}|host={host:?}|tile={fixed_tile:?}", crate::cache::disk::device_key(dev))
+    format!("fixed|{}|S={s}|w={w}|host={host:?}|tile={fixed_tile:?}", crate::cache::disk::device_key(dev))
 }
 
 /// What this process or the disk cache already holds for these structures, never measured:
@@ -166,6 +179,7 @@ pub fn with_best_rates(dev: cl_device_id, s: u32, w: u32, host: Layout, t: Tuned
         if let Some(Some(o)) = recorded(dev, s, w, host, tile) {
             best.to_ns_per_byte = best.to_ns_per_byte.min(o.to_ns_per_byte);
             best.back_ns_per_byte = best.back_ns_per_byte.min(o.back_ns_per_byte);
+            best.fixed_ns = best.fixed_ns.min(o.fixed_ns);
         }
     }
     best
@@ -204,6 +218,8 @@ pub fn search(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, 
     let shape = Shape::new(m, s, w);
     let mem = cmd::create_buffer(ctx, CL_MEM_READ_WRITE, shape.bytes() as usize).ok()?;
     let (q, mem) = (q.raw(), mem);
+    // Measured once, at the first tile: it is the enqueue and launch of a kernel, not its work.
+    let mut fixed: Option<f64> = None;
     let mut best: Option<(f64, Tuned)> = None;
     for &t in tiles {
         if super::super::worker::cancelled() {
@@ -215,19 +231,24 @@ pub fn search(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, 
         let Some(back) = time_added(q, || convert(q, mem.raw(), shape, asta, host)) else { continue };
         let stream = if tiles.len() > 1 { stream_time(ctx, q, mem.raw(), shape, t) } else { Some(0.0) };
         let Some(stream) = stream else { continue };
+        if fixed.is_none() {
+            fixed = Some(fixed_time(ctx, q, s, w, host, t).unwrap_or(0.0));
+        }
         let score = stream + (to + back) / EPOCH;
         let b = shape.bytes() as f64;
         let tuned = Tuned {
             tile: t,
             to_ns_per_byte: to.max(1.0) / b,
             back_ns_per_byte: back.max(1.0) / b,
+            fixed_ns: fixed.unwrap_or(0.0),
             searched: tiles.len() > 1,
         };
         crate::log::debug(&format!(
-            "tile {t} for S={s} w={w}: stream {:.3} ms, to ASTA {:.3} ms, back {:.3} ms",
+            "tile {t} for S={s} w={w}: stream {:.3} ms, to ASTA {:.3} ms, back {:.3} ms, {:.1} us a conversion whatever its size",
             stream / 1e6,
             to / 1e6,
-            back / 1e6
+            back / 1e6,
+            tuned.fixed_ns / 1e3
         ));
         // A tile must beat the smaller ones by 2 % to be taken: below that it is noise.
         if best.as_ref().is_none_or(|(sc, _)| score < sc * 0.98) {
@@ -235,6 +256,18 @@ pub fn search(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, 
         }
     }
     best.map(|(_, t)| t)
+}
+
+/// What a conversion adds to a busy queue whatever its size: that of a conversion of 64 KiB
+/// there and back (at least one tile), shared by two, where the bytes cost next to nothing.
+fn fixed_time(ctx: cl_context, q: cl_command_queue, s: u32, w: u32, host: Layout, t: u32) -> Option<f64> {
+    let m = ((64u64 << 10) / (s as u64 * w as u64)).max(t as u64);
+    let shape = Shape::new(m, s, w);
+    let mem = cmd::create_buffer(ctx, CL_MEM_READ_WRITE, shape.bytes() as usize).ok()?;
+    let asta = Layout::Asta { t };
+    let to = time_added(q, || convert(q, mem.raw(), shape, host, asta))?;
+    let back = time_added(q, || convert(q, mem.raw(), shape, asta, host))?;
+    Some((to + back) / 2.0)
 }
 
 fn convert(q: cl_command_queue, mem: cl_mem, shape: Shape, from: Layout, to: Layout) -> bool {
