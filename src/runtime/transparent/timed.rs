@@ -114,7 +114,12 @@ impl Timed {
             if self.by_markers {
                 // SAFETY: `l` holds `n` events, as the launch's own enqueue requires.
                 let wait = unsafe { super::super::order::user_wait(n, l) }.unwrap_or_default();
-                self.timer.set(measure::start(self.queue, wait));
+                // The conversions enqueued for the launch since `new` may wait for a command of
+                // another queue that waits for the application: then the markers would too, and
+                // the launch is not timed.
+                if super::super::order::free(self.queue, wait) {
+                    self.timer.set(measure::start(self.queue, wait));
+                }
             }
             let r = enqueue(k, local, n, l, ev);
             self.enqueued.set(Some(Instant::now()));
