@@ -350,6 +350,31 @@ fn a_quick_build_loads_the_cached_copies_inside_the_call() {
     assert_eq!(launches(&stats, "advance", "asta"), 10, "{}", out.show("conversion kernels not cached"));
 }
 
+/// A build its driver answered from its cache says nothing of what clayout's own builds cost,
+/// so with clayout's cache empty they are held back a second (an uncompiled program's price),
+/// not the few milliseconds the application's build took: a run shorter than that starts no
+/// build, and its exit waits for none (on the H100 such a first run waited 0.5-0.7 s at exit for
+/// a build of clayout's in flight). The plain run first, so that PoCL's own cache answers the
+/// application's build as a warm driver cache would.
+#[test]
+fn a_quick_build_is_no_price_for_clayout_s_builds() {
+    let base = run(&seq("pause"), TIMEOUT);
+    assert_ok(&base);
+    let json = scratch("quick-price").join("stats.json");
+    let cmd = annotated(seq("pause").shimmed_with(fault_lib()), "auto", fresh_dir("policy-quick-price").as_os_str())
+        .env("CLAYOUT_FAULT", "quick-build")
+        .env("CLAYOUT_BUILD_AFTER", "auto")
+        .env("CLAYOUT_LOG", "debug");
+    let (out, stats) = with_stats(cmd, &json);
+    assert_same(&base, &out);
+    assert_eq!(launches(&stats, "advance", "written"), 2, "{}", out.show("pause"));
+    let waiting =
+        out.shim_lines().iter().any(|l| l.contains("kernel advance: runs as written until its copies are built"));
+    assert!(waiting, "{}", out.show("pause"));
+    let built = out.shim_lines().iter().any(|l| l.contains("built the rewritten copies"));
+    assert!(!built, "a build of clayout's started within the run: {}", out.show("pause"));
+}
+
 /// How long each epoch lasted (launches of a kernel on a buffer until the host has it again or
 /// the program releases it) is learnt under every policy and kept in the cache, per kernel and
 /// argument: gatherread's three launches of gather end at the host's read of `own` and at the

@@ -5,8 +5,11 @@
 # empty cache directory; REPS pairs per sample. Each run also reports (bench/calltime.c) the
 # time of its clGetPlatformIDs and clCreateContext, the platform's start-up, which varies by
 # hundreds of ms between runs: the wall time less it is the steadier figure. Prints every pair
-# and, per sample, the median of the pairs' differences. Writes $OUT/coldpaired.txt.
-#   scripts/device/coldpaired.sh [PLATFORM] [REPS] [DRIVER_CACHE on|off]
+# and, per sample, the median of the pairs' differences. DRIVER_CACHE fresh: the driver's cache
+# on, emptied before each pair (~/.nv/ComputeCache, PoCL's kcache) and filled by one run of the
+# program without clayout: the application's program is in it, clayout's are not, as on a
+# machine that ran the program before clayout came. Writes $OUT/coldpaired.txt.
+#   scripts/device/coldpaired.sh [PLATFORM] [REPS] [DRIVER_CACHE on|off|fresh]
 set -uo pipefail
 S=/tmp/cp-samples
 . scripts/device/samples-env.sh
@@ -30,6 +33,10 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
         bin=$S/$s/$s
         diffs=() rest=()
         for r in $(seq $reps); do
+            if [ "${3:-off}" = fresh ]; then
+                rm -rf ~/.nv/ComputeCache ~/.cache/pocl/kcache
+                $bin -i 1 >/dev/null 2>&1
+            fi
             read pw pi < <(one LD_PRELOAD=/tmp/calltime.so $bin -i 1)
             rm -rf /tmp/cp-cache
             read cw ci < <(one LD_PRELOAD="/tmp/calltime.so $lib" CLAYOUT_ANNOTATIONS=$root/samples/$s/$s.dl CLAYOUT_CACHE_DIR=/tmp/cp-cache $bin -i 1)

@@ -43,6 +43,11 @@ pub struct Program {
 /// its cache answers less (NVIDIA: 2-5 ms, PoCL: 28-35 ms).
 const QUICK_BUILD: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// What clayout's builds are taken to cost where the application's build tells nothing (it came
+/// from its driver's cache): about the longest of them not in a driver's cache (NVIDIA H200:
+/// 80-200 ms per copy, 310-840 ms per conversion program; PoCL here: about 0.6 s).
+const UNCACHED_BUILD: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Program {
     pub fn dl(&self) -> Option<Arc<ProgramDl>> {
         self.dl.lock().clone()
@@ -371,18 +376,24 @@ pub fn built(program: &Program, build: Build) {
 }
 
 /// The application's build of `program` took `took`. clayout's own builds for it (the rewritten
-/// copies, conversion kernels) cost about as much: on a machine whose driver has not compiled
-/// the program before, a second or more; with the driver's cache warm, milliseconds. Under the
-/// cost model they start only once the application has run that long again, ski-rental style:
-/// a run too short to repay them never pays for them (the worker drops jobs not started when
-/// the process exits, and must wait for one that has), and a longer run has spent at least as
-/// much as they cost before paying for them.
+/// copies, conversion kernels) cost about as much when that build compiled: on a machine whose
+/// driver has not compiled the program before, a second or more. Under the cost model they
+/// start only once the application has run that long again, ski-rental style: a run too short
+/// to repay them never pays for them (the worker drops jobs not started when the process
+/// exits, and must wait for one that has), and a longer run has spent at least as much as they
+/// cost before paying for them. A build its driver answered from its own cache (`QUICK_BUILD`)
+/// says nothing of what clayout's builds cost: what clayout's cache holds is loaded inside it,
+/// and what it lacks is compiled, which that driver may never have done; those builds wait for
+/// an uncompiled program's price, `UNCACHED_BUILD` (on the H100, a first run of one iteration
+/// with clayout's cache empty and the driver's warm for the application's program waited
+/// 0.5-0.7 s at exit for a build of clayout's that had started 5 ms after the application's).
 pub fn app_build_took(program: &Program, took: std::time::Duration) {
     use crate::config::{get, Policy};
-    let wait = get().build_after.hold(took);
+    let quick_driver = took <= QUICK_BUILD || crate::fault::inject("quick-build");
+    let price = if quick_driver { took.max(UNCACHED_BUILD) } else { took };
+    let wait = get().build_after.hold(price);
     let hold = get().policy == Policy::Auto && !wait.is_zero();
     *program.hold_until.lock() = hold.then(|| std::time::Instant::now() + wait);
-    let quick_driver = took <= QUICK_BUILD || crate::fault::inject("quick-build");
     // Loaded inside the build wherever the copies would otherwise wait: held back (auto), or
     // waited for by the first launch (the other policies, and CLAYOUT_BUILD_AFTER=wait; under
     // `always` and `never` that first launch waited 4.5-8.4 ms on the H200 for copies clayout's

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "../include/pick_platform.h"
 #include "../include/fnv.h"
 
@@ -180,6 +181,17 @@ int main(int argc, char **argv)
         }
         clReleaseMemObject(b);
         clReleaseMemObject(c);
+    } else if (!strcmp(mode, "pause")) {
+        /* A short run: a launch, 0.3 s of host work, a launch, the read. */
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE, bytes, NULL);
+        CHECK(clEnqueueWriteBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        step(q, k, b, 0, NULL, NULL);
+        CHECK(clFinish(q));
+        struct timespec pause = {0, 300000000};
+        nanosleep(&pause, NULL);
+        step(q, k, b, 0, NULL, NULL);
+        read_show("after a pause", b, h, bytes);
+        clReleaseMemObject(b);
     } else if (!strcmp(mode, "unwaited")) {
         /* A launch after a clFinish, then everything released without another wait. */
         cl_mem b = make_buffer(CL_MEM_READ_WRITE, bytes, NULL);
