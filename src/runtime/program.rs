@@ -383,14 +383,18 @@ pub fn built(program: &Program, build: Build) {
 /// exits, and must wait for one that has), and a longer run has spent at least as much as they
 /// cost before paying for them. A build its driver answered from its own cache (`QUICK_BUILD`)
 /// says nothing of what clayout's builds cost: what clayout's cache holds is loaded inside it,
-/// and what it lacks is compiled, which that driver may never have done; those builds wait for
-/// an uncompiled program's price, `UNCACHED_BUILD` (on the H100, a first run of one iteration
-/// with clayout's cache empty and the driver's warm for the application's program waited
-/// 0.5-0.7 s at exit for a build of clayout's that had started 5 ms after the application's).
+/// and what it lacks is compiled, which that driver may never have done. In the program's first
+/// run under clayout those builds wait for an uncompiled program's price, `UNCACHED_BUILD` (on
+/// the H100, a first run of one iteration with clayout's cache empty and the driver's warm for
+/// the application's program waited 0.5-0.7 s at exit for a build of clayout's that had started
+/// 5 ms after the application's); from its second run on, for the application's build time
+/// again, so that a program whose runs are all shorter than that still gets its copies, paying
+/// at most one build's wait at the exit of that run.
 pub fn app_build_took(program: &Program, took: std::time::Duration) {
     use crate::config::{get, Policy};
     let quick_driver = took <= QUICK_BUILD || crate::fault::inject("quick-build");
-    let price = if quick_driver { took.max(UNCACHED_BUILD) } else { took };
+    let first_run = quick_driver && get().policy == Policy::Auto && first_run(program);
+    let price = if first_run { took.max(UNCACHED_BUILD) } else { took };
     let wait = get().build_after.hold(price);
     let hold = get().policy == Policy::Auto && !wait.is_zero();
     *program.hold_until.lock() = hold.then(|| std::time::Instant::now() + wait);
@@ -400,6 +404,24 @@ pub fn app_build_took(program: &Program, took: std::time::Duration) {
     // cache held). A fixed CLAYOUT_BUILD_AFTER asks for that wait and nothing else.
     let fixed = get().policy == Policy::Auto && matches!(get().build_after, crate::config::BuildAfter::Ms(_));
     program.quick_build.store(quick_driver && !fixed, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether this is the first run under clayout of `program` (its text as clayout read it, on its
+/// device): none before it left its mark in clayout's cache, which this one now does. With the
+/// cache off, every run is a first.
+fn first_run(program: &Program) -> bool {
+    let Some(dl) = program.dl() else { return true };
+    let Some(device) = registry::get().first_device(program.facts.context) else { return true };
+    let key = format!(
+        "{}|{:016x}",
+        crate::cache::disk::device_key(device),
+        crate::cache::disk::fnv1a(dl.seen.text.as_bytes())
+    );
+    if crate::cache::disk::get_json::<u32>("seen", &key).is_some() {
+        return false;
+    }
+    crate::cache::disk::put_json("seen", &key, &1u32);
+    true
 }
 
 /// A program linked from compiled ones: its annotations are theirs, and its text, for the

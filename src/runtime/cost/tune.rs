@@ -108,8 +108,11 @@ pub fn tuned(
     let disk_key = disk_key(dev, s, w, host, fixed_tile);
     let found = from_disk(dev, s, w, host, fixed_tile).or_else(|| {
         let t = crate::guard("tuning", || measure(ctx, dev, s, w, host, fixed_tile)).flatten();
-        if super::super::worker::cancelled() {
-            // Stopped part-way (its context or the process is going): nothing learnt, nothing kept.
+        if super::super::worker::cancelled() && t.is_none_or(|t| t.searched) {
+            // Stopped part-way (its context or the process is going): a search may have skipped
+            // tiles, so nothing is kept. The conversions of one tile, timed to the end, are kept:
+            // otherwise a program whose runs all ended during that timing (the lbm demo on PoCL,
+            // 0.1 s runs) timed them again in every run and never kept them, and never converted.
             return None;
         }
         match &t {
