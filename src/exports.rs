@@ -133,6 +133,13 @@ pub unsafe extern "C" fn clDeinitLayer() -> cl_int {
 }
 
 extern "C" fn at_exit() {
+    // A process that made no OpenCL call only inherited LD_PRELOAD from the application (PoCL's
+    // linker, a shell it started): it has nothing to say, and must not write the statistics
+    // file the application writes, nor warn that the side file's kernels went unused (PoCL's
+    // linker did so once per kernel it linked).
+    if !crate::stats::any_calls() {
+        return;
+    }
     // The last launches' times, for the cache and the statistics.
     crate::guard::guard("kernel times at exit", crate::runtime::cost::measure::harvest);
     crate::guard::guard("annotations at exit", crate::runtime::program::report_unattached);

@@ -33,6 +33,11 @@ pub fn count(id: FnId) {
     CALLS[id as usize].fetch_add(1, Relaxed);
 }
 
+/// Whether this process made any OpenCL call at all.
+pub fn any_calls() -> bool {
+    CALLS.iter().any(|c| c.load(Relaxed) > 0)
+}
+
 /// The application's calls so far of the entry point at `index` in `FN_NAMES`.
 pub fn calls(index: usize) -> u64 {
     CALLS.get(index).map_or(0, |c| c.load(Relaxed))

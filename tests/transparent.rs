@@ -39,6 +39,20 @@ fn conversions(stats: &Value) -> (u64, u64) {
     (n(stats, &["marshal", "to_device_layout"]), n(stats, &["marshal", "to_host_layout"]))
 }
 
+/// A process the application starts inherits LD_PRELOAD, and clayout with it. One that makes no
+/// OpenCL call (`/bin/true` here; PoCL's linker, which PoCL starts for each kernel it links) says
+/// nothing at exit: it warned once per side-file kernel that the annotation went unused, and
+/// wrote the statistics file the application writes.
+#[test]
+fn a_child_process_without_opencl_says_nothing_at_exit() {
+    let base = plain("spawn");
+    let (out, stats) = transparent("spawn", &[]);
+    assert_same(&base, &out);
+    assert!(out.stdout.contains("child exit 3"), "{}", out.show("spawn"));
+    assert!(!out.stderr.contains("annotation not used"), "{}", out.show("spawn"));
+    assert_eq!(n(&stats, &["launches_rewritten"]), 1, "the application's statistics: {stats:#}");
+}
+
 /// Every sequence: the plain run's results, the same conversions as with hand-written ASTA
 /// kernels (tests/dl_runtime.rs), and each launch of a rewritten kernel running its copy.
 #[test]

@@ -181,6 +181,15 @@ int main(int argc, char **argv)
         }
         clReleaseMemObject(b);
         clReleaseMemObject(c);
+    } else if (!strcmp(mode, "spawn")) {
+        /* Starts a process of its own, which inherits the environment (LD_PRELOAD included)
+         * and makes no OpenCL call. */
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE, bytes, NULL);
+        CHECK(clEnqueueWriteBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        step(q, k, b, 0, NULL, NULL);
+        read_show("after a launch", b, h, bytes);
+        printf("child exit %d\n", system("/bin/true && exit 3") >> 8);
+        clReleaseMemObject(b);
     } else if (!strcmp(mode, "pause")) {
         /* A short run: a launch, 0.3 s of host work, a launch, the read. */
         cl_mem b = make_buffer(CL_MEM_READ_WRITE, bytes, NULL);
