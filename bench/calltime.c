@@ -38,6 +38,9 @@ static void note(int i, double t0)
 
 __attribute__((destructor)) static void report(void)
 {
+    long any = 0;
+    for (int i = 0; i < N; i++) any += calls[i];
+    if (!any) return; /* a process the program started (PoCL's linker): no OpenCL of its own */
     for (int i = 0; i < N; i++)
         if (calls[i])
             fprintf(stderr, "calltime: %-24s %4ld calls %10.1f us (largest %.1f)\n", names[i], calls[i], total[i],

@@ -8,13 +8,16 @@
 # and, per sample, the median of the pairs' differences. DRIVER_CACHE fresh: the driver's cache
 # on, emptied before each pair (~/.nv/ComputeCache, PoCL's kcache) and filled by one run of the
 # program without clayout: the application's program is in it, clayout's are not, as on a
-# machine that ran the program before clayout came. Writes $OUT/coldpaired.txt.
-#   scripts/device/coldpaired.sh [PLATFORM] [REPS] [DRIVER_CACHE on|off|fresh]
+# machine that ran the program before clayout came. DRIVER_CACHE second: as fresh, and one run
+# under clayout (not timed) before the pair's: the pair's is the program's second run under
+# clayout, which builds what the first did not. Writes $OUT/coldpaired.txt.
+#   scripts/device/coldpaired.sh [PLATFORM] [REPS] [DRIVER_CACHE on|off|fresh|second]
 set -uo pipefail
 S=/tmp/cp-samples
 . scripts/device/samples-env.sh
 reps=${2:-6}
-[ "${3:-off}" = off ] && export CUDA_CACHE_DISABLE=1 POCL_KERNEL_CACHE=0
+mode=${3:-off}
+[ "$mode" = off ] && export CUDA_CACHE_DISABLE=1 POCL_KERNEL_CACHE=0
 $CC -O2 -shared -fPIC -o /tmp/calltime.so bench/calltime.c -ldl || exit 1
 export SAMPLE_PLATFORM=$platform
 # One run: "wall_ms init_ms" (init from calltime's last line).
@@ -28,17 +31,20 @@ one() {
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
-    echo "driver cache: ${3:-off}; pairs: $reps; columns: plain wall, plain init, clayout wall, clayout init, wall difference, difference less init (ms)"
+    echo "driver cache: $mode; pairs: $reps; columns: plain wall, plain init, clayout wall, clayout init, wall difference, difference less init (ms)"
     for s in blackscholes lbm particles spmv-ell; do
         bin=$S/$s/$s
         diffs=() rest=()
         for r in $(seq $reps); do
-            if [ "${3:-off}" = fresh ]; then
+            if [ "$mode" = fresh ] || [ "$mode" = second ]; then
                 rm -rf ~/.nv/ComputeCache ~/.cache/pocl/kcache
                 $bin -i 1 >/dev/null 2>&1
             fi
-            read pw pi < <(one LD_PRELOAD=/tmp/calltime.so $bin -i 1)
             rm -rf /tmp/cp-cache
+            if [ "$mode" = second ]; then
+                LD_PRELOAD=$lib CLAYOUT_ANNOTATIONS=$root/samples/$s/$s.dl CLAYOUT_CACHE_DIR=/tmp/cp-cache $bin -i 1 >/dev/null 2>&1
+            fi
+            read pw pi < <(one LD_PRELOAD=/tmp/calltime.so $bin -i 1)
             read cw ci < <(one LD_PRELOAD="/tmp/calltime.so $lib" CLAYOUT_ANNOTATIONS=$root/samples/$s/$s.dl CLAYOUT_CACHE_DIR=/tmp/cp-cache $bin -i 1)
             d=$((cw - pw)) e=$(((cw - ci) - (pw - pi)))
             diffs+=($d) rest+=($e)
