@@ -355,7 +355,8 @@ fn a_quick_build_loads_the_cached_copies_inside_the_call() {
 /// uncompiled program's price), not the few milliseconds the application's build took: a run
 /// shorter than that starts no build, and its exit waits for none (on the H100 such a first run
 /// waited 0.5-0.7 s at exit for a build of clayout's in flight). The second run goes back to the
-/// application's build time, so that a program of short runs still gets its copies. The plain
+/// application's build time, so that a program of short runs still gets its copies: that run,
+/// or the next ones (a run that ends stops the builds between programs), build them. The plain
 /// run first, so that PoCL's own cache answers the application's build as a warm driver cache
 /// would.
 #[test]
@@ -378,10 +379,21 @@ fn a_quick_build_is_no_price_for_clayout_s_builds() {
     assert!(waiting, "{}", out.show("pause"));
     let built = out.shim_lines().iter().any(|l| l.contains("built the rewritten copies"));
     assert!(!built, "a build of clayout's started within the run: {}", out.show("pause"));
-    let out = run(&cmd(), TIMEOUT);
-    assert_same(&base, &out);
-    let built = out.shim_lines().iter().any(|l| l.contains("built the rewritten copies"));
-    assert!(built, "the second run built nothing: {}", out.show("second run"));
+    let mut built = false;
+    for i in 2..=5 {
+        let out = run(&cmd(), TIMEOUT);
+        assert_same(&base, &out);
+        built = out.shim_lines().iter().any(|l| l.contains("built the rewritten copies"));
+        if built {
+            break;
+        }
+        assert!(
+            out.shim_lines().iter().any(|l| l.contains("clayout cache: private program built")),
+            "run {i} built nothing: {}",
+            out.show("a later run")
+        );
+    }
+    assert!(built, "no run up to the fifth built the copies");
 }
 
 /// How long each epoch lasted (launches of a kernel on a buffer until the host has it again or
