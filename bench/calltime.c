@@ -48,99 +48,67 @@ __attribute__((destructor)) static void report(void)
     fprintf(stderr, "calltime: init %.0f\n", total[PLATFORMS] + total[CONTEXT]);
 }
 
-#define NEXT(name) static __typeof__(&name) real; if (!real) real = (__typeof__(&name))dlsym(RTLD_NEXT, #name)
+/* The body of a wrapper: the real entry point `name`, found once, called with `args` and timed
+ * under counter `i`. */
+#define TIMED(i, name, args)                                                  \
+    static __typeof__(&name) real;                                            \
+    if (!real) real = (__typeof__(&name))dlsym(RTLD_NEXT, #name);             \
+    double t = now_us();                                                      \
+    __typeof__(real args) r = real args;                                      \
+    note(i, t);                                                               \
+    return r;
 
 cl_mem clCreateBuffer(cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *e)
 {
-    NEXT(clCreateBuffer);
-    double t = now_us();
-    cl_mem r = real(c, f, s, h, e);
-    note(CREATE, t);
-    return r;
+    TIMED(CREATE, clCreateBuffer, (c, f, s, h, e))
 }
 
 cl_int clEnqueueWriteBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t o, size_t s, const void *p,
                             cl_uint n, const cl_event *l, cl_event *e)
 {
-    NEXT(clEnqueueWriteBuffer);
-    double t = now_us();
-    cl_int r = real(q, b, blocking, o, s, p, n, l, e);
-    note(WRITE, t);
-    return r;
+    TIMED(WRITE, clEnqueueWriteBuffer, (q, b, blocking, o, s, p, n, l, e))
 }
 
 cl_int clSetKernelArg(cl_kernel k, cl_uint i, size_t s, const void *v)
 {
-    NEXT(clSetKernelArg);
-    double t = now_us();
-    cl_int r = real(k, i, s, v);
-    note(SETARG, t);
-    return r;
+    TIMED(SETARG, clSetKernelArg, (k, i, s, v))
 }
 
 cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint d, const size_t *o, const size_t *g,
                               const size_t *lo, cl_uint n, const cl_event *l, cl_event *e)
 {
-    NEXT(clEnqueueNDRangeKernel);
-    double t = now_us();
-    cl_int r = real(q, k, d, o, g, lo, n, l, e);
-    note(LAUNCH, t);
-    return r;
+    TIMED(LAUNCH, clEnqueueNDRangeKernel, (q, k, d, o, g, lo, n, l, e))
 }
 
 cl_int clFinish(cl_command_queue q)
 {
-    NEXT(clFinish);
-    double t = now_us();
-    cl_int r = real(q);
-    note(FINISH, t);
-    return r;
+    TIMED(FINISH, clFinish, (q))
 }
 
 cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t o, size_t s, void *p, cl_uint n,
                            const cl_event *l, cl_event *e)
 {
-    NEXT(clEnqueueReadBuffer);
-    double t = now_us();
-    cl_int r = real(q, b, blocking, o, s, p, n, l, e);
-    note(READ, t);
-    return r;
+    TIMED(READ, clEnqueueReadBuffer, (q, b, blocking, o, s, p, n, l, e))
 }
 
 cl_int clReleaseMemObject(cl_mem m)
 {
-    NEXT(clReleaseMemObject);
-    double t = now_us();
-    cl_int r = real(m);
-    note(RELEASE_MEM, t);
-    return r;
+    TIMED(RELEASE_MEM, clReleaseMemObject, (m))
 }
 
 cl_int clBuildProgram(cl_program p, cl_uint n, const cl_device_id *d, const char *o,
                       void (*cb)(cl_program, void *), void *u)
 {
-    NEXT(clBuildProgram);
-    double t = now_us();
-    cl_int r = real(p, n, d, o, cb, u);
-    note(BUILD, t);
-    return r;
+    TIMED(BUILD, clBuildProgram, (p, n, d, o, cb, u))
 }
 
 cl_int clGetPlatformIDs(cl_uint n, cl_platform_id *p, cl_uint *np)
 {
-    NEXT(clGetPlatformIDs);
-    double t = now_us();
-    cl_int r = real(n, p, np);
-    note(PLATFORMS, t);
-    return r;
+    TIMED(PLATFORMS, clGetPlatformIDs, (n, p, np))
 }
 
 cl_context clCreateContext(const cl_context_properties *props, cl_uint n, const cl_device_id *d,
                            void (*cb)(const char *, const void *, size_t, void *), void *u, cl_int *e)
 {
-    NEXT(clCreateContext);
-    double t = now_us();
-    cl_context r = real(props, n, d, cb, u, e);
-    note(CONTEXT, t);
-    return r;
+    TIMED(CONTEXT, clCreateContext, (props, n, d, cb, u, e))
 }

@@ -237,9 +237,7 @@ impl KernelModel {
             return;
         }
         self.times.wait_missed = true;
-        if let Some(key) = &self.disk_key {
-            UNWRITTEN.lock().insert(key.clone(), self.times.clone());
-        }
+        self.unwritten();
     }
 
     pub fn record(&mut self, kernel: &str, class: SizeClass, ran: Variant, ns: Option<f64>, structures: f64) {
@@ -250,6 +248,11 @@ impl KernelModel {
         let ns = if crate::fault::inject("tile-timing") { injected_ns(ran, self.times.tile) * structures } else { ns };
         self.times.record(class, ran, ns / structures);
         crate::stats::kernel_time(kernel, ran.form(), ns);
+        self.unwritten();
+    }
+
+    /// Keeps the record as it is now for the cache, written at exit (`UNWRITTEN`).
+    fn unwritten(&self) {
         if let Some(key) = &self.disk_key {
             UNWRITTEN.lock().insert(key.clone(), self.times.clone());
         }

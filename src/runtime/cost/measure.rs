@@ -290,9 +290,17 @@ fn settle_stale() {
         }
     };
     if let Some(w) = stale {
+        w.miss();
+    }
+}
+
+impl AppWait {
+    /// The application's wait did not time this launch: it gets no time, its kernel learns it
+    /// (`missed`), and the launches timed after it use markers.
+    fn miss(self) {
         APP_WAIT_MISSED.store(true, Relaxed);
-        (w.missed)();
-        (w.record)(None);
+        (self.missed)();
+        (self.record)(None);
     }
 }
 
@@ -315,9 +323,7 @@ pub fn app_finish(queue: cl_command_queue, finish: impl FnOnce() -> cl_int) -> c
             Some(s) if s > CL_COMPLETE => None,
             Some(CL_COMPLETE) if now - w.kept <= PROMPT_WAIT => Some(now),
             _ => {
-                APP_WAIT_MISSED.store(true, Relaxed);
-                (w.missed)();
-                (w.record)(None);
+                w.miss();
                 return None;
             }
         };

@@ -217,16 +217,23 @@ mod tests {
         decide("k", model, &offer, &mut views)
     }
 
-    #[test]
-    fn a_launch_that_converts_is_timed() {
-        // Its markers go in after the conversions (`transparent::timed`): otherwise a kernel
-        // whose buffers another kernel sends back at once (particles' first kernel at 64,000)
-        // converted to measure its ASTA copy in every run and never measured it.
+    /// A million-structure class, and a model that timed the kernel as written there twice
+    /// (2 ns per structure) and nothing else.
+    fn written_measured() -> (SizeClass, KernelModel) {
         let class = SizeClass::of(1_000_000, 32_000_000);
         let mut model = KernelModel::default();
         for _ in 0..2 {
             model.times.record(class, Variant::Written, 2.0);
         }
+        (class, model)
+    }
+
+    #[test]
+    fn a_launch_that_converts_is_timed() {
+        // Its markers go in after the conversions (`transparent::timed`): otherwise a kernel
+        // whose buffers another kernel sends back at once (particles' first kernel at 64,000)
+        // converted to measure its ASTA copy in every run and never measured it.
+        let (class, mut model) = written_measured();
         let d = decide_at(&mut model, class);
         assert_eq!((d.variant, d.measure), (Variant::Asta, true), "{}", d.reason);
     }
@@ -235,11 +242,7 @@ mod tests {
     fn a_conversion_costs_its_fixed_part_too() {
         // 64 us there and back by the bytes, against at most 2 ms gained per launch: one launch
         // repays it, and the ASTA copy is explored at once...
-        let class = SizeClass::of(1_000_000, 32_000_000);
-        let mut model = KernelModel::default();
-        for _ in 0..2 {
-            model.times.record(class, Variant::Written, 2.0);
-        }
+        let (class, mut model) = written_measured();
         let d = decide_at(&mut model, class);
         assert_eq!(d.variant, Variant::Asta, "{}", d.reason);
         // ...unless each conversion costs 3 ms whatever its size: then one launch does not.

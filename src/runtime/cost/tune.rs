@@ -228,10 +228,7 @@ pub fn search(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, 
         if super::super::worker::cancelled() {
             return None;
         }
-        let asta = Layout::Asta { t };
-        // Repeating a conversion permutes whatever the scratch holds: the same work each time.
-        let Some(to) = time_added(q, || convert(q, mem.raw(), shape, host, asta)) else { continue };
-        let Some(back) = time_added(q, || convert(q, mem.raw(), shape, asta, host)) else { continue };
+        let Some((to, back)) = there_and_back(q, mem.raw(), shape, host, t) else { continue };
         let stream = if tiles.len() > 1 { stream_time(ctx, q, mem.raw(), shape, t) } else { Some(0.0) };
         let Some(stream) = stream else { continue };
         if fixed.is_none() {
@@ -267,10 +264,18 @@ fn fixed_time(ctx: cl_context, q: cl_command_queue, s: u32, w: u32, host: Layout
     let m = ((64u64 << 10) / (s as u64 * w as u64)).max(t as u64);
     let shape = Shape::new(m, s, w);
     let mem = cmd::create_buffer(ctx, CL_MEM_READ_WRITE, shape.bytes() as usize).ok()?;
-    let asta = Layout::Asta { t };
-    let to = time_added(q, || convert(q, mem.raw(), shape, host, asta))?;
-    let back = time_added(q, || convert(q, mem.raw(), shape, asta, host))?;
+    let (to, back) = there_and_back(q, mem.raw(), shape, host, t)?;
     Some((to + back) / 2.0)
+}
+
+/// What a conversion of `mem` (`shape`, in `host` layout) to ASTA with tile `t` and one back add
+/// to a busy queue (`time_added`).
+fn there_and_back(q: cl_command_queue, mem: cl_mem, shape: Shape, host: Layout, t: u32) -> Option<(f64, f64)> {
+    let asta = Layout::Asta { t };
+    // Repeating a conversion permutes whatever the scratch holds: the same work each time.
+    let to = time_added(q, || convert(q, mem, shape, host, asta))?;
+    let back = time_added(q, || convert(q, mem, shape, asta, host))?;
+    Some((to, back))
 }
 
 fn convert(q: cl_command_queue, mem: cl_mem, shape: Shape, from: Layout, to: Layout) -> bool {
