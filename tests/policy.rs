@@ -248,11 +248,13 @@ fn auto_measures_again_at_a_size_of_another_class() {
     assert_same(&base_small, &first);
     assert!(reasons(&stats, "advance")[0].contains("first launch: measuring the kernel as written"), "{stats:#}");
 
-    // Another class: measured again, and the log says why.
+    // Another class: measured again, and the log says why (at its second launch when its first
+    // was enqueued before clayout looked at it: `a_first_launch_is_enqueued_before_clayout_looks_at_it`).
     let (second, stats) = under_at(large, "second");
     assert_same(&base_large, &second);
     let r = reasons(&stats, "advance");
-    assert!(r[0].starts_with("first launch at this size ("), "{r:?}");
+    let at = usize::from(r[0] == LAUNCHED);
+    assert!(r[at].starts_with("first launch at this size ("), "{r:?}");
     assert!(measured(&stats), "{stats:#}");
     assert!(
         second.shim_lines().iter().any(|l| l.contains("kernel advance: runs as written (first launch at this size (")),
@@ -265,7 +267,8 @@ fn auto_measures_again_at_a_size_of_another_class() {
         let (out, stats) = under_at(n, tag);
         assert_same(base, &out);
         let r = reasons(&stats, "advance");
-        assert!(r.iter().all(|r| !r.contains("first launch") && !r.contains("as written again")), "{tag}: {r:?}");
+        let timed = |r: &String| r != LAUNCHED && (r.contains("first launch") || r.contains("as written again"));
+        assert!(!r.iter().any(timed), "{tag}: {r:?}");
         assert!(!measured(&stats), "{tag}: {stats:#}");
     }
 }
@@ -586,4 +589,65 @@ fn auto_climbs_to_the_tile_its_kernels_measured_fastest() {
     assert!(times.contains(r#""shelf":[["#), "the other tiles' times are kept: {times}");
     let trials = record_text(&dir, "tiles");
     assert!(trials.contains(r#""prebuilt":[64,128,256]"#), "{trials}");
+}
+
+/// The reason a first launch enqueued before clayout's launch path looked at it gives
+/// (`cost::LAUNCHED`).
+const LAUNCHED: &str = "its first launch in this run, enqueued as written before clayout looked at it";
+
+/// From a program's second run on (a history in clayout's cache), a rewritten kernel's first
+/// launch is enqueued at once, as written, and clayout's launch path notes it after
+/// (runtime::speculate): whatever the call sequence (mapped buffers, two queues, copies and
+/// fills, sub-buffers, SoA), the results are the plain run's. The first run, with nothing known,
+/// times its first launch as before; a first launch with a wait list (`ooo`) takes the launch
+/// path first. The later runs' builds count as answered from the driver's cache
+/// (`CLAYOUT_FAULT=quick-build`), so that the copies are loaded inside the build and ready for
+/// the first launch, as on a GPU whose driver cache is warm.
+#[test]
+fn a_first_launch_is_enqueued_before_clayout_looks_at_it() {
+    for mode in ["launches", "multi", "map", "twoqueues", "ooo", "copy", "fill", "mixed", "subbuf", "soa", "gatherread"]
+    {
+        let base = run(&seq(mode), TIMEOUT);
+        assert_ok(&base);
+        let dir = fresh_dir(&format!("speculate-{mode}"));
+        let (first, stats) = under("auto", mode, dir.to_str().unwrap());
+        assert_same(&base, &first);
+        let kernels: Vec<String> = stats["policy"]["kernels"].as_object().map(|k| k.keys().cloned().collect()).unwrap();
+        assert!(kernels.iter().all(|k| !reasons(&stats, k).iter().any(|r| r == LAUNCHED)), "{mode}: {stats:#}");
+        let json = scratch(&format!("speculate-{mode}-later")).join("stats.json");
+        let later =
+            annotated(seq(mode).shimmed_with(fault_lib()), "auto", dir.as_os_str()).env("CLAYOUT_FAULT", "quick-build");
+        let (next, stats) = with_stats(later, &json);
+        assert_same(&base, &next);
+        let first_launched = kernels.iter().any(|k| reasons(&stats, k).first().is_some_and(|r| r == LAUNCHED));
+        assert_eq!(first_launched, mode != "ooo", "{mode}: {stats:#}");
+    }
+}
+
+/// Eight threads, each with its own queue, launching rewritten kernels on one shared buffer
+/// that the others' launches convert: the kernels' first launches, enqueued before clayout
+/// looked at them, race conversions of the other threads (which must not start until the
+/// launch is noted: runtime::speculate). The results are the plain run's, in every run.
+#[test]
+fn first_launches_enqueued_at_once_beside_other_threads_conversions() {
+    let bin = build_c_in("tests/dl", "dl_threads");
+    let cmd =
+        Cmd::new([bin.as_os_str(), dl("particles_aos.cl").as_os_str(), "8".as_ref(), "20".as_ref(), "gather".as_ref()]);
+    let base = run(&cmd, TIMEOUT);
+    assert_ok(&base);
+    let dir = fresh_dir("speculate-threads");
+    let mut launched = 0;
+    for attempt in 0..6 {
+        let json = scratch("speculate-threads").join("stats.json");
+        let shimmed = annotated(cmd.clone().shimmed_with(fault_lib()), "auto", dir.as_os_str());
+        let (out, stats) = with_stats(shimmed.env("CLAYOUT_FAULT", "quick-build"), &json);
+        assert_same(&base, &out);
+        let (to_device, to_host) = (
+            stats["marshal"]["to_device_layout"].as_u64().unwrap(),
+            stats["marshal"]["to_host_layout"].as_u64().unwrap(),
+        );
+        assert_eq!(to_device, to_host, "attempt {attempt}: every buffer ends read, in host layout: {stats:#}");
+        launched += ["gather", "advance"].iter().filter(|k| reasons(&stats, k).iter().any(|r| r == LAUNCHED)).count();
+    }
+    assert!(launched > 0, "no first launch was enqueued before clayout looked at it");
 }

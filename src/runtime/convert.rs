@@ -58,6 +58,11 @@ pub fn ensure(
         if let Some(why) = stays_host(buffer, st) {
             return Err(Failed { reason: why });
         }
+        if st.current == Current::Host {
+            if let Some(why) = super::speculate::entering_device(must) {
+                return Err(Failed { reason: why });
+            }
+        }
     }
     // Bytes nothing has written yet take the needed layout as they are: no conversion.
     let skip = !st.defined || (overwrite && overwrite_skips(st.current, need));
@@ -152,6 +157,9 @@ pub fn fuse(
     }
     if st.current != Current::Host || !st.defined {
         return Err(Failed { reason: "the buffer is no longer in host layout with defined bytes".into() });
+    }
+    if let Some(why) = super::speculate::entering_device(false) {
+        return Err(Failed { reason: why });
     }
     let in_order = order::in_order(queue);
     let (mut wait, added) = st.users.unfinished(queue, in_order, asked);

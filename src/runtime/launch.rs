@@ -46,10 +46,92 @@ pub unsafe fn launch(
     // CLAYOUT_BUILD_AFTER=wait) the first launch waits, so that every launch follows the policy.
     let cfg = crate::config::get();
     let wait = cfg.policy != crate::config::Policy::Auto || cfg.build_after == crate::config::BuildAfter::Wait;
+    let planned = crate::guard("kernel plan", || k.plan(wait));
+    if n == 0 {
+        if let Some(in_flight) = first_launch(&planned).and_then(super::speculate::begin) {
+            // Enqueued first, noted while the device runs it (runtime::speculate).
+            let r = enqueue(kernel, None, n, list, event);
+            if r == CL_SUCCESS {
+                crate::guard("launch noted after its enqueue", || {
+                    noted(queue, kernel, k, planned.clone(), dims, event)
+                });
+            }
+            drop(in_flight);
+            return r;
+        }
+    }
+    launch_with(queue, kernel, k, planned, dims, n, list, event, enqueue)
+}
+
+/// The flag a rewritten kernel's first launch takes to be enqueued before clayout's launch path
+/// looks at it (runtime::speculate), when its copies are ready and its launches as written need
+/// nothing converted.
+fn first_launch(planned: &Option<Option<super::plan::PlanResult>>) -> Option<&std::sync::atomic::AtomicBool> {
+    let Some(Some(Ok(Some(plan)))) = planned else { return None };
+    let t = plan.transparent.as_ref().filter(|_| plan.fixed.is_empty())?;
+    Some(&t.kernel.speculate)
+}
+
+/// A launch already enqueued as written, with no wait list, and `event` (the application's
+/// event pointer) as the real call wrote it: clayout's launch path noting it, every buffer in
+/// host layout, with an enqueue that enqueues nothing (or, where clayout wants an event of its
+/// own to order later conversions after the launch, a marker after it).
+fn noted(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    k: Arc<kernels::Kernel>,
+    planned: Option<Option<super::plan::PlanResult>>,
+    dims: Dims,
+    event: *mut cl_event,
+) {
+    let name = k.facts.name.clone();
+    let already = move |_k: cl_kernel, _local: Option<usize>, n: cl_uint, _l: *const cl_event, ev: *mut cl_event| {
+        if n != 0 {
+            crate::log::error(&format!(
+                "kernel {name}: its first launch, enqueued before clayout looked at it, should have waited for {n} command(s) of clayout's"
+            ));
+        }
+        if ev.is_null() || ev == event {
+            return CL_SUCCESS;
+        }
+        // With no wait list, the marker completes after every command enqueued before it.
+        let own = crate::cl::cmd::marker(queue, &[]).ok().or_else(|| {
+            // Nothing to stand for the launch: it is waited for, so that later conversions
+            // need not wait for it.
+            let _ = crate::cl::cmd::finish(queue);
+            None
+        });
+        // SAFETY: `ev` is the pointer the launch path passed for the launch's event.
+        unsafe { *ev = own.map_or(std::ptr::null_mut(), |e| e.into_raw()) };
+        CL_SUCCESS
+    };
+    super::speculate::noting_with(|| {
+        // SAFETY: no wait list.
+        unsafe { launch_with(queue, kernel, k, planned, dims, 0, std::ptr::null(), event, already) }
+    });
+}
+
+/// [`launch`] past its kernel's record and plan (`planned`: `Kernel::plan`, None when it
+/// panicked).
+///
+/// # Safety
+/// As for [`launch`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch_with(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    k: Arc<kernels::Kernel>,
+    planned: Option<Option<super::plan::PlanResult>>,
+    dims: Dims,
+    n: cl_uint,
+    list: *const cl_event,
+    event: *mut cl_event,
+    enqueue: impl Enqueue,
+) -> cl_int {
     // While the copies are built: the times key, this launch's place in its epoch, and when its
     // launch path began (for its timing; the clock is read on this path only).
     let mut building = None;
-    let plan = match crate::guard("kernel plan", || k.plan(wait)) {
+    let plan = match planned {
         Some(Some(Ok(plan))) => plan,
         Some(None) => {
             let started = std::time::Instant::now();

@@ -34,6 +34,7 @@ pub mod probe;
 pub mod program;
 pub mod refs;
 pub mod source;
+pub mod speculate;
 pub mod state;
 pub mod stop;
 pub mod suggest;

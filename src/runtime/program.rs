@@ -307,6 +307,11 @@ fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>), la
         }
     }
     ATTACHED.lock().extend(kernels.keys().cloned());
+    if kernels.values().any(|k| k.as_ref().is_ok_and(|l| l.marshals())) {
+        // Its kernels need their buffers in a device layout: no launch may be noted after its
+        // enqueue once they can run (runtime::speculate).
+        super::speculate::off_and_drain();
+    }
     let rewrites = match &seen.unsure {
         None => rewrite::rewrite_program(&seen.text, &kernels).map(Rewrites::new),
         Some(why) => {

@@ -39,6 +39,11 @@ pub struct TimesByClass {
     /// lost every run's time so): its later launches are timed with markers, in every run.
     #[serde(default)]
     pub wait_missed: bool,
+    /// The model ran the kernel's first launch of the last run in another form than as written
+    /// (or would have, had it been enqueued before clayout looked at it: runtime::speculate):
+    /// the next run's first launch goes through the model before its enqueue.
+    #[serde(default)]
+    pub first_not_written: bool,
 }
 
 /// One size class's ASTA time at a tile that is not the current one.
@@ -51,7 +56,14 @@ pub struct Shelved {
 
 impl Default for TimesByClass {
     fn default() -> TimesByClass {
-        TimesByClass { format: TIMES_FORMAT, classes: Vec::new(), tile: 0, shelf: Vec::new(), wait_missed: false }
+        TimesByClass {
+            format: TIMES_FORMAT,
+            classes: Vec::new(),
+            tile: 0,
+            shelf: Vec::new(),
+            wait_missed: false,
+            first_not_written: false,
+        }
     }
 }
 
@@ -202,6 +214,8 @@ pub struct KernelModel {
     pub in_flight: u32,
     /// The kernel's habits and epoch lengths, as last read (`cost::Records`).
     pub records: Option<super::Records>,
+    /// The model decided a launch of the kernel in this run already.
+    pub decided: bool,
 }
 
 impl KernelModel {
@@ -252,7 +266,7 @@ impl KernelModel {
     }
 
     /// Keeps the record as it is now for the cache, written at exit (`UNWRITTEN`).
-    fn unwritten(&self) {
+    pub(super) fn unwritten(&self) {
         if let Some(key) = &self.disk_key {
             UNWRITTEN.lock().insert(key.clone(), self.times.clone());
         }

@@ -79,7 +79,13 @@ pub struct Offer<'a> {
     pub structures: f64,
     /// The launch's size class: the kernel's times measured there are the ones that count.
     pub class: SizeClass,
+    /// The launch was enqueued as written already (runtime::speculate): it is counted as one,
+    /// and the kernel's record learns whether the model would have run another form.
+    pub launched: bool,
 }
+
+/// Why a first launch enqueued before clayout looked at it ran as written (runtime::speculate).
+pub const LAUNCHED: &str = "its first launch in this run, enqueued as written before clayout looked at it";
 
 /// Which form this launch runs in. Keeps each buffer's count of what its launches would have
 /// cost as written and of the launches this epoch, and notes the converting argument in the
@@ -151,6 +157,26 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         asta_elsewhere: model.times.asta_elsewhere(offer.class),
     };
     let mut d = model::decide(&l);
+    if !model.decided {
+        // The kernel's first launch in this run: whether the next run may enqueue its first
+        // launch before looking at it (runtime::speculate).
+        model.decided = true;
+        let not_written = d.variant != Variant::Written;
+        if model.times.first_not_written != not_written {
+            if offer.launched {
+                crate::log::debug(&format!(
+                    "kernel {kernel}: its first launch, enqueued as written before clayout looked at it, would have run {} ({}): the next run decides first",
+                    d.variant.name(),
+                    d.reason
+                ));
+            }
+            model.times.first_not_written = not_written;
+            model.unwritten();
+        }
+    }
+    if offer.launched {
+        d = model::run(Variant::Written, Reason::Static(LAUNCHED));
+    }
     let gain = l.asta_gain_ns().filter(|_| d.variant == Variant::Asta);
     if d.variant == Variant::Asta {
         note_converters(model, buffers);
@@ -200,6 +226,18 @@ mod tests {
 
     /// `decide_at`, with each conversion costing `fixed_ns` more whatever its size.
     fn decide_fixed(model: &mut KernelModel, class: SizeClass, fixed_ns: f64) -> Decision {
+        decide_with(model, class, fixed_ns, false, &mut BufferCost::default())
+    }
+
+    /// `decide_fixed` for a launch that was enqueued as written already (`launched`), the
+    /// buffer's counts in `cost`.
+    fn decide_with(
+        model: &mut KernelModel,
+        class: SizeClass,
+        fixed_ns: f64,
+        launched: bool,
+        cost: &mut BufferCost,
+    ) -> Decision {
         let shape = Shape::new(1_000_000, 8, 4);
         let want = DeviceLayout { host: Layout::Aos, device: Layout::Asta { t: 32 }, shape };
         let tuned = Tuned { tile: 32, to_ns_per_byte: 0.001, back_ns_per_byte: 0.001, fixed_ns, searched: false };
@@ -211,10 +249,35 @@ mod tests {
             rates: &rates,
             structures: shape.m as f64,
             class,
+            launched,
         };
-        let mut cost = BufferCost::default();
-        let mut views = [BufferView { arg: 0, cost: &mut cost, current: Current::Host, want }];
+        let mut views = [BufferView { arg: 0, cost, current: Current::Host, want }];
         decide("k", model, &offer, &mut views)
+    }
+
+    #[test]
+    fn a_launch_enqueued_before_the_model_looked_counts_as_written_and_tells_the_next_run() {
+        // The model would explore the ASTA copy at once (`a_launch_that_converts_is_timed`).
+        let (class, mut model) = written_measured();
+        model.disk_key = Some("k".into());
+        let mut cost = BufferCost::default();
+        let d = decide_with(&mut model, class, 0.0, true, &mut cost);
+        assert_eq!((d.variant, d.measure), (Variant::Written, false), "{}", d.reason);
+        assert_eq!(d.reason.to_string(), LAUNCHED);
+        assert!(model.times.first_not_written, "the next run's first launch decides first");
+        assert!(cost.converted_by.is_none() && cost.reuse.asta_gain_ns == 0.0, "nothing converted: {cost:?}");
+        assert_eq!(cost.take_epoch().len(), 1, "counted as a launch of the epoch");
+        // Only the run's first decision says it: later launches convert as they may.
+        let d = decide_with(&mut model, class, 3e6, false, &mut BufferCost::default());
+        assert_eq!(d.variant, Variant::Written, "{}", d.reason);
+        assert!(model.times.first_not_written);
+        // A run whose first launch the model runs as written clears it.
+        let mut next = KernelModel { times: model.times.clone(), ..KernelModel::default() };
+        let d = decide_fixed(&mut next, class, 3e6);
+        assert_eq!(d.variant, Variant::Written, "{}", d.reason);
+        assert!(!next.times.first_not_written);
+        let old = r#"{"format":2,"classes":[],"tile":32}"#;
+        assert!(!TimesByClass::parse(old.as_bytes()).unwrap().first_not_written, "records before it read as false");
     }
 
     /// A million-structure class, and a model that timed the kernel as written there twice

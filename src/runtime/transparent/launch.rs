@@ -270,6 +270,7 @@ fn decide(
         rates: &plan.program.rates,
         structures: structures(needs).unwrap_or(1.0),
         class,
+        launched: super::super::speculate::noting(),
     };
     let d = cost::decide(&info.name, &mut model, &offer, &mut views);
     let converts = views.iter().any(|v| match d.variant {

@@ -402,7 +402,13 @@ fn build_private(
     for (name, k) in kernels.iter().filter(|_| ahead.is_none()) {
         let key = private.times_key(&k.private_name);
         let times = read.remove(&k.private_name).unwrap_or_else(|| TimesByClass::read(&key));
-        k.model.lock().load_read(&key, times, private.tile);
+        let mut model = k.model.lock();
+        model.load_read(&key, times, private.tile);
+        // Only on a history: a kernel never timed has its first launch timed as written.
+        let auto = crate::config::get().policy == crate::config::Policy::Auto && !super::super::suggest::active();
+        let known = !model.times.classes.is_empty() && !model.times.first_not_written;
+        k.speculate.store(auto && known, std::sync::atomic::Ordering::Relaxed);
+        drop(model);
         crate::stats::copies_tile(name, tile);
     }
     Ok(private)

@@ -42,6 +42,10 @@ pub struct RewrittenKernel {
     pub staged: Option<StagedCopy>,
     /// The parameters the kernel provably overwrites before reading them (`rewrite::overwritten`).
     pub overwritten: Vec<rewrite::Overwrite>,
+    /// Its next launch may be enqueued before clayout's launch path looks at it
+    /// (runtime::speculate): set when its copies are ready under `auto` and earlier runs never
+    /// found that its first launch should have run another form; taken by its first launch.
+    pub speculate: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Debug)]
@@ -107,6 +111,7 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
                         model: Mutex::new(KernelModel::default()),
                         staged,
                         overwritten,
+                        speculate: Default::default(),
                     }),
                 );
             }
