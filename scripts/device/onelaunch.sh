@@ -5,7 +5,8 @@
 # configuration alike), with the median and range of each. Before the rounds each library's
 # cache is primed as buildload.sh part 4 does (two runs of 100 launches, builds waited for),
 # then taught three one-launch runs, so that the history holds long and short runs. One more
-# run per library with CLAYOUT_STATS says why its first launch ran as it did.
+# run per library with CLAYOUT_STATS says why its first launch ran as it did; every run's
+# checksum is counted (one value: every configuration printed the same results).
 #   LIBS=".devcarry/rt/base.so .devcarry/rt/libclayout.so" PAIRS=9 scripts/device/onelaunch.sh [PLATFORM]
 # Writes $OUT/onelaunch.txt.
 set -uo pipefail
@@ -15,10 +16,10 @@ S=/tmp/ol-samples
 # environment given.
 run() {
     (cd samples/$s && SAMPLE_PLATFORM=$platform CLAYOUT_ANNOTATIONS=$s.dl CLAYOUT_CACHE_DIR=$cache "$@" \
-        $S/$s/$s $(large $s) --platform $platform -i $i 2>/dev/null | awk '/^kernel_ms/ {print $2}')
+        $S/$s/$s $(large $s) --platform $platform -i $i 2>/dev/null | awk '/^kernel_ms/ {k=$2} /^checksum/ {c=$2} END {print k, c}')
 }
 # Median (range) of the numbers on standard input.
-med() { sort -g | awk '{a[NR]=$1} END {printf "%.3f (%.3f-%.3f, %d runs)", a[int((NR+1)/2)], a[1], a[NR], NR}'; }
+med() { cut -d' ' -f1 | sort -g | awk '{a[NR]=$1} END {printf "%.3f (%.3f-%.3f, %d runs)", a[int((NR+1)/2)], a[1], a[NR], NR}'; }
 libs=$(for l in ${LIBS:-.devcarry/rt/libclayout.so}; do readlink -f $l; done)
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
@@ -40,7 +41,7 @@ libs=$(for l in ${LIBS:-.devcarry/rt/libclayout.so}; do readlink -f $l; done)
                 run env LD_PRELOAD=$l >>/tmp/ol-$(basename $l).txt
             done
         done
-        echo "== $s -i 1, kernel_ms: median (range)"
+        echo "== $s -i 1, kernel_ms: median (range); checksums: $(cut -d' ' -f2 /tmp/ol-*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"
         echo "none: $(med </tmp/ol-none.txt)"
         for l in $libs; do
             cache=/tmp/ol-cache-$s-$(basename $l)
