@@ -651,3 +651,40 @@ fn first_launches_enqueued_at_once_beside_other_threads_conversions() {
     }
     assert!(launched > 0, "no first launch was enqueued before clayout looked at it");
 }
+
+/// An out-of-order queue whose five launches of `gather` only read the shared buffer, each into
+/// a buffer of its own, and are not ordered by the application (`dl_seq ooofirst`, 100,000
+/// particles): the first, enqueued before clayout looked at it and with no event, is noted by a
+/// marker after it, and a later launch's conversion of the shared buffer must wait for that
+/// marker. Kernel times are injected (`CLAYOUT_FAULT=tile-timing`: the kernel as written 100 ns
+/// per structure, its ASTA copy 60 at tile 32), so that a few launches repay the conversion,
+/// and the runs after the first, whose first launch is enqueued at once, convert at a later
+/// one (which one depends on the conversion's measured cost). Every run gives the plain run's
+/// results.
+/// (On this PoCL the launches did not overlap the conversion even without the marker: eight
+/// such runs gave the same results. This checks that the path runs and changes nothing; the
+/// ordering itself rests on the marker's completing after every command enqueued before it.)
+#[test]
+fn a_conversion_waits_for_a_first_launch_enqueued_before_clayout_looked_at_it() {
+    let ooofirst = || {
+        let mut c = seq("ooofirst");
+        c.argv.push("100000".into());
+        c
+    };
+    let base = run(&ooofirst(), TIMEOUT);
+    assert_ok(&base);
+    let dir = fresh_dir("speculate-ooofirst");
+    let json = scratch("speculate-ooofirst").join("stats.json");
+    let cmd = || {
+        annotated(ooofirst().shimmed_with(fault_lib()), "auto", dir.as_os_str())
+            .env("CLAYOUT_FAULT", "quick-build,tile-timing")
+    };
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let (out, stats) = with_stats(cmd(), &json);
+        assert_same(&base, &out);
+        runs.push((reasons(&stats, "gather"), launches(&stats, "gather", "asta")));
+    }
+    let exercised = runs.iter().filter(|(r, asta)| r.first().is_some_and(|r| r == LAUNCHED) && *asta > 0).count();
+    assert!(exercised >= 1, "no run enqueued its first launch at once and converted after it: {runs:#?}");
+}

@@ -120,7 +120,7 @@ int main(int argc, char **argv)
     cl_int err;
     ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
     CHECK(err);
-    int ooo = !strcmp(mode, "ooo");
+    int ooo = !strcmp(mode, "ooo") || !strcmp(mode, "ooofirst");
     q = clCreateCommandQueue(ctx, dev, ooo ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0, &err);
     CHECK(err);
     char *src = read_file(argv[1]);
@@ -310,6 +310,36 @@ int main(int argc, char **argv)
         for (int i = 0; i < 4; i++)
             clReleaseEvent(e[i]);
         clReleaseMemObject(b);
+    } else if (!strcmp(mode, "ooofirst")) {
+        /* An out-of-order queue whose launches of gather only read the shared buffer, each into
+         * a buffer of its own, with no wait list and no event: they may run at the same time.
+         * Under clayout the first may be enqueued before clayout looks at it and a later one
+         * may convert the shared buffer: that conversion must wait for the first launch, which
+         * nothing of the application's orders it after. */
+        enum { LAUNCHES = 5 };
+        fill_particles(h2, n, 5.0f);
+        cl_mem shared = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h2);
+        cl_mem own[LAUNCHES];
+        for (int i = 0; i < LAUNCHES; i++) {
+            fill_particles(h, n, 1.0f + i);
+            own[i] = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
+        }
+        cl_kernel gk = pair_kernel("gather", own[0], shared);
+        size_t g = global_size();
+        for (int i = 0; i < LAUNCHES; i++) {
+            CHECK(clSetKernelArg(gk, 0, sizeof own[i], &own[i]));
+            CHECK(clEnqueueNDRangeKernel(q, gk, 1, NULL, &g, NULL, 0, NULL, NULL));
+        }
+        CHECK(clFinish(q));
+        for (int i = 0; i < LAUNCHES; i++) {
+            char what[16];
+            snprintf(what, sizeof what, "own %d", i);
+            read_show(what, own[i], h, bytes);
+            clReleaseMemObject(own[i]);
+        }
+        read_show("shared", shared, h2, bytes);
+        clReleaseKernel(gk);
+        clReleaseMemObject(shared);
     } else if (!strcmp(mode, "subbuf")) {
         cl_uint align_bits;
         CHECK(clGetDeviceInfo(dev, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL));
