@@ -316,7 +316,7 @@ int main(int argc, char **argv)
          * Under clayout the first may be enqueued before clayout looks at it and a later one
          * may convert the shared buffer: that conversion must wait for the first launch, which
          * nothing of the application's orders it after. */
-        enum { LAUNCHES = 5 };
+        enum { LAUNCHES = 16 };
         fill_particles(h2, n, 5.0f);
         cl_mem shared = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h2);
         cl_mem own[LAUNCHES];
