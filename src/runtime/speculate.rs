@@ -9,7 +9,7 @@
 //! Where nothing can be in a device layout yet (no buffer of the process has entered one, and
 //! no program has kernels written for one), the kernel as written, on host-layout buffers, is
 //! what the launch would run unless the model converts at once. So the first launch of a
-//! kernel whose earlier runs never converted at their first launch is enqueued first, and
+//! kernel whose last run ran its first launch as written is enqueued first, and
 //! clayout's launch path runs after it, while the device runs the kernel: the same decision,
 //! counts and records, with the launch already made as written (`Offer::launched`). Should the
 //! model find it would have run another form, the kernel's times record says so, and its first

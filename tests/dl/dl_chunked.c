@@ -179,7 +179,7 @@ int main(int argc, char **argv)
          * ends: it then aborts on an assertion, or the read writes its bytes late, over what
          * was read after it (seen once in a thousand runs without clayout, on a loaded CPU).
          * So nothing is in flight when the gate fails (clayout's conversions of the read have
-         * 20 ms to end), and the failed read goes where nothing is checked (and which is never freed). */
+         * 20 ms to end), and the failed read goes where nothing is checked, never freed. */
         CHECK(clFinish(cqCommandQueue));
         void *hScratch = malloc(memSize);
         cl_event evGate = clCreateUserEvent(cxGPUContext, &ciErrNum);

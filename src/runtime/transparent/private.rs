@@ -402,13 +402,12 @@ fn build_private(
     for (name, k) in kernels.iter().filter(|_| ahead.is_none()) {
         let key = private.times_key(&k.private_name);
         let times = read.remove(&k.private_name).unwrap_or_else(|| TimesByClass::read(&key));
-        let mut model = k.model.lock();
-        model.load_read(&key, times, private.tile);
-        // Only on a history: a kernel never timed has its first launch timed as written.
+        // Only on a history from earlier runs: a kernel never timed has its first launch timed
+        // as written.
+        let known = times.as_ref().is_some_and(|t| !t.classes.is_empty() && !t.first_not_written);
         let auto = crate::config::get().policy == crate::config::Policy::Auto && !super::super::suggest::active();
-        let known = !model.times.classes.is_empty() && !model.times.first_not_written;
+        k.model.lock().load_read(&key, times, private.tile);
         k.speculate.store(auto && known, std::sync::atomic::Ordering::Relaxed);
-        drop(model);
         crate::stats::copies_tile(name, tile);
     }
     Ok(private)

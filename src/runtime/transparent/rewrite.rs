@@ -43,8 +43,9 @@ pub struct RewrittenKernel {
     /// The parameters the kernel provably overwrites before reading them (`rewrite::overwritten`).
     pub overwritten: Vec<rewrite::Overwrite>,
     /// Its next launch may be enqueued before clayout's launch path looks at it
-    /// (runtime::speculate): set when its copies are ready under `auto` and earlier runs never
-    /// found that its first launch should have run another form; taken by its first launch.
+    /// (runtime::speculate): set when its copies are ready under `auto` and the last run's first
+    /// launch of it ran as written; taken by the first launch after (the run's first, unless
+    /// launches ran as written while the copies were loaded).
     pub speculate: std::sync::atomic::AtomicBool,
 }
 
