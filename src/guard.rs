@@ -12,3 +12,17 @@ pub fn guard<R>(what: &str, f: impl FnOnce() -> R) -> Option<R> {
         }
     }
 }
+
+/// Runs `f` with this thread's `flag` set, and clears it after, also when `f` unwinds (a panic
+/// that `guard` catches must not leave the thread marked).
+pub fn with_flag<R>(flag: &'static std::thread::LocalKey<std::cell::Cell<bool>>, f: impl FnOnce() -> R) -> R {
+    struct Reset(&'static std::thread::LocalKey<std::cell::Cell<bool>>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            self.0.with(|c| c.set(false));
+        }
+    }
+    flag.with(|c| c.set(true));
+    let _reset = Reset(flag);
+    f()
+}

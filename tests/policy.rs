@@ -591,9 +591,8 @@ fn auto_climbs_to_the_tile_its_kernels_measured_fastest() {
     assert!(trials.contains(r#""prebuilt":[64,128,256]"#), "{trials}");
 }
 
-/// The reason a first launch enqueued before clayout's launch path looked at it gives
-/// (`cost::LAUNCHED`).
-const LAUNCHED: &str = "its first launch in this run, enqueued as written before clayout looked at it";
+/// The reason a first launch enqueued before clayout's launch path looked at it gives.
+const LAUNCHED: &str = clayout::runtime::cost::LAUNCHED;
 
 /// From a program's second run on (a history in clayout's cache), a rewritten kernel's first
 /// launch is enqueued at once, as written, and clayout's launch path notes it after

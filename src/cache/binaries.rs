@@ -21,15 +21,7 @@ pub const NOT_CACHED: &str = "not in clayout's cache, and only cached programs w
 /// Runs `f` with builds limited to programs the cache holds: a build that would compile fails
 /// with `NOT_CACHED` instead (a caller that can only afford loads tries this first).
 pub fn cache_only<T>(f: impl FnOnce() -> T) -> T {
-    struct Reset;
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            CACHE_ONLY.with(|c| c.set(false));
-        }
-    }
-    CACHE_ONLY.with(|c| c.set(true));
-    let _reset = Reset;
-    f()
+    crate::guard::with_flag(&CACHE_ONLY, f)
 }
 
 /// Whether `cache_only` holds on this thread.

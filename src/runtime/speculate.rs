@@ -60,15 +60,7 @@ pub fn begin(first: &AtomicBool) -> Option<InFlight> {
 
 /// Runs `note` as the noting of a launch already enqueued as written.
 pub fn noting_with<R>(note: impl FnOnce() -> R) -> R {
-    struct Reset;
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            NOTING.with(|n| n.set(false));
-        }
-    }
-    NOTING.with(|n| n.set(true));
-    let _reset = Reset;
-    note()
+    crate::guard::with_flag(&NOTING, note)
 }
 
 /// Whether this thread is noting a launch it already enqueued as written.

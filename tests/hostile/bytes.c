@@ -3,7 +3,6 @@
  * bad pointers, sizes, offsets, flags, patterns, wait lists, queues, failed user events.
  * Issue 21, item 1 and its neighbours. */
 #include "hostile.h"
-#include <unistd.h>
 
 /* The start of most cases: a buffer of particles after one launch of `advance`. */
 static cl_mem used(void)
@@ -547,8 +546,7 @@ static void fail_write_user_event(void)
     cl_event w;
     rc("finish", clFinish(q));
     rc("write", clEnqueueWriteBuffer(q, b, CL_FALSE, 0, BYTES, h, 1, &u, &w));
-    usleep(20 * 1000); /* what went before ends first: PoCL 3.1, see fail_gate in events.c */
-    rc("fail the user event", clSetUserEventStatus(u, -1));
+    fail_user_event("fail the user event", u);
     rc("wait", clWaitForEvents(1, &w));
     printf("write status negative: %d\n", status_of(w) < 0);
     clReleaseEvent(w);
@@ -576,8 +574,7 @@ static void fail_map_user_event(void)
     rc("finish", clFinish(q));
     void *m = clEnqueueMapBuffer(q, b, CL_FALSE, CL_MAP_WRITE_INVALIDATE_REGION, 0, BYTES, 1, &u, &m_ev, &err);
     rc("map", err);
-    usleep(20 * 1000); /* what went before ends first: PoCL 3.1, see fail_gate in events.c */
-    rc("fail the user event", clSetUserEventStatus(u, -1));
+    fail_user_event("fail the user event", u);
     rc("wait", clWaitForEvents(1, &m_ev));
     printf("map status negative: %d\n", status_of(m_ev) < 0);
     clReleaseEvent(m_ev);
@@ -644,8 +641,7 @@ static void fail_fill_user_event(void)
     cl_event e;
     rc("finish", clFinish(q));
     rc("fill", clEnqueueFillBuffer(q, b, &f, sizeof f, 0, BYTES, 1, &u, &e));
-    usleep(20 * 1000); /* what went before ends first: PoCL 3.1, see fail_gate in events.c */
-    rc("fail the user event", clSetUserEventStatus(u, -1));
+    fail_user_event("fail the user event", u);
     rc("wait", clWaitForEvents(1, &e));
     clReleaseEvent(e);
     clReleaseEvent(u);

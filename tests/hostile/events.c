@@ -233,15 +233,6 @@ static void timed_launch_behind_gate(void)
 
 /* ---- item 14: conversions whose wait list fails ---- */
 
-/* Fails the gate `u` once what was enqueued before it has had 20 ms to end: PoCL 3.1 may still
- * run a command whose gate fails at the moment another command it waits for ends, and then
- * aborts on an assertion or writes late (seen without clayout, tests/dl/dl_chunked.c). */
-static void fail_gate(cl_event u)
-{
-    usleep(20 * 1000);
-    rc("fail the gate", clSetUserEventStatus(u, -1));
-}
-
 /* The launch waits for a user event the application then fails: without clayout the launch
  * fails and the buffer keeps its bytes. */
 static void failed_gate_on_launch(void)
@@ -251,7 +242,7 @@ static void failed_gate_on_launch(void)
     cl_mem b = particles(1.0f);
     cl_event e;
     rc("advance after gate", advance_on(q, b, 1, &u, &e));
-    fail_gate(u);
+    fail_user_event("fail the gate", u);
     rc("wait", clWaitForEvents(1, &e));
     printf("launch status negative: %d\n", status_of(e) < 0);
     clReleaseEvent(e);
@@ -278,7 +269,7 @@ static void failed_gate_on_read(void)
     memset(h, 0, BYTES);
     cl_event e;
     rc("read after gate", clEnqueueReadBuffer(q, b, CL_FALSE, 0, BYTES, h, 1, &u, &e));
-    fail_gate(u);
+    fail_user_event("fail the gate", u);
     rc("wait", clWaitForEvents(1, &e));
     printf("read status negative: %d\n", status_of(e) < 0);
     clReleaseEvent(e);
@@ -305,7 +296,7 @@ static void failed_gate_on_unannotated(void)
     clSetKernelArg(k_words, 0, sizeof b, &b);
     clSetKernelArg(k_words, 1, sizeof count, &count);
     rc("words after gate", clEnqueueNDRangeKernel(q, k_words, 1, NULL, &g, NULL, 1, &u, &e));
-    fail_gate(u);
+    fail_user_event("fail the gate", u);
     rc("wait", clWaitForEvents(1, &e));
     printf("words status negative: %d\n", status_of(e) < 0);
     clReleaseEvent(e);
