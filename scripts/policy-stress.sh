@@ -7,11 +7,14 @@
 # reads), how auto did against the run without clayout, and what share of always' gain it got.
 #   scripts/policy-stress.sh [--platform NAME] [--lib PATH] [--sample NAME] [--sizes "A B"]
 #                            [--runs "1 100 2 30 1 1000 8 30"] [--timeout SECONDS] [--details]
+#                            [--reps K]
 # --sizes: the sample's size argument (particles, blackscholes, spmv-ell: -n; lbm: -x A -y A
 # -z A); the default is small, for PoCL. --lib: the libclayout.so to preload (else the release
 # library of $CARGO_TARGET_DIR, built with cargo when missing): with it the script needs no
 # cargo, only make and a C compiler ($CC) for the samples. --details: after the table, the
-# reasons auto gave in each run (its statistics' policy.kernels.*.reasons).
+# reasons auto gave in each run (its statistics' policy.kernels.*.reasons). --reps K: K passes,
+# each on a fresh cache, and one table of medians (auto against no clayout taken pair by pair,
+# with its range): single runs of a few ms vary by more than the 2 % they are judged by.
 # Exit status 1 when a run failed or the three checksums of a run differ.
 set -uo pipefail
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -22,7 +25,8 @@ sizes=
 runs="1 100 2 30 1 1000 8 30"
 timeout_s=600
 details=0
-usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+reps=
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --platform) platform=$2; shift 2 ;;
@@ -32,6 +36,7 @@ while [ $# -gt 0 ]; do
         --runs) runs=$2; shift 2 ;;
         --timeout) timeout_s=$2; shift 2 ;;
         --details) details=1; shift ;;
+        --reps) reps=$2; shift 2 ;;
         -h|--help) usage ;;
         *) echo "policy-stress: unknown argument $1" >&2; usage ;;
     esac
@@ -66,7 +71,6 @@ lib=$(readlink -f "$lib")
 bin=$out/$sample/$sample
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cache=$work/cache
 
 # One run: prints "total_ms checksum" (or "FAILED ..."); the sample's output is kept in $work.
 run() { # tag variant(none|always|auto) iters size
@@ -118,39 +122,81 @@ share() { # none always auto
         else print "-" }'
 }
 
-echo "policy-stress: $sample, sizes ${size_list[*]}, runs $runs, ${platform:-default platform}"
+echo "policy-stress: $sample, sizes ${size_list[*]}, runs $runs, ${platform:-default platform}${reps:+, $reps passes}"
 echo "clayout: $lib"
 echo
+
+# One pass of the sequence on a fresh cache: a line per run in $work/pass-N.txt ("run size
+# iters none always auto same forms"), and with one pass the table's rows as they come.
+pass() { # N
+    local p=$1 i=0 iters size ra rn rw mn mw ma sn sw sa same
+    cache=$work/cache-$p
+    for iters in $runs; do
+        size=${size_list[$((i % 2))]}
+        i=$((i + 1))
+        # Every other pass runs without clayout first, so that what a run leaves behind (the
+        # driver's caches, the GPU's clocks) falls on both alike.
+        if [ $((p % 2)) = 1 ]; then
+            ra=$(run "$i-auto" auto "$iters" "$size")
+            rn=$(run "$i-none" none "$iters" "$size")
+        else
+            rn=$(run "$i-none" none "$iters" "$size")
+            ra=$(run "$i-auto" auto "$iters" "$size")
+        fi
+        rw=$(run "$i-always" always "$iters" "$size")
+        if [[ "$ra $rn $rw" == *FAILED* ]]; then
+            [ "$npass" = 1 ] && echo "| $i | $size | $iters | $rn | $rw | $ra | - | - | - | - |"
+            echo "$i $size $iters FAILED" >>"$work/pass-$p.txt"
+            bad=1
+            continue
+        fi
+        read -r mn sn <<<"$rn"
+        read -r mw sw <<<"$rw"
+        read -r ma sa <<<"$ra"
+        same=yes
+        if [ "$sn" != "$sw" ] || [ "$sn" != "$sa" ]; then same="NO ($sn, $sw, $sa)"; bad=1; fi
+        local f
+        f=$(forms "$work/$i-auto.json")
+        echo "$i $size $iters $mn $mw $ma $same $f" >>"$work/pass-$p.txt"
+        [ "$npass" = 1 ] && echo "| $i | $size | $iters | $mn | $mw | $ma | $(pct "$ma" "$mn") | $(share "$mn" "$mw" "$ma") | $same | $f |"
+    done
+    if [ "$details" = 1 ] && [ "$p" = "$npass" ]; then
+        for j in $(seq "$i"); do
+            echo "run $j, auto's reasons:" >>"$work/details.txt"
+            forms "$work/$j-auto.json" reasons >>"$work/details.txt"
+            echo >>"$work/details.txt"
+        done
+    fi
+}
+
+bad=0
+npass=${reps:-1}
 echo "| run | size | launches (-i) | ms without clayout | ms always | ms auto | auto vs none | auto's share of always' gain | checksums same? | auto ran |"
 echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"
-i=0 bad=0 tn=0 tw=0 ta=0
-for iters in $runs; do
-    size=${size_list[$((i % 2))]}
-    i=$((i + 1))
-    ra=$(run "$i-auto" auto "$iters" "$size")
-    rn=$(run "$i-none" none "$iters" "$size")
-    rw=$(run "$i-always" always "$iters" "$size")
-    if [[ "$ra $rn $rw" == *FAILED* ]]; then
-        echo "| $i | $size | $iters | $rn | $rw | $ra | - | - | - | - |"
-        bad=1
-        continue
-    fi
-    read -r mn sn <<<"$rn"
-    read -r mw sw <<<"$rw"
-    read -r ma sa <<<"$ra"
-    same=yes
-    if [ "$sn" != "$sw" ] || [ "$sn" != "$sa" ]; then same="NO ($sn, $sw, $sa)"; bad=1; fi
-    tn=$(awk -v x="$tn" -v y="$mn" 'BEGIN { print x + y }')
-    tw=$(awk -v x="$tw" -v y="$mw" 'BEGIN { print x + y }')
-    ta=$(awk -v x="$ta" -v y="$ma" 'BEGIN { print x + y }')
-    echo "| $i | $size | $iters | $mn | $mw | $ma | $(pct "$ma" "$mn") | $(share "$mn" "$mw" "$ma") | $same | $(forms "$work/$i-auto.json") |"
-done
-echo "| all | | | $tn | $tw | $ta | $(pct "$ta" "$tn") | $(share "$tn" "$tw" "$ta") | | |"
-if [ "$details" = 1 ]; then
-    for j in $(seq "$i"); do
-        echo
-        echo "run $j, auto's reasons:"
-        forms "$work/$j-auto.json" reasons
+for p in $(seq "$npass"); do pass "$p"; done
+if [ "$npass" = 1 ]; then
+    read -r tn tw ta < <(awk '$4 != "FAILED" { n += $4; w += $5; a += $6 } END { print n + 0, w + 0, a + 0 }' "$work/pass-1.txt")
+    echo "| all | | | $tn | $tw | $ta | $(pct "$ta" "$tn") | $(share "$tn" "$tw" "$ta") | | |"
+else
+    # Medians over the passes: each column's own, and auto against the run without clayout
+    # taken pair by pair (median and range); the last row sums each pass first; "auto ran" is
+    # the last pass's.
+    for p in $(seq "$npass"); do
+        awk -v p="$p" '$4 != "FAILED" { n += $4; w += $5; a += $6 } END { print "all", "-", "-", n, w, a, "yes" }' "$work/pass-$p.txt" >>"$work/pass-$p.txt"
     done
+    cat "$work"/pass-*.txt | awk -v np="$npass" '
+        function med(s,   a, k, t, m) { k = split(s, a, " "); for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            m = (k % 2) ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2; lo = a[1]; hi = a[k]; return m }
+        $4 == "FAILED" { failed[$1]++; next }
+        { key = $1; if (!(key in seen)) { seen[key] = 1; order[++nk] = key; sz[key] = $2; it[key] = $3 }
+          N[key] = N[key] " " $4; W[key] = W[key] " " $5; A[key] = A[key] " " $6; R[key] = R[key] " " ($6 / $4 - 1) * 100
+          if ($7 != "yes") diff[key]++; cnt[key]++
+          f = ""; for (c = 8; c <= NF; c++) f = f (c > 8 ? " " : "") $c; forms[key] = f }
+        END { for (q = 1; q <= nk; q++) { k = order[q]
+            n = med(N[k]); w = med(W[k]); a = med(A[k]); r = med(R[k]); rlo = lo; rhi = hi
+            if (n - w > 0) s = sprintf("%.0f %%", (n - a) / (n - w) * 100); else s = sprintf("none (always %+.1f %%)", (w / n - 1) * 100)
+            printf "| %s | %s | %s | %.3f | %.3f | %.3f | %+.1f %% (%+.1f to %+.1f) | %s | %s | %s |\n", k, sz[k], it[k], n, w, a, r, rlo, rhi, s,
+                (diff[k] || failed[k]) ? "NO" : sprintf("yes (%d passes)", cnt[k]), forms[k] } }'
 fi
+[ -f "$work/details.txt" ] && { echo; echo "auto's reasons in the last pass:"; echo; cat "$work/details.txt"; }
 exit "$bad"

@@ -227,7 +227,7 @@ pub struct PolicyReport {
     pub tiles: BTreeMap<String, u32>,
 }
 
-// ---- The on-disk cache (diskcache.rs) -------------------------------------------------------
+// ---- The on-disk cache (cache/disk.rs) -----------------------------------------------------
 
 /// What one look-up or write of the on-disk cache came to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

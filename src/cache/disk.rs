@@ -19,9 +19,8 @@ use serde::{de::DeserializeOwned, Serialize};
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 const MAGIC: &str = "CLAYOUT-CACHE";
 /// Bumped when the file layout changes; files of another format are stale, not corrupt.
@@ -104,15 +103,25 @@ pub fn get_json<T: DeserializeOwned>(kind: &str, key: &str) -> Option<T> {
 /// never as a hit, so that each look-up counts once: hit, miss, corrupt or stale.
 pub fn get_with<T>(kind: &str, key: &str, accept: impl FnOnce(&[u8]) -> Result<T, String>) -> Option<T> {
     let path = path(kind, key)?;
-    crate::guard("on-disk cache", || read_record(&path, key, accept)).flatten()
+    crate::guard("on-disk cache", || match super::writer::pending(&path) {
+        Some(bytes) => accept_record(&path, &bytes, key, accept),
+        None => read_record(&path, key, accept),
+    })
+    .flatten()
 }
 
-/// Stores `payload` as record `kind`/`key`, replacing any earlier one. Failures are logged at
-/// debug level and otherwise ignored.
+/// Stores `payload` as record `kind`/`key`, replacing any earlier one. The file is written off
+/// the calling thread (`super::writer`); failures are logged at debug level and otherwise
+/// ignored.
 pub fn put(kind: &str, key: &str, payload: &[u8]) {
     if let Some(dir) = dir() {
-        crate::guard("on-disk cache", || write_record(&dir, &file_name(kind, key), key, payload));
+        super::writer::submit(dir.join(file_name(kind, key)), encode(key, payload));
     }
+}
+
+/// Writes the records handed over and not yet written, now (at exit).
+pub fn flush() {
+    super::writer::flush();
 }
 
 /// Stores `value` as JSON in record `kind`/`key` (see [`put`]).
@@ -145,7 +154,17 @@ fn read_record<T>(path: &Path, key: &str, accept: impl FnOnce(&[u8]) -> Result<T
             return None;
         }
     };
-    let why = match decode(&bytes, key).and_then(|p| accept(p).map_err(Ignored::Stale)) {
+    accept_record(path, &bytes, key, accept)
+}
+
+/// The record in `bytes` (the file `path`, read or still to be written) as `accept` makes it.
+fn accept_record<T>(
+    path: &Path,
+    bytes: &[u8],
+    key: &str,
+    accept: impl FnOnce(&[u8]) -> Result<T, String>,
+) -> Option<T> {
+    let why = match decode(bytes, key).and_then(|p| accept(p).map_err(Ignored::Stale)) {
         Ok(v) => {
             stats::cache(CacheEvent::Hit);
             return Some(v);
@@ -207,32 +226,6 @@ fn decode<'a>(bytes: &'a [u8], key: &str) -> Result<&'a [u8], Ignored> {
     Ok(payload)
 }
 
-fn write_record(dir: &Path, name: &str, key: &str, payload: &[u8]) {
-    match write_atomic(dir, name, &encode(key, payload)) {
-        Ok(()) => stats::cache(CacheEvent::Write),
-        Err(e) => crate::log::debug(&format!("clayout cache: cannot write {} ({e})", dir.join(name).display())),
-    }
-}
-
-/// Writes `bytes` to `dir/name` through a temporary file renamed over it, so that a reader (in
-/// any process) sees the old file or the new one, never part of one. No fsync: a file a crash
-/// leaves short fails its checksum and is rebuilt.
-fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    static SERIAL: AtomicU64 = AtomicU64::new(0);
-    fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), SERIAL.fetch_add(1, Relaxed)));
-    let written = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(bytes))
-        .and_then(|()| fs::rename(&tmp, dir.join(name)));
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,7 +242,7 @@ mod tests {
     fn written(tag: &str, payload: &[u8]) -> PathBuf {
         let dir = temp_dir(tag);
         let name = file_name("conv", KEY);
-        write_record(&dir, &name, KEY, payload);
+        super::super::writer::write_file(&dir.join(&name), &encode(KEY, payload));
         dir.join(name)
     }
 
@@ -353,7 +346,7 @@ mod tests {
         let file = dir.join("a-file");
         fs::write(&file, b"not a directory").unwrap();
         let under = file.join("cache");
-        write_record(&under, "conv-0.bin", KEY, b"abc");
+        super::super::writer::write_file(&under.join("conv-0.bin"), &encode(KEY, b"abc"));
         assert_eq!(read(&under.join("conv-0.bin"), KEY), None);
         let _ = fs::remove_dir_all(&dir);
     }
