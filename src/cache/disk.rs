@@ -242,7 +242,7 @@ mod tests {
     fn written(tag: &str, payload: &[u8]) -> PathBuf {
         let dir = temp_dir(tag);
         let name = file_name("conv", KEY);
-        super::super::writer::write_file(&dir.join(&name), &encode(KEY, payload));
+        crate::cache::writer::write_file(&dir.join(&name), &encode(KEY, payload));
         dir.join(name)
     }
 
@@ -346,7 +346,7 @@ mod tests {
         let file = dir.join("a-file");
         fs::write(&file, b"not a directory").unwrap();
         let under = file.join("cache");
-        super::super::writer::write_file(&under.join("conv-0.bin"), &encode(KEY, b"abc"));
+        crate::cache::writer::write_file(&under.join("conv-0.bin"), &encode(KEY, b"abc"));
         assert_eq!(read(&under.join("conv-0.bin"), KEY), None);
         let _ = fs::remove_dir_all(&dir);
     }
