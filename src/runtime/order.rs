@@ -72,6 +72,12 @@ impl Drop for Fast {
 /// waiting for the application.
 static FAST_WAITED: AtomicBool = AtomicBool::new(false);
 
+/// Whether everything the fast path enqueued so far completes without the application's help:
+/// none of it had a wait list.
+pub fn fast_free() -> bool {
+    !FAST_WAITED.load(Ordering::Relaxed)
+}
+
 /// `Some` when the fast path may be taken for an enqueue with a wait list of `n` events; `None`
 /// when the caller must take the ordered one.
 pub fn fast(n: cl_uint) -> Option<Fast> {

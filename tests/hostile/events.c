@@ -381,7 +381,8 @@ struct reader {
     cl_command_queue queue;
     cl_mem b;
     cl_event gate;
-    int blocking_read; /* else: clWaitForEvents on the gate */
+    int blocking_read; /* 1: a blocking read waiting for the gate; 2: a blocking read with no
+                          wait list, behind a command the gate holds; 0: clWaitForEvents on it */
     volatile int started;
     uint64_t sum;
     cl_int code;
@@ -393,7 +394,9 @@ static void *reader_main(void *arg)
     unsigned char *h = malloc(BYTES);
     memset(h, 0, BYTES);
     r->started = 1;
-    if (r->blocking_read) {
+    if (r->blocking_read == 2) {
+        r->code = clEnqueueReadBuffer(r->queue, r->b, CL_TRUE, 0, BYTES, h, 0, NULL, NULL);
+    } else if (r->blocking_read) {
         r->code = clEnqueueReadBuffer(r->queue, r->b, CL_TRUE, 0, BYTES, h, 1, &r->gate, NULL);
     } else {
         r->code = clWaitForEvents(1, &r->gate);
@@ -410,6 +413,7 @@ static void program_while_reading(int blocking_read)
     open_device(0);
     cl_mem b = particles(1.0f);
     struct reader r = {queue(0), b, user_event(), blocking_read, 0, 0, 0};
+    cl_mem other = blocking_read == 2 ? gated(r.queue, r.gate) : NULL;
     pthread_t t;
     pthread_create(&t, NULL, reader_main, &r);
     while (!r.started)
@@ -426,6 +430,8 @@ static void program_while_reading(int blocking_read)
     advance(b);
     show("b", b, BYTES);
     clReleaseEvent(r.gate);
+    if (other)
+        clReleaseMemObject(other);
     clReleaseCommandQueue(r.queue);
     clReleaseMemObject(b);
     finish();
@@ -435,9 +441,77 @@ static void program_while_blocking_read(void)
 {
     program_while_reading(1);
 }
+/* Before any annotated program: a blocking read passed through as made would still be in
+ * flight when the program is created, which waits for such calls. */
+static void program_while_blocking_read_behind_gate(void)
+{
+    program_while_reading(2);
+}
 static void program_while_waiting(void)
 {
     program_while_reading(0);
+}
+
+/* ---- a blocking read behind a gate, while another thread uses the same buffer ---- */
+
+struct gated_reader {
+    cl_mem b;
+    volatile int started;
+    uint64_t sum;
+    cl_int code;
+};
+
+static void *gated_reader_main(void *arg)
+{
+    struct gated_reader *r = arg;
+    unsigned char *h = malloc(BYTES);
+    memset(h, 0, BYTES);
+    r->started = 1;
+    r->code = clEnqueueReadBuffer(q, r->b, CL_TRUE, 0, BYTES, h, 0, NULL, NULL);
+    r->sum = fnv(h, BYTES);
+    free(h);
+    return NULL;
+}
+
+/* The reader's queue holds a command gated by the main thread, which reads the same buffer on
+ * another queue before it opens the gate: the reader's blocking read must not hold the buffer
+ * while it waits (a blocking call passed through only where all it waits for is free). */
+static void blocking_read_behind_gate(int launched)
+{
+    start(0);
+    cl_command_queue q2 = queue(0);
+    cl_mem b = particles(1.0f);
+    if (launched) {
+        advance(b);
+        show("b after a launch", b, BYTES);
+    }
+    cl_event u = user_event();
+    cl_mem other = gated(q, u);
+    struct gated_reader r = {b, 0, 0, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, gated_reader_main, &r);
+    while (!r.started)
+        usleep(1000);
+    usleep(100 * 1000); /* the reader is now inside its read, behind the gate */
+    show_on(q2, "b on another queue", b, 0, BYTES);
+    rc("open the gate", clSetUserEventStatus(u, CL_COMPLETE));
+    pthread_join(t, NULL);
+    rc("gated read", r.code);
+    printf("gated reader saw %016llx\n", (unsigned long long)r.sum);
+    clReleaseEvent(u);
+    clReleaseMemObject(other);
+    clReleaseMemObject(b);
+    clReleaseCommandQueue(q2);
+    finish();
+}
+
+static void blocking_read_behind_gate_fresh(void)
+{
+    blocking_read_behind_gate(0);
+}
+static void blocking_read_behind_gate_launched(void)
+{
+    blocking_read_behind_gate(1);
 }
 
 /* ---- threads, each with its own queue, sharing one buffer they only read ---- */
@@ -508,7 +582,10 @@ CASES({"gate-other-queue-finish", gate_other_queue_finish, "timeout=5"},
       {"markers-and-barriers", markers_and_barriers, ""},
       {"program-while-blocking-read", program_while_blocking_read, "timeout=6"},
       {"program-while-waiting", program_while_waiting, "timeout=6"},
+      {"program-while-blocking-read-behind-gate", program_while_blocking_read_behind_gate, "timeout=6"},
       {"threads-share-a-buffer", threads_share_a_buffer, "auto timeout=30"},
+      {"blocking-read-behind-gate", blocking_read_behind_gate_fresh, "timeout=5"},
+      {"blocking-read-behind-gate-launched", blocking_read_behind_gate_launched, "timeout=5"},
       {"timed-launch-behind-gate", timed_launch_behind_gate, "policy=auto env=CLAYOUT_BUILD_AFTER=wait timeout=20"},
       {"timed-launch-behind-gate-profiled", timed_launch_behind_gate,
        "policy=auto env=CLAYOUT_BUILD_AFTER=wait env=CLAYOUT_PROFILE=1 timeout=20"})

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# On the GPU machine (issue 17): where a short run's time goes under clayout, call by call. One
+# sample at one size, on a cache primed as onelaunch.sh primes it (two runs of 100 launches with
+# the builds waited for, three one-launch runs); then REPS interleaved runs of ITERS launches
+# without clayout and under auto for each library in LIBS, each timing every OpenCL call
+# (bench/calltime.c): per entry point the median over the runs of its total time in the run,
+# and the median total_ms. Writes $OUT/shortcalls.txt.
+#   LIBS="a.so b.so" REPS=9 ITERS=1 scripts/device/shortcalls.sh [PLATFORM] [SAMPLE] [SIZE ARGS]
+set -uo pipefail
+S=/tmp/sc-samples
+. scripts/device/samples-env.sh
+sample=${2:-particles}
+size=${3:--n 64000}
+bin=$S/$sample/$sample
+A=$root/samples/$sample/$sample.dl
+$CC -O2 -shared -fPIC -o /tmp/calltime.so bench/calltime.c -ldl || exit 1
+# One run, its calltime lines and total_ms appended to $1.
+one() {
+    local f=$1
+    shift
+    (cd samples/$sample && env "$@" $bin $size -i ${ITERS:-1} --platform $platform 2>&1 >/tmp/sc-out.txt | grep '^calltime: cl' >>$f
+        awk '/^total_ms/ {print "calltime: total_ms 1 calls", $2 * 1000, "us"}' /tmp/sc-out.txt >>$f)
+}
+# Per entry point: the median of its time per run (us), from the lines of $1.
+medians() {
+    awk '{t[$2] = t[$2] " " $5}
+        END {for (n in t) {k = split(t[n], a, " ")
+            for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j] + 0 < a[j - 1] + 0; j--) {x = a[j]; a[j] = a[j - 1]; a[j - 1] = x}
+            printf "  %-24s %9.1f us (%d runs)\n", n, a[int((k + 1) / 2)], k}}' $1 | sort
+}
+libs=$(for l in ${LIBS:-.devcarry/rt/libclayout.so}; do readlink -f $l; done)
+{
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
+    for l in $libs; do
+        cache=/tmp/sc-cache-$(basename $l)
+        rm -rf $cache
+        for i in 100 100; do (cd samples/$sample && CLAYOUT_BUILD_AFTER=wait CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$l $bin $size -i $i --platform $platform >/dev/null 2>&1); done
+        for i in 1 1 1; do (cd samples/$sample && CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$l $bin $size -i $i --platform $platform >/dev/null 2>&1); done
+    done
+    rm -f /tmp/sc-*.lines
+    for r in $(seq ${REPS:-9}); do
+        one /tmp/sc-none.lines LD_PRELOAD=/tmp/calltime.so
+        for l in $libs; do
+            one /tmp/sc-$(basename $l).lines LD_PRELOAD="/tmp/calltime.so $l" CLAYOUT_CACHE_DIR=/tmp/sc-cache-$(basename $l) CLAYOUT_ANNOTATIONS=$A
+        done
+    done
+    echo "== $sample $size -i ${ITERS:-1}: without clayout"
+    medians /tmp/sc-none.lines
+    for l in $libs; do
+        echo "== auto, $(basename $l)"
+        medians /tmp/sc-$(basename $l).lines
+        (cd samples/$sample && CLAYOUT_STATS=/tmp/sc-stats.json CLAYOUT_CACHE_DIR=/tmp/sc-cache-$(basename $l) CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$l $bin $size -i ${ITERS:-1} --platform $platform >/dev/null 2>&1)
+        echo "  reasons: $(grep -A1 '"reasons"' /tmp/sc-stats.json | grep -v '"reasons"\|^--' | tr -s ' ' | tr '\n' ' ')"
+    done
+} 2>&1 | tee "$OUT/shortcalls.txt"
