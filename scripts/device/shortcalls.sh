@@ -2,10 +2,11 @@
 # On the GPU machine (issue 17): where a short run's time goes under clayout, call by call. One
 # sample at one size, on a cache primed as onelaunch.sh primes it (two runs of 100 launches with
 # the builds waited for, three one-launch runs); then REPS interleaved runs of ITERS launches
-# without clayout and under auto for each library in LIBS, each timing every OpenCL call
-# (bench/calltime.c): per entry point the median over the runs of its total time in the run,
-# and the median total_ms. Writes $OUT/shortcalls.txt.
-#   LIBS="a.so b.so" REPS=9 ITERS=1 scripts/device/shortcalls.sh [PLATFORM] [SAMPLE] [SIZE ARGS]
+# without clayout and for each library in LIBS under each configuration in CONFIGS (auto,
+# never, norewrite: CLAYOUT_REWRITE=0, disable: CLAYOUT_DISABLE=1; default auto), each timing
+# every OpenCL call (bench/calltime.c): per entry point the median over the runs of its total
+# time in the run, and the median total_ms. Writes $OUT/shortcalls.txt.
+#   LIBS="a.so b.so" CONFIGS="auto never" REPS=9 ITERS=1 scripts/device/shortcalls.sh [PLATFORM] [SAMPLE] [SIZE ARGS]
 set -uo pipefail
 S=/tmp/sc-samples
 . scripts/device/samples-env.sh
@@ -29,6 +30,12 @@ medians() {
             printf "  %-24s %9.1f us (%d runs)\n", n, a[int((k + 1) / 2)], k}}' $1 | sort
 }
 libs=$(for l in ${LIBS:-.devcarry/rt/libclayout.so}; do readlink -f $l; done)
+configs=${CONFIGS:-auto}
+setting() {
+    case $1 in
+    never) echo CLAYOUT_POLICY=never ;; norewrite) echo CLAYOUT_REWRITE=0 ;; disable) echo CLAYOUT_DISABLE=1 ;; *) echo X=1 ;;
+    esac
+}
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
     for l in $libs; do
@@ -41,14 +48,18 @@ libs=$(for l in ${LIBS:-.devcarry/rt/libclayout.so}; do readlink -f $l; done)
     for r in $(seq ${REPS:-9}); do
         one /tmp/sc-none.lines LD_PRELOAD=/tmp/calltime.so
         for l in $libs; do
-            one /tmp/sc-$(basename $l).lines LD_PRELOAD="/tmp/calltime.so $l" CLAYOUT_CACHE_DIR=/tmp/sc-cache-$(basename $l) CLAYOUT_ANNOTATIONS=$A
+            for c in $configs; do
+                one /tmp/sc-$(basename $l)-$c.lines $(setting $c) LD_PRELOAD="/tmp/calltime.so $l" CLAYOUT_CACHE_DIR=/tmp/sc-cache-$(basename $l) CLAYOUT_ANNOTATIONS=$A
+            done
         done
     done
     echo "== $sample $size -i ${ITERS:-1}: without clayout"
     medians /tmp/sc-none.lines
     for l in $libs; do
-        echo "== auto, $(basename $l)"
-        medians /tmp/sc-$(basename $l).lines
+        for c in $configs; do
+            echo "== $c, $(basename $l)"
+            medians /tmp/sc-$(basename $l)-$c.lines
+        done
         (cd samples/$sample && CLAYOUT_STATS=/tmp/sc-stats.json CLAYOUT_CACHE_DIR=/tmp/sc-cache-$(basename $l) CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$l $bin $size -i ${ITERS:-1} --platform $platform >/dev/null 2>&1)
         echo "  reasons: $(grep -A1 '"reasons"' /tmp/sc-stats.json | grep -v '"reasons"\|^--' | tr -s ' ' | tr '\n' ' ')"
     done

@@ -119,6 +119,13 @@ pub fn put(kind: &str, key: &str, payload: &[u8]) {
     }
 }
 
+/// Gets ready to write records off the application's threads (`super::writer::start`).
+pub fn start_writer() {
+    if dir().is_some() {
+        super::writer::start();
+    }
+}
+
 /// Writes the records handed over and not yet written, now (at exit).
 pub fn flush() {
     super::writer::flush();

@@ -54,6 +54,18 @@ pub fn submit(path: PathBuf, bytes: Vec<u8>) {
     p.serial += 1;
     let serial = p.serial;
     p.records.insert(path, Record { bytes: Arc::new(bytes), serial });
+    start_locked(&mut p);
+    drop(p);
+    WORK.notify_one();
+}
+
+/// Starts the writing thread ahead of the first record, where a thread's start (some 50 us) is
+/// no application call's: a record first changes inside one (a blocking read ending an epoch).
+pub fn start() {
+    start_locked(&mut PENDING.lock());
+}
+
+fn start_locked(p: &mut Pending) {
     if !p.started {
         p.started = true;
         let spawned = std::thread::Builder::new().name("clayout-cache".into()).spawn(run);
@@ -61,8 +73,6 @@ pub fn submit(path: PathBuf, bytes: Vec<u8>) {
             crate::log::debug(&format!("clayout cache: no writer thread ({e}); records are written at exit"));
         }
     }
-    drop(p);
-    WORK.notify_one();
 }
 
 /// The bytes of `path` as last handed over and not yet written, if any.

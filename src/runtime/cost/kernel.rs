@@ -239,6 +239,8 @@ impl KernelModel {
         self.times.at_tile(tile);
         habits::preload(&key);
         lengths::preload(&key);
+        // Those records change in the application's calls, and are written off its threads.
+        crate::cache::disk::start_writer();
         self.disk_key = Some(key);
     }
 
