@@ -553,25 +553,6 @@ fn a_kernel_that_missed_the_application_s_wait_is_timed_with_markers_in_later_ru
     assert!(!second.stderr.contains("timed by the application's own clFinish"), "{}", second.show("followed"));
 }
 
-/// A launch timed with markers returns before its markers complete: clayout's timing thread
-/// watches them, and the time is in before the kernel's next launch decides. The model decides
-/// as it did when the call waited (ten launches, each form timed), the times reach the
-/// statistics, nothing of clayout's outlives the context, and the bytes are the plain run's.
-#[test]
-fn a_launch_timed_with_markers_is_watched_off_the_application_s_thread() {
-    let base = run(&seq("launches"), TIMEOUT);
-    assert_ok(&base);
-    let json = scratch("policy-watched").join("stats.json");
-    let cmd = annotated(seq("launches").shimmed(), "auto", "off").env("CLAYOUT_LOG", "debug");
-    let (out, stats) = with_stats(cmd, &json);
-    assert_same(&base, &out);
-    assert!(out.stderr.contains("watched by clayout's timing thread"), "{}", out.show("launches"));
-    let total: u64 = ["written", "staged", "asta"].iter().map(|f| launches(&stats, "advance", f)).sum();
-    assert_eq!(total, 10, "{stats:#}");
-    assert!(stats["policy"]["kernels"]["advance"]["measured_ms"]["written"].as_f64().is_some(), "{stats:#}");
-    assert_eq!(stats["contexts_left_referenced"].as_u64(), Some(0), "{}", out.show("launches"));
-}
-
 /// Under `auto` the copies' tile follows what the program's own kernels measured in ASTA: once
 /// a run has timed them at the default tile (32 on PoCL), the next builds the copies at the
 /// neighbouring tile ahead (at once under CLAYOUT_BUILD_AFTER=wait), the run after it takes that

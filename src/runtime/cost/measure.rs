@@ -18,16 +18,14 @@
 //! particles' first kernel lost the time of its first launch to the next kernel's, and timed
 //! it again in every run).
 //!
-//! Otherwise (`start`, `hand_over`): a marker before and a marker after the launch, each polled
-//! with a time limit by clayout's timing thread while the launch's call returns; the kernel's
-//! next launch waits for the time before it decides (`settle_watched`). On an in-order queue
-//! the marker before is enqueued right before the launch itself (after any conversion it needs,
-//! with the launch's wait list), so that the device goes from one to the other without waiting
-//! for the host, where draining the queue first made the device also wait for the launch's
-//! enqueue (blackscholes' second run on the H100, six timed launches: 0.6-0.7 ms); the call
-//! waited for both markers until the timing thread took them over. An out-of-order queue is
-//! drained first, as its launch need not wait for the marker, and its launch is waited for in
-//! the call (`stop`). clayout does not turn profiling on to avoid this: on NVIDIA a
+//! Otherwise (`start`, `stop`): a marker before and a marker after the launch, each waited for by
+//! polling with a time limit. On an in-order queue the marker before is enqueued right before
+//! the launch itself (after any conversion it needs, with the launch's wait list) and waited for
+//! only after the launch is enqueued, so that the device goes from one to the other without
+//! waiting for the host: a timed launch then costs the program only the gap after it, where
+//! draining the queue first made the device also wait for the launch's enqueue (blackscholes'
+//! second run on the H100, six timed launches: 0.6-0.7 ms). An out-of-order queue is drained
+//! first, as its launch need not wait for the marker. clayout does not turn profiling on to avoid this: on NVIDIA a
 //! launch that asks for an event (as clayout's ordering does) costs 6 us more on a queue that
 //! profiles, at every launch of the run (bench/profq.c), and the host times at which the
 //! driver's completion callbacks see a marker and the launch complete are not the launch's
@@ -129,183 +127,6 @@ pub fn stop(queue: cl_command_queue, t: Timer) -> Option<f64> {
 /// What becomes of a launch's device time, in ns (None: it failed or could not be read).
 pub type Record = Box<dyn FnOnce(Option<f64>) + Send>;
 
-// ---- Launches timed with markers, watched off the application's thread ----------------------
-//
-// Waiting for the markers in the launch's own call made the application wait for the launch:
-// each timed launch of a run that meets a size first, on the H100 some 30-50 us of a 0.8 ms
-// run of particles, three kernels, each timed. The launch's call now enqueues the marker after
-// it and hands both markers to clayout's timing thread, which polls them as the call would
-// have; the time is recorded before the model's next decision (`harvest` waits for it), so the
-// model decides as it did when the call waited. The thread is woken when the launch is decided
-// (`expect`), so that it polls from the launch's enqueue on.
-
-/// A launch timed with markers whose markers the timing thread watches.
-struct Watched {
-    owner: usize,
-    before: Event,
-    after: Event,
-    /// When it was handed over (where the launch's call used to wait for it), and whether the
-    /// thread has looked at it since.
-    handed: Instant,
-    looked: bool,
-    /// When the marker before was seen complete: the launch's start.
-    started: Option<Instant>,
-    /// The host time of the launch's enqueue, added to its device time.
-    extra_ns: f64,
-    record: Record,
-}
-
-#[derive(Default)]
-struct Watch {
-    jobs: Vec<Watched>,
-    /// Until when the thread polls without a job: a timed launch was decided.
-    awake_until: Option<Instant>,
-    started: bool,
-    running: bool,
-}
-
-static WATCH: Mutex<Watch> = Mutex::new(Watch { jobs: Vec::new(), awake_until: None, started: false, running: false });
-static WATCH_WAKE: parking_lot::Condvar = parking_lot::Condvar::new();
-/// Launches handed over and not yet recorded, by their owner (`hand_over`).
-static WATCHED: Lazy<Mutex<std::collections::HashMap<usize, usize>>> = Lazy::new(Default::default);
-
-/// How long the thread polls after a launch was decided for timing, waiting for it.
-const AWAKE: Duration = Duration::from_millis(2);
-
-/// A launch on an in-order queue is about to be timed with markers: the timing thread starts
-/// polling now, so that it looks at the markers as soon as they are handed over. False when
-/// there is no timing thread (then the launch's call waits for its markers).
-pub fn expect() -> bool {
-    let mut w = WATCH.lock();
-    if !w.started {
-        w.started = true;
-        let spawned = std::thread::Builder::new().name("clayout-timing".into()).spawn(watch_loop);
-        w.running = spawned.is_ok();
-        if let Err(e) = spawned {
-            crate::log::debug(&format!("no timing thread ({e}): timed launches wait for their markers"));
-        }
-    }
-    if w.running {
-        w.awake_until = Some(Instant::now() + AWAKE);
-        WATCH_WAKE.notify_one();
-    }
-    w.running
-}
-
-/// Hands the launch timed by `t` (its marker before) to the timing thread: the marker after it
-/// is enqueued on `queue` now, and `record` gets the launch's time plus `extra_ns` once both
-/// completed; `owner` (the kernel's) waits for that in [`settle_watched`]. Err when it cannot be
-/// handed over (no thread, or no marker after): then the caller times it with [`stop`].
-pub fn hand_over(
-    queue: cl_command_queue,
-    owner: usize,
-    t: Timer,
-    extra_ns: f64,
-    record: Record,
-) -> Result<(), (Timer, Record)> {
-    let running = WATCH.lock().running;
-    let before = match t.start {
-        Start::Marker(m) if running => m,
-        start => return Err((Timer { start }, record)),
-    };
-    let Ok(after) = cmd::marker(queue, &[]) else { return Err((Timer { start: Start::Marker(before) }, record)) };
-    let _ = cmd::flush(queue);
-    if crate::log::enabled(crate::config::LogLevel::Debug) {
-        let what = "launches timed with markers: their markers are watched by clayout's timing thread";
-        crate::log::once(crate::config::LogLevel::Debug, what, what);
-    }
-    *WATCHED.lock().entry(owner).or_default() += 1;
-    let job = Watched { owner, before, after, handed: Instant::now(), looked: false, started: None, extra_ns, record };
-    WATCH.lock().jobs.push(job);
-    WATCH_WAKE.notify_one();
-    Ok(())
-}
-
-/// Waits until the launches of `owner` (every owner's, with None) handed to the timing thread
-/// have been recorded. They wait for nothing of the application's: each was timed only when
-/// its queue was free. Before a kernel's launch decides, its own earlier launches' times are
-/// in, as when their calls waited for them; another kernel's launches go on running meanwhile.
-pub fn settle_watched(owner: Option<usize>) {
-    let pending = || {
-        let w = WATCHED.lock();
-        match owner {
-            Some(o) => w.get(&o).is_some_and(|n| *n > 0),
-            None => w.values().any(|n| *n > 0),
-        }
-    };
-    let t0 = Instant::now();
-    while pending() && t0.elapsed() < DRAIN_LIMIT + LAUNCH_LIMIT {
-        std::thread::yield_now();
-    }
-}
-
-fn watch_loop() {
-    loop {
-        let (done, fresh) = {
-            let mut w = WATCH.lock();
-            loop {
-                let awake = w.awake_until.is_some_and(|t| t > Instant::now());
-                if !w.jobs.is_empty() || awake {
-                    break;
-                }
-                w.awake_until = None;
-                WATCH_WAKE.wait(&mut w);
-            }
-            let now = Instant::now();
-            let mut done = Vec::new();
-            let mut i = 0;
-            while i < w.jobs.len() {
-                match look(&mut w.jobs[i], now) {
-                    Some(ns) => {
-                        let job = w.jobs.swap_remove(i);
-                        done.push((job.owner, job.record, ns));
-                    }
-                    None => i += 1,
-                }
-            }
-            // Yielding while a launch was just decided or handed over, as `wait_spinning`
-            // does; past that, polls a little slower rather than take a core from the device
-            // (PoCL's kernels run on the CPU).
-            let fresh = w.awake_until.is_some_and(|t| t > now) || w.jobs.iter().any(|j| now - j.handed < SPIN);
-            (done, fresh)
-        };
-        for (owner, record, ns) in done {
-            crate::guard("cost model", || record(ns));
-            if let Some(n) = WATCHED.lock().get_mut(&owner) {
-                *n = n.saturating_sub(1);
-            }
-        }
-        if fresh {
-            std::thread::yield_now();
-        } else {
-            std::thread::sleep(Duration::from_micros(20));
-        }
-    }
-}
-
-/// One look at a watched launch: Some(its time, or None) once it is settled.
-fn look(job: &mut Watched, now: Instant) -> Option<Option<f64>> {
-    let status = |e: &Event| event_status(e.raw());
-    let first = !std::mem::replace(&mut job.looked, true);
-    if job.started.is_none() {
-        match status(&job.before) {
-            // Started before the first look: from the hand-over on, where the launch's call
-            // began to wait for it (the thread is awake then, and looks within microseconds).
-            Some(CL_COMPLETE) => job.started = Some(if first { job.handed } else { now }),
-            Some(s) if s > CL_COMPLETE => {
-                return (now - job.handed > DRAIN_LIMIT).then_some(None);
-            }
-            _ => return Some(None),
-        }
-    }
-    let started = job.started?;
-    match status(&job.after) {
-        Some(CL_COMPLETE) => Some(Some((now - started).as_nanos() as f64 + job.extra_ns)),
-        Some(s) if s > CL_COMPLETE => (now - started > LAUNCH_LIMIT).then_some(None),
-        _ => Some(None),
-    }
-}
-
 /// A profiled launch whose event has not been seen complete yet.
 struct Pending {
     event: Event,
@@ -341,16 +162,9 @@ pub fn holds(event: cl_event) -> usize {
     PENDING.lock().iter().filter(|p| p.event.raw() == event).count() + usize::from(waiting)
 }
 
-/// Records the times of the profiled launches that have completed since the last call, and
-/// waits for those of the launches timed with markers (`hand_over`). Called with no lock held
-/// (the records take the kernels' models).
+/// Records the times of the profiled launches that have completed since the last call. Called
+/// with no lock held (the records take the kernels' models).
 pub fn harvest() {
-    settle_watched(None);
-    harvest_events();
-}
-
-/// `harvest`, but for the launches timed with markers.
-pub fn harvest_events() {
     settle_stale();
     let done: Vec<Pending> = {
         let mut pending = PENDING.lock();

@@ -54,10 +54,6 @@ impl Timed {
         // Otherwise markers, and only when nothing in the queue waits for the application (a
         // user event it sets later would stall the wait).
         let by_markers = measure && !by_event && !app_wait && super::super::order::free(queue, user);
-        if by_markers {
-            // The timing thread looks at the markers from the enqueue on (`finish`).
-            measure::expect();
-        }
         Timed {
             queue,
             by_event,
@@ -89,13 +85,10 @@ impl Timed {
     /// look bound by the host, and the kernels as written the fastest).
     pub fn stop(&self, ok: bool) -> Option<f64> {
         let t = self.timer.take()?;
+        let enqueue_ns =
+            self.enqueued.get().map_or(0.0, |at| at.duration_since(self.enqueuing.get()).as_nanos() as f64);
         let device = if ok { measure::stop(self.queue, t) } else { None };
-        device.map(|d| d + self.enqueue_ns())
-    }
-
-    /// The host time of the launch's enqueue (`stop`).
-    fn enqueue_ns(&self) -> f64 {
-        self.enqueued.get().map_or(0.0, |at| at.duration_since(self.enqueuing.get()).as_nanos() as f64)
+        device.map(|d| d + enqueue_ns)
     }
 
     /// The event the launch is enqueued with: the application's, or one of clayout's when the
@@ -143,21 +136,8 @@ impl Timed {
     #[allow(clippy::too_many_arguments)]
     pub fn finish(self, ok: bool, kernel: &Arc<RewrittenKernel>, name: &str, class: SizeClass, ran: Variant, m: f64) {
         if self.by_markers {
-            // Its markers are watched by clayout's timing thread, not waited for here: the time
-            // is recorded before the model's next decision (`measure::harvest`).
-            let (k, owned) = (kernel.clone(), name.to_string());
-            let record: measure::Record = Box::new(move |ns| {
-                crate::guard("cost model", || k.model.lock().record(&owned, class, ran, ns, m));
-            });
-            match self.timer.take() {
-                Some(t) if ok => {
-                    let owner = Arc::as_ptr(kernel) as usize;
-                    if let Err((t, record)) = measure::hand_over(self.queue, owner, t, self.enqueue_ns(), record) {
-                        record(measure::stop(self.queue, t).map(|d| d + self.enqueue_ns()));
-                    }
-                }
-                _ => record(None),
-            }
+            let ns = self.stop(ok);
+            crate::guard("cost model", || kernel.model.lock().record(name, class, ran, ns, m));
             return;
         }
         let launched = self.launched.get();
