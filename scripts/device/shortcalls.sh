@@ -5,7 +5,8 @@
 # without clayout and for each library in LIBS under each configuration in CONFIGS (auto,
 # never, norewrite: CLAYOUT_REWRITE=0, disable: CLAYOUT_DISABLE=1; default auto), each timing
 # every OpenCL call (bench/calltime.c): per entry point the median over the runs of its total
-# time in the run, and the median total_ms. Writes $OUT/shortcalls.txt.
+# time in the run, and the median total_ms. FRESH=1: no priming, every run on an empty cache
+# (a program's first run). Writes $OUT/shortcalls.txt.
 #   LIBS="a.so b.so" CONFIGS="auto never" REPS=9 ITERS=1 scripts/device/shortcalls.sh [PLATFORM] [SAMPLE] [SIZE ARGS]
 set -uo pipefail
 S=/tmp/sc-samples
@@ -41,6 +42,7 @@ setting() {
     for l in $libs; do
         cache=/tmp/sc-cache-$(basename $l)
         rm -rf $cache
+        [ "${FRESH:-0}" = 1 ] && continue
         for i in 100 100; do (cd samples/$sample && CLAYOUT_BUILD_AFTER=wait CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$l $bin $size -i $i --platform $platform >/dev/null 2>&1); done
         for i in 1 1 1; do (cd samples/$sample && CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$l $bin $size -i $i --platform $platform >/dev/null 2>&1); done
     done
@@ -49,6 +51,7 @@ setting() {
         one /tmp/sc-none.lines LD_PRELOAD=/tmp/calltime.so
         for l in $libs; do
             for c in $configs; do
+                [ "${FRESH:-0}" = 1 ] && rm -rf /tmp/sc-cache-$(basename $l)
                 one /tmp/sc-$(basename $l)-$c.lines $(setting $c) LD_PRELOAD="/tmp/calltime.so $l" CLAYOUT_CACHE_DIR=/tmp/sc-cache-$(basename $l) CLAYOUT_ANNOTATIONS=$A
             done
         done
