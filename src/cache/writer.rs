@@ -68,6 +68,7 @@ pub fn start() {
 fn start_locked(p: &mut Pending) {
     if !p.started {
         p.started = true;
+        WRITER_PID.store(std::process::id(), Relaxed);
         let spawned = std::thread::Builder::new().name("clayout-cache".into()).spawn(run);
         if let Err(e) = spawned {
             crate::log::debug(&format!("clayout cache: no writer thread ({e}); records are written at exit"));
@@ -81,12 +82,21 @@ pub fn pending(path: &Path) -> Option<Arc<Vec<u8>>> {
 }
 
 /// Writes every pending record now, on this thread (at exit: the writer thread may never get
-/// to them). Waits at most a second for a write in progress.
+/// to them). Waits at most a second for a write in progress. Not in a child the process forked
+/// after its writer started: the child has no writer thread, and its copies of the locks may
+/// have been taken by it at the fork; the parent writes its own records.
 pub fn flush() {
+    let started_by = WRITER_PID.load(Relaxed);
+    if started_by != 0 && started_by != std::process::id() {
+        return;
+    }
     if let Some(_w) = WRITING.try_lock_for(Duration::from_secs(1)) {
         write_all();
     }
 }
+
+/// The process that started the writer thread (0: none yet).
+static WRITER_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 fn run() {
     loop {

@@ -4,6 +4,7 @@
  * objects: reference counts, queue properties, a rebuild with kernels attached, objects the
  * application leaks. Issue 21, items 2, 3, 4, 5, 19 and the two "Also" defects. */
 #include "hostile.h"
+#include <sys/wait.h>
 #include <unistd.h>
 
 static cl_mem used(void)
@@ -737,6 +738,28 @@ static void marshal_time(void)
     finish();
 }
 
+/* A child forked after clayout started its threads (the cache's writer among them), which
+ * exits at once through exit(): its exit handlers, clayout's included, must neither hang on a
+ * thread that is not there nor write what the parent still holds; the parent goes on. */
+static void fork_child_exits(void)
+{
+    start(0);
+    cl_mem b = particles(1.0f);
+    advance(b);
+    show("b", b, BYTES); /* the read ends the buffer's epoch: a record is handed to the writer */
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0)
+        exit(0);
+    int status = -1;
+    waitpid(pid, &status, 0);
+    printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    advance(b);
+    show("b again", b, BYTES);
+    clReleaseMemObject(b);
+    finish();
+}
+
 CASES({"image1d-buffer-after-launch", image_after_launch, ""},
       {"image1d-buffer-before-launch", image_before_launch, ""}, {"image1d-buffer-write", image_write, ""},
       {"image1d-buffer-map", image_map, ""},
@@ -754,4 +777,5 @@ CASES({"image1d-buffer-after-launch", image_after_launch, ""},
       {"rebuild-asta-kernel", rebuild_asta_kernel, ""}, {"leak-event", leak_event, "stats=no_leak"},
       {"leak-kernel", leak_kernel, "stats=no_leak"}, {"leak-user-event", leak_user_event, "stats=no_leak"},
       {"leak-sampler", leak_sampler, "stats=no_leak"}, {"leak-image", leak_image, "stats=no_leak"},
-      {"leak-nothing", no_leak, "stats=no_leak"}, {"marshal-time", marshal_time, "stats=device_ns timeout=60"})
+      {"leak-nothing", no_leak, "stats=no_leak"}, {"marshal-time", marshal_time, "stats=device_ns timeout=60"},
+      {"fork-child-exits", fork_child_exits, "auto timeout=20"})
