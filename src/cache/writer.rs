@@ -50,6 +50,10 @@ const GATHER: Duration = Duration::from_millis(20);
 /// Hands the file `path` (its whole bytes) to the writer; a newer version replaces one not yet
 /// written.
 pub fn submit(path: PathBuf, bytes: Vec<u8>) {
+    if forked() {
+        write_file(&path, &bytes);
+        return;
+    }
     let mut p = PENDING.lock();
     p.serial += 1;
     let serial = p.serial;
@@ -78,16 +82,17 @@ fn start_locked(p: &mut Pending) {
 
 /// The bytes of `path` as last handed over and not yet written, if any.
 pub fn pending(path: &Path) -> Option<Arc<Vec<u8>>> {
+    if forked() {
+        return None;
+    }
     PENDING.lock().records.get(path).map(|r| r.bytes.clone())
 }
 
 /// Writes every pending record now, on this thread (at exit: the writer thread may never get
-/// to them). Waits at most a second for a write in progress. Not in a child the process forked
-/// after its writer started: the child has no writer thread, and its copies of the locks may
-/// have been taken by it at the fork; the parent writes its own records.
+/// to them). Waits at most a second for a write in progress. Not in a forked child
+/// ([`forked`]): the parent writes its own records.
 pub fn flush() {
-    let started_by = WRITER_PID.load(Relaxed);
-    if started_by != 0 && started_by != std::process::id() {
+    if forked() {
         return;
     }
     if let Some(_w) = WRITING.try_lock_for(Duration::from_secs(1)) {
@@ -97,6 +102,14 @@ pub fn flush() {
 
 /// The process that started the writer thread (0: none yet).
 static WRITER_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Whether this is a child forked after the writer started: no writer thread runs here, and
+/// the locks may have been copied held. Such a child writes its records itself, on its own
+/// thread, and leaves the parent's pending ones to the parent.
+fn forked() -> bool {
+    let started_by = WRITER_PID.load(Relaxed);
+    started_by != 0 && started_by != std::process::id()
+}
 
 fn run() {
     loop {
