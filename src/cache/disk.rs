@@ -239,15 +239,9 @@ mod tests {
 
     const KEY: &str = "platform P 1.0; device D; options -DS=5";
 
-    fn temp_dir(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("clayout-diskcache-{tag}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        d
-    }
-
     /// A record written to a fresh directory, and its path.
     fn written(tag: &str, payload: &[u8]) -> PathBuf {
-        let dir = temp_dir(tag);
+        let dir = crate::cache::test_dir(tag);
         let name = file_name("conv", KEY);
         crate::cache::writer::write_file(&dir.join(&name), &encode(KEY, payload));
         dir.join(name)
@@ -280,7 +274,7 @@ mod tests {
 
     #[test]
     fn missing_file_is_a_plain_miss() {
-        assert_eq!(read(&temp_dir("missing").join("conv-0.bin"), KEY), None);
+        assert_eq!(read(&crate::cache::test_dir("missing").join("conv-0.bin"), KEY), None);
     }
 
     #[test]
@@ -348,7 +342,7 @@ mod tests {
 
     #[test]
     fn unwritable_directory_is_ignored() {
-        let dir = temp_dir("unwritable");
+        let dir = crate::cache::test_dir("unwritable");
         fs::create_dir_all(&dir).unwrap();
         let file = dir.join("a-file");
         fs::write(&file, b"not a directory").unwrap();

@@ -5,3 +5,12 @@
 pub mod binaries;
 pub mod disk;
 mod writer;
+
+/// A fresh directory under the system's temporary one for a test of this module, named by
+/// `tag` (unique across the module's tests) and the process.
+#[cfg(test)]
+fn test_dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("clayout-cache-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}

@@ -171,15 +171,9 @@ fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    fn dir(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("clayout-writer-{tag}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        d
-    }
-
     #[test]
     fn a_record_handed_over_reads_back_before_it_is_written_and_lands_at_the_flush() {
-        let d = dir("flush");
+        let d = crate::cache::test_dir("writer-flush");
         let path = d.join("a.bin");
         submit(path.clone(), b"one".to_vec());
         submit(path.clone(), b"two".to_vec());
@@ -194,7 +188,7 @@ mod tests {
 
     #[test]
     fn the_thread_writes_what_it_is_handed_without_a_flush() {
-        let d = dir("thread");
+        let d = crate::cache::test_dir("writer-thread");
         let path = d.join("b.bin");
         submit(path.clone(), b"written by the thread".to_vec());
         let start = std::time::Instant::now();
@@ -207,7 +201,7 @@ mod tests {
 
     #[test]
     fn a_file_that_cannot_be_written_is_dropped_not_retried_forever() {
-        let d = dir("unwritable");
+        let d = crate::cache::test_dir("writer-unwritable");
         fs::create_dir_all(&d).unwrap();
         fs::write(d.join("a-file"), b"not a directory").unwrap();
         let path = d.join("a-file").join("c.bin");

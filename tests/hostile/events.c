@@ -454,25 +454,6 @@ static void program_while_waiting(void)
 
 /* ---- a blocking read behind a gate, while another thread uses the same buffer ---- */
 
-struct gated_reader {
-    cl_mem b;
-    volatile int started;
-    uint64_t sum;
-    cl_int code;
-};
-
-static void *gated_reader_main(void *arg)
-{
-    struct gated_reader *r = arg;
-    unsigned char *h = malloc(BYTES);
-    memset(h, 0, BYTES);
-    r->started = 1;
-    r->code = clEnqueueReadBuffer(q, r->b, CL_TRUE, 0, BYTES, h, 0, NULL, NULL);
-    r->sum = fnv(h, BYTES);
-    free(h);
-    return NULL;
-}
-
 /* The reader's queue holds a command gated by the main thread, which reads the same buffer on
  * another queue before it opens the gate: the reader's blocking read must not hold the buffer
  * while it waits (a blocking call passed through only where all it waits for is free). */
@@ -485,20 +466,19 @@ static void blocking_read_behind_gate(int launched)
         advance(b);
         show("b after a launch", b, BYTES);
     }
-    cl_event u = user_event();
-    cl_mem other = gated(q, u);
-    struct gated_reader r = {b, 0, 0, 0};
+    struct reader r = {q, b, user_event(), 2, 0, 0, 0};
+    cl_mem other = gated(q, r.gate);
     pthread_t t;
-    pthread_create(&t, NULL, gated_reader_main, &r);
+    pthread_create(&t, NULL, reader_main, &r);
     while (!r.started)
         usleep(1000);
     usleep(100 * 1000); /* the reader is now inside its read, behind the gate */
     show_on(q2, "b on another queue", b, 0, BYTES);
-    rc("open the gate", clSetUserEventStatus(u, CL_COMPLETE));
+    rc("open the gate", clSetUserEventStatus(r.gate, CL_COMPLETE));
     pthread_join(t, NULL);
     rc("gated read", r.code);
     printf("gated reader saw %016llx\n", (unsigned long long)r.sum);
-    clReleaseEvent(u);
+    clReleaseEvent(r.gate);
     clReleaseMemObject(other);
     clReleaseMemObject(b);
     clReleaseCommandQueue(q2);
