@@ -140,6 +140,12 @@ extern "C" fn at_exit() {
     if !crate::stats::any_calls() {
         return;
     }
+    // A child forked after the application's calls owns none of what the parent measured and
+    // holds, and has none of the threads (the driver's, clayout's) that the work below waits
+    // for: the parent says and writes it all at its own exit.
+    if crate::stats::forked_child() {
+        return;
+    }
     // The last launches' times, for the cache and the statistics.
     crate::guard::guard("kernel times at exit", crate::runtime::cost::measure::harvest);
     crate::guard::guard("annotations at exit", crate::runtime::program::report_unattached);
@@ -166,6 +172,7 @@ extern "C" fn on_load() {
         if !cfg.disable {
             // SAFETY: registering a plain extern "C" fn with no captured state.
             unsafe { libc::atexit(at_exit) };
+            crate::stats::watch_forks();
         }
     });
 }

@@ -6,7 +6,7 @@ use crate::config::{self, StatsOut};
 use parking_lot::Mutex;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 static CALLS: [AtomicU64; FN_COUNT] = [const { AtomicU64::new(0) }; FN_COUNT];
@@ -36,6 +36,30 @@ pub fn count(id: FnId) {
 /// Whether this process made any OpenCL call at all.
 pub fn any_calls() -> bool {
     CALLS.iter().any(|c| c.load(Relaxed) > 0)
+}
+
+/// Set in a child forked after this process had made OpenCL calls. Such a child has the
+/// parent's memory (its OpenCL objects, clayout's records, clayout's locks as they stood at the
+/// fork) but none of its threads: neither the OpenCL implementation's nor clayout's worker and
+/// cache writer. Whatever waits for those threads would wait forever there.
+static FORKED_CHILD: AtomicBool = AtomicBool::new(false);
+
+/// Whether this is a child forked after the process had made OpenCL calls ([`FORKED_CHILD`]).
+pub fn forked_child() -> bool {
+    FORKED_CHILD.load(Relaxed)
+}
+
+extern "C" fn after_fork_in_child() {
+    if any_calls() {
+        FORKED_CHILD.store(true, Relaxed);
+    }
+}
+
+/// Registers the fork handler behind [`forked_child`]; once, at load.
+pub fn watch_forks() {
+    // SAFETY: registering a plain extern "C" fn with no captured state; it only stores an atomic,
+    // which is safe in a child that has only the forking thread.
+    unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
 }
 
 /// The application's calls so far of the entry point at `index` in `FN_NAMES`.

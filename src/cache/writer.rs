@@ -72,7 +72,6 @@ pub fn start() {
 fn start_locked(p: &mut Pending) {
     if !p.started {
         p.started = true;
-        WRITER_PID.store(std::process::id(), Relaxed);
         let spawned = std::thread::Builder::new().name("clayout-cache".into()).spawn(run);
         if let Err(e) = spawned {
             crate::log::debug(&format!("clayout cache: no writer thread ({e}); records are written at exit"));
@@ -100,15 +99,12 @@ pub fn flush() {
     }
 }
 
-/// The process that started the writer thread (0: none yet).
-static WRITER_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
-/// Whether this is a child forked after the writer started: no writer thread runs here, and
-/// the locks may have been copied held. Such a child writes its records itself, on its own
-/// thread, and leaves the parent's pending ones to the parent.
+/// Whether this is a child forked after the application's calls (so perhaps after the writer
+/// started): no writer thread runs here, and the locks may have been copied held. Such a child
+/// writes its records itself, on its own thread, and leaves the parent's pending ones to the
+/// parent.
 fn forked() -> bool {
-    let started_by = WRITER_PID.load(Relaxed);
-    started_by != 0 && started_by != std::process::id()
+    crate::stats::forked_child()
 }
 
 fn run() {

@@ -249,6 +249,10 @@ static CLOSED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn at_exit() {
     CLOSED.store(true, Ordering::Release);
+    // A forked child has no worker thread: the job it saw running never ends there.
+    if crate::stats::forked_child() {
+        return;
+    }
     crate::guard::guard("builds at exit", || settle(None, Duration::from_secs(60)));
 }
 

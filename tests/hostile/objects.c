@@ -760,6 +760,27 @@ static void fork_child_exits(void)
     finish();
 }
 
+/* The same, forked while clayout's worker builds a program the application just built (its
+ * rewritten copies): the child has no worker, so its exit must not wait for that build. */
+static void fork_child_exits_mid_build(void)
+{
+    start(0);
+    cl_program again = build(PARTICLES_CL, "-DAGAIN=1");
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0)
+        exit(0);
+    int status = -1;
+    waitpid(pid, &status, 0);
+    printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    cl_mem b = particles(1.0f);
+    advance(b);
+    show("b", b, BYTES);
+    clReleaseMemObject(b);
+    clReleaseProgram(again);
+    finish();
+}
+
 CASES({"image1d-buffer-after-launch", image_after_launch, ""},
       {"image1d-buffer-before-launch", image_before_launch, ""}, {"image1d-buffer-write", image_write, ""},
       {"image1d-buffer-map", image_map, ""},
@@ -778,4 +799,5 @@ CASES({"image1d-buffer-after-launch", image_after_launch, ""},
       {"leak-kernel", leak_kernel, "stats=no_leak"}, {"leak-user-event", leak_user_event, "stats=no_leak"},
       {"leak-sampler", leak_sampler, "stats=no_leak"}, {"leak-image", leak_image, "stats=no_leak"},
       {"leak-nothing", no_leak, "stats=no_leak"}, {"marshal-time", marshal_time, "stats=device_ns timeout=60"},
-      {"fork-child-exits", fork_child_exits, "auto timeout=20"})
+      {"fork-child-exits", fork_child_exits, "auto timeout=20"},
+      {"fork-child-exits-mid-build", fork_child_exits_mid_build, "auto timeout=20"})
