@@ -6,25 +6,12 @@
  *   gcc -O2 -o blockwait bench/blockwait.c -lOpenCL && ./blockwait [PLATFORM SUBSTRING] [BYTES...]
  * Diagnostic for docs/results.md ("A short run's transfers"). */
 #define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#include "device.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 enum { R = 31, KINDS = 4 };
 static const char *kinds[KINDS] = {"read blocking", "read + wait", "write blocking", "write + wait"};
@@ -35,7 +22,7 @@ static double one(cl_command_queue q, cl_mem b, size_t bytes, char *h, int k)
     cl_event e = NULL;
     cl_event *ev = (k & 1) ? &e : NULL;
     cl_bool blocking = (k & 1) ? CL_FALSE : CL_TRUE;
-    double t = now_us();
+    double t = bench_now_us();
     if (k < 2)
         clEnqueueReadBuffer(q, b, blocking, 0, bytes, h, 0, NULL, ev);
     else
@@ -44,7 +31,7 @@ static double one(cl_command_queue q, cl_mem b, size_t bytes, char *h, int k)
         clWaitForEvents(1, &e);
         clReleaseEvent(e);
     }
-    return now_us() - t;
+    return bench_now_us() - t;
 }
 
 int main(int argc, char **argv)
@@ -83,7 +70,7 @@ int main(int argc, char **argv)
             }
         printf("%zu bytes, us (median of %d):", bytes, R);
         for (int k = 0; k < KINDS; k++) {
-            qsort(t[k], R, sizeof(double), cmp);
+            qsort(t[k], R, sizeof(double), bench_cmp_double);
             printf(" %s %.1f;", kinds[k], t[k][R / 2]);
         }
         printf("\n");

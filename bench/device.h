@@ -4,8 +4,9 @@
 #define CLAYOUT_BENCH_DEVICE_H
 #include <CL/cl.h>
 #include <string.h>
+#include <time.h>
 
-static cl_device_id bench_device(const char *want) {
+static inline cl_device_id bench_device(const char *want) {
     cl_platform_id ps[8];
     cl_uint np = 0;
     clGetPlatformIDs(8, ps, &np);
@@ -16,5 +17,18 @@ static cl_device_id bench_device(const char *want) {
         if (strstr(name, want) && clGetDeviceIDs(ps[i], CL_DEVICE_TYPE_ALL, 1, &d, NULL) == CL_SUCCESS) return d;
     }
     return NULL;
+}
+
+/* Monotonic wall time in microseconds. */
+static inline double bench_now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+/* qsort's comparison of doubles, for medians. */
+static inline int bench_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 #endif

@@ -147,7 +147,7 @@ unsafe fn launch_with(
             let written = super::cost::model::Variant::Written.form();
             let why = super::cost::Reason::Static("its copies are still being built");
             crate::stats::decision(&k.facts.name, written, &why);
-            building = crate::guard("cost model", || counted_while_building(&k))
+            building = crate::guard("cost model", || counted_while_building(&k, &dims))
                 .flatten()
                 .map(|(key, nth)| (key, nth, started));
             None
@@ -261,8 +261,8 @@ fn timing_while_building(
     if !timing {
         return None;
     }
-    let more_coming =
-        model.times.wait_missed || super::cost::lengths::get(key).remaining(0, nth).is_some_and(|n| n >= 2);
+    let more_coming = model.times.wait_missed
+        || super::cost::lengths::get(key).remaining(0, nth, class.items).is_some_and(|n| n >= 2);
     Some(WhileBuilding { kernel: kernel.clone(), class, m, more_coming })
 }
 
@@ -272,7 +272,8 @@ fn timing_while_building(
 /// copies are built, taught the next run nothing, and only its third converted (blackscholes'
 /// 30-launch runs on the H100, docs/cost-model.md). The kernel's buffer arguments are taken in
 /// the order the cost model numbers them: its rewritten parameters by argument index.
-fn counted_while_building(k: &kernels::Kernel) -> Option<(Arc<str>, u32)> {
+fn counted_while_building(k: &kernels::Kernel, dims: &Dims) -> Option<(Arc<str>, u32)> {
+    let items = super::transparent::launch::items_class(dims);
     let program = k.program.as_ref()?;
     let dl = program.dl()?;
     let rewrites = dl.rewrites.as_ref()?;
@@ -299,7 +300,7 @@ fn counted_while_building(k: &kernels::Kernel) -> Option<(Arc<str>, u32)> {
             continue;
         }
         if let Some(buffer) = buffers::get(h) {
-            let n = buffer.state.lock().cost.launched(&key, arg);
+            let n = buffer.state.lock().cost.launched(&key, arg, items);
             first = first.or((arg == 0).then_some(n));
         }
     }

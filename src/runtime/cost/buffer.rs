@@ -20,15 +20,26 @@ pub struct Reuse {
     pub asta_gain_ns: f64,
 }
 
+/// One kernel argument's launches on a buffer in its epoch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EpochLaunches {
+    /// The kernel's times key.
+    pub kernel: Arc<str>,
+    pub arg: u32,
+    pub launches: u32,
+    /// The size bucket of the first of them (`lengths`).
+    pub items: u8,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct BufferCost {
     pub reuse: Reuse,
     /// The rewritten kernel's argument that converted the buffer to its device layout, until it
     /// comes back or is released.
     pub converted_by: Option<ConvertedBy>,
-    /// This epoch's launches per (kernel's times key, converted argument), under every policy:
+    /// This epoch's launches per kernel's times key and converted argument, under every policy:
     /// a run whose launches all ran as written still says how long it was.
-    pub launches: Vec<(Arc<str>, u32, u32)>,
+    pub launches: Vec<EpochLaunches>,
 }
 
 impl BufferCost {
@@ -38,33 +49,33 @@ impl BufferCost {
         self.epoch_ended();
     }
 
-    /// Counts a launch of `kernel` on the buffer at its converted argument `arg`; how many it
-    /// made this epoch, this one included.
-    pub fn launched(&mut self, kernel: &Arc<str>, arg: u32) -> u32 {
+    /// Counts a launch of `kernel` on the buffer at its converted argument `arg`, of the size
+    /// bucket `items`; how many it made this epoch, this one included.
+    pub fn launched(&mut self, kernel: &Arc<str>, arg: u32, items: u8) -> u32 {
         // The same kernel's launches pass the same key: its pointer tells before its text.
         let same = |k: &Arc<str>| Arc::ptr_eq(k, kernel) || k == kernel;
-        let at = match self.launches.iter().position(|(k, a, _)| *a == arg && same(k)) {
+        let at = match self.launches.iter().position(|e| e.arg == arg && same(&e.kernel)) {
             Some(at) => at,
             None => {
-                self.launches.push((kernel.clone(), arg, 0));
+                self.launches.push(EpochLaunches { kernel: kernel.clone(), arg, launches: 0, items });
                 self.launches.len() - 1
             }
         };
-        let n = &mut self.launches[at].2;
+        let n = &mut self.launches[at].launches;
         *n = n.saturating_add(1);
         *n
     }
 
     /// This epoch's launches, counted from zero again.
-    pub fn take_epoch(&mut self) -> Vec<(Arc<str>, u32, u32)> {
+    pub fn take_epoch(&mut self) -> Vec<EpochLaunches> {
         std::mem::take(&mut self.launches)
     }
 
     /// The epoch ended (the host accessed the buffer, or the program released it): how long it
     /// lasted at each kernel argument is kept.
     fn epoch_ended(&mut self) {
-        for (kernel, arg, n) in self.take_epoch() {
-            lengths::record(&kernel, arg, n);
+        for e in self.take_epoch() {
+            lengths::record(&e.kernel, e.arg, e.launches, e.items);
         }
     }
 
@@ -92,13 +103,14 @@ mod tests {
     fn launches_are_counted_per_kernel_and_argument_until_the_epoch_ends() {
         let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
         let mut c = BufferCost::default();
-        assert_eq!(c.launched(&a, 0), 1);
-        assert_eq!(c.launched(&a, 0), 2);
-        assert_eq!(c.launched(&b, 0), 1, "another kernel");
-        assert_eq!(c.launched(&a, 1), 1, "another argument");
-        assert_eq!(c.launched(&a, 0), 3);
-        assert_eq!(c.take_epoch(), vec![(a.clone(), 0, 3), (b.clone(), 0, 1), (a.clone(), 1, 1)]);
-        assert_eq!(c.launched(&a, 0), 1, "a new epoch counts from the start");
+        assert_eq!(c.launched(&a, 0, 15), 1);
+        assert_eq!(c.launched(&a, 0, 16), 2, "the same epoch at another size");
+        assert_eq!(c.launched(&b, 0, 15), 1, "another kernel");
+        assert_eq!(c.launched(&a, 1, 15), 1, "another argument");
+        assert_eq!(c.launched(&a, 0, 15), 3);
+        let e = |kernel: &Arc<str>, arg, launches| EpochLaunches { kernel: kernel.clone(), arg, launches, items: 15 };
+        assert_eq!(c.take_epoch(), vec![e(&a, 0, 3), e(&b, 0, 1), e(&a, 1, 1)], "sized by their first launch");
+        assert_eq!(c.launched(&a, 0, 15), 1, "a new epoch counts from the start");
         assert!(c.take_epoch().len() == 1 && c.take_epoch().is_empty());
     }
 }

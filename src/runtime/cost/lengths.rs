@@ -8,7 +8,13 @@
 //! than after the many launches that its worst-case rule waits for.
 //!
 //! Keyed like `habits`: the kernel's key in the times cache and the argument's place among the
-//! kernel's converted arguments.
+//! kernel's converted arguments. Each epoch also keeps the size of its first launch (the
+//! power-of-two bucket of its work-items, as `size`), and a launch reads the epochs of its own
+//! size, or of every size where none is recorded at its own: a program's runs at one size may be
+//! long and at another short (a test size and a production size), and a bet that the long runs
+//! promised lost twice the short runs' time (the policy-stress sequence on the H100, run 7:
+//! 8 launches at 64,000 particles converted on the promise of the 30- and 1000-launch runs at
+//! 262,144).
 
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
@@ -27,8 +33,9 @@ pub const MIN_EPOCHS: usize = 1;
 /// Arguments kept per kernel (as `habits`).
 const MAX_ARGS: u32 = 64;
 
-/// The record's format: a record of another one is ignored (and rewritten).
-const FORMAT: u32 = 1;
+/// The record's format: a record of another one is ignored (and rewritten). Format 1 kept no
+/// sizes.
+const FORMAT: u32 = 2;
 
 const KIND: &str = "lengths";
 
@@ -36,11 +43,12 @@ const KIND: &str = "lengths";
 /// exit, so that a program with many short epochs does not write a file after each one.
 const WRITES_PER_RUN: u32 = 16;
 
-/// One kernel's record: per converted argument, the last epochs' launches, oldest first.
+/// One kernel's record: per converted argument, the last epochs, oldest first: each one's
+/// launches and the size bucket of its first launch ([`super::size::SizeClass::items`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lengths {
     format: u32,
-    args: Vec<Vec<u32>>,
+    args: Vec<Vec<(u32, u8)>>,
 }
 
 impl Default for Lengths {
@@ -50,13 +58,17 @@ impl Default for Lengths {
 }
 
 impl Lengths {
-    /// The epochs recorded at `arg`, oldest first.
-    pub fn at(&self, arg: u32) -> &[u32] {
-        self.args.get(arg as usize).map_or(&[], |v| v.as_slice())
+    /// The launches of the epochs recorded at `arg` at the size `items`, oldest first, or of
+    /// every epoch at `arg` where none is recorded at that size.
+    pub fn at(&self, arg: u32, items: u8) -> impl Iterator<Item = u32> + '_ {
+        let all = self.args.get(arg as usize).map_or(&[][..], |v| v.as_slice());
+        let any_here = all.iter().any(|e| e.1 == items);
+        all.iter().filter(move |e| !any_here || e.1 == items).map(|e| e.0)
     }
 
-    /// Records an epoch of `launches` at `arg`; whether the record changed.
-    pub fn push(&mut self, arg: u32, launches: u32) -> bool {
+    /// Records an epoch of `launches` at `arg`, whose first launch was at the size `items`;
+    /// whether the record changed.
+    pub fn push(&mut self, arg: u32, launches: u32, items: u8) -> bool {
         if arg >= MAX_ARGS || launches == 0 {
             return false;
         }
@@ -65,21 +77,22 @@ impl Lengths {
             self.args.resize(i + 1, Vec::new());
         }
         let v = &mut self.args[i];
-        // A full record of this one length stays as it is: nothing to write.
-        if v.len() == KEEP && v.iter().all(|&n| n == launches) {
+        let epoch = (launches, items);
+        // A full record of this one epoch stays as it is: nothing to write.
+        if v.len() == KEEP && v.iter().all(|&e| e == epoch) {
             return false;
         }
         if v.len() == KEEP {
             v.remove(0);
         }
-        v.push(launches);
+        v.push(epoch);
         true
     }
 
-    /// The launches left, this one included, in the shortest recorded epoch at `arg` that got to
-    /// launch `k`, if any did.
-    pub fn remaining(&self, arg: u32, k: u32) -> Option<u32> {
-        shortest_reaching(self.at(arg), k).map(|n| n - k + 1)
+    /// The launches left, this one included, in the shortest epoch recorded at `arg` (at the
+    /// size `items`, as [`Lengths::at`]) that got to launch `k`, if any did.
+    pub fn remaining(&self, arg: u32, k: u32, items: u8) -> Option<u32> {
+        shortest_reaching(self.at(arg, items), k).map(|n| n - k + 1)
     }
 
     /// The record read back from the cache; one of another format is refused.
@@ -98,11 +111,14 @@ impl Lengths {
 
 /// The shortest recorded epoch among those that got to launch `k` (this one, counted from 1),
 /// or None when fewer than [`MIN_EPOCHS`] are recorded or none got that far.
-pub fn shortest_reaching(history: &[u32], k: u32) -> Option<u32> {
-    if history.len() < MIN_EPOCHS {
+pub fn shortest_reaching(history: impl IntoIterator<Item = u32>, k: u32) -> Option<u32> {
+    let (recorded, shortest) = history
+        .into_iter()
+        .fold((0usize, None::<u32>), |(c, m), n| (c + 1, if n >= k { Some(m.map_or(n, |m| m.min(n))) } else { m }));
+    if recorded < MIN_EPOCHS {
         return None;
     }
-    history.iter().copied().filter(|&n| n >= k).min()
+    shortest
 }
 
 struct Entry {
@@ -134,10 +150,11 @@ pub fn get(kernel: &Arc<str>) -> Lengths {
     with(kernel, |e| e.lengths.clone())
 }
 
-/// Records an epoch of `launches` of `kernel` on the buffer at its converted argument `arg`.
-pub fn record(kernel: &Arc<str>, arg: u32, launches: u32) {
+/// Records an epoch of `launches` of `kernel` on the buffer at its converted argument `arg`,
+/// whose first launch was at the size `items`.
+pub fn record(kernel: &Arc<str>, arg: u32, launches: u32, items: u8) {
     let write = with(kernel, |e| {
-        if !e.lengths.push(arg, launches) {
+        if !e.lengths.push(arg, launches, items) {
             return None;
         }
         super::records_changed();
@@ -177,45 +194,63 @@ mod tests {
     #[test]
     fn the_shortest_epoch_that_got_this_far() {
         let h = [1, 100, 2, 30, 1, 1000, 8, 30];
-        assert_eq!(shortest_reaching(&h, 1), Some(1));
-        assert_eq!(shortest_reaching(&h, 2), Some(2));
-        assert_eq!(shortest_reaching(&h, 3), Some(8));
-        assert_eq!(shortest_reaching(&h, 9), Some(30));
-        assert_eq!(shortest_reaching(&h, 31), Some(100));
-        assert_eq!(shortest_reaching(&h, 1001), None, "none got this far");
-        assert_eq!(shortest_reaching(&[], 1), None, "nothing recorded");
-        assert_eq!(shortest_reaching(&[30], 3), Some(30), "one epoch is history enough");
+        assert_eq!(shortest_reaching(h.iter().copied(), 1), Some(1));
+        assert_eq!(shortest_reaching(h.iter().copied(), 2), Some(2));
+        assert_eq!(shortest_reaching(h.iter().copied(), 3), Some(8));
+        assert_eq!(shortest_reaching(h.iter().copied(), 9), Some(30));
+        assert_eq!(shortest_reaching(h.iter().copied(), 31), Some(100));
+        assert_eq!(shortest_reaching(h.iter().copied(), 1001), None, "none got this far");
+        assert_eq!(shortest_reaching([0u32; 0].iter().copied(), 1), None, "nothing recorded");
+        assert_eq!(shortest_reaching([30].iter().copied(), 3), Some(30), "one epoch is history enough");
     }
 
     #[test]
     fn the_last_epochs_are_kept_per_argument() {
         let mut l = Lengths::default();
-        assert!(l.push(1, 5));
-        assert_eq!((l.at(0), l.at(1), l.at(2)), (&[][..], &[5][..], &[][..]));
-        assert!(!l.push(0, 0), "an epoch without launches says nothing");
-        assert!(!l.push(MAX_ARGS, 3));
+        assert!(l.push(1, 5, 10));
+        let at = |l: &Lengths, arg| l.at(arg, 10).collect::<Vec<u32>>();
+        assert_eq!((at(&l, 0), at(&l, 1), at(&l, 2)), (vec![], vec![5], vec![]));
+        assert!(!l.push(0, 0, 10), "an epoch without launches says nothing");
+        assert!(!l.push(MAX_ARGS, 3, 10));
         for n in 0..KEEP as u32 {
-            assert!(l.push(1, 10 + n));
+            assert!(l.push(1, 10 + n, 10));
         }
-        assert_eq!(l.at(1).len(), KEEP);
-        assert_eq!(l.at(1)[0], 10, "the oldest went");
+        assert_eq!(at(&l, 1).len(), KEEP);
+        assert_eq!(at(&l, 1)[0], 10, "the oldest went");
         for _ in 0..KEEP {
-            l.push(0, 7);
+            l.push(0, 7, 10);
         }
-        assert!(!l.push(0, 7), "a full record of one length does not change");
-        assert!(l.push(0, 8));
+        assert!(!l.push(0, 7, 10), "a full record of one epoch does not change");
+        assert!(l.push(0, 7, 11), "the same length at another size does");
+        assert!(l.push(0, 8, 10));
+    }
+
+    #[test]
+    fn a_launch_reads_the_epochs_of_its_own_size() {
+        // The policy-stress sequence: short runs at 64,000 (2^15 work-items), long ones at
+        // 262,144 (2^18), alternating.
+        let mut l = Lengths::default();
+        for (n, items) in [(1, 15), (100, 18), (2, 15), (30, 18), (1, 15), (1000, 18)] {
+            l.push(0, n, items);
+        }
+        assert_eq!(l.at(0, 15).collect::<Vec<_>>(), vec![1, 2, 1]);
+        assert_eq!(l.remaining(0, 3, 15), None, "no run at this size got to a third launch");
+        assert_eq!(l.remaining(0, 3, 18), Some(28));
+        assert_eq!(l.remaining(0, 1, 18), Some(30), "the short runs at the other size do not count");
+        assert_eq!(l.at(0, 20).collect::<Vec<_>>(), vec![1, 100, 2, 30, 1, 1000], "a size never met reads every epoch");
+        assert_eq!(l.remaining(0, 3, 20), Some(28));
     }
 
     #[test]
     fn the_record_reads_back_and_other_formats_are_refused() {
         let mut l = Lengths::default();
-        l.push(0, 30);
-        l.push(2, 1000);
+        l.push(0, 30, 15);
+        l.push(2, 1000, 18);
         let json = serde_json::to_vec(&l).unwrap();
         assert_eq!(Lengths::parse(&json), Ok(l));
-        let why = Lengths::parse(br#"{"format":2,"args":[[3]],"more":1}"#).unwrap_err();
-        assert!(why.contains("format 2"), "{why}");
-        assert!(Lengths::parse(br#"{"args":[[3]]}"#).is_err());
-        assert!(Lengths::parse(br#"{"format":1,"args":"x"}"#).is_err());
+        let why = Lengths::parse(br#"{"format":1,"args":[[3]]}"#).unwrap_err();
+        assert!(why.contains("format 1"), "the sizeless format of earlier clayouts: {why}");
+        assert!(Lengths::parse(br#"{"args":[[[3,15]]]}"#).is_err());
+        assert!(Lengths::parse(br#"{"format":2,"args":"x"}"#).is_err());
     }
 }

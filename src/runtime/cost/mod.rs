@@ -94,7 +94,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     let policy = offer.policy;
     // Counted under every policy: runs under `always` or `never` teach `auto` how long they were.
     let counts: smallvec::SmallVec<[u32; 4]> = match &model.disk_key {
-        Some(key) => buffers.iter_mut().map(|b| b.cost.launched(key, b.arg)).collect(),
+        Some(key) => buffers.iter_mut().map(|b| b.cost.launched(key, b.arg, offer.class.items)).collect(),
         None => smallvec::smallvec![0; buffers.len()],
     };
     if policy == Policy::Always || (policy == Policy::Never && !offer.staged_ok) {
@@ -128,7 +128,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
             in_asta = false;
             let d = b.want;
             let back = records.is_none_or(|r| r.habits.may_come_back(arg));
-            match records.and_then(|r| r.lengths.remaining(arg, k)) {
+            match records.and_then(|r| r.lengths.remaining(arg, k, offer.class.items)) {
                 Some(n) => promised = Some(promised.map_or(n, |p| p.min(n))),
                 None => unknown = true,
             }

@@ -610,7 +610,7 @@ mod tests {
         let mut l = launch(t(Some(1.0), None, Some(0.9)));
         l.convert_ns = 0.27e6;
         l.epoch_written_ns = 1e6 * f64::from(k);
-        l.promised = super::super::lengths::shortest_reaching(history, k).map(|n| n - k + 1);
+        l.promised = super::super::lengths::shortest_reaching(history.iter().copied(), k).map(|n| n - k + 1);
         decide(&l)
     }
 

@@ -171,7 +171,7 @@ pub fn structures(needs: &[BufferNeed]) -> Option<f64> {
 /// The launch's size class (`cost::size`): its work-items and the bytes of the buffers it would
 /// convert.
 pub fn size_class(needs: &[BufferNeed], dims: &Dims) -> SizeClass {
-    let items = dims.global.iter().fold(1u64, |a, &g| a.saturating_mul(g));
+    let items = work_items(dims);
     let bytes = needs
         .iter()
         .filter_map(|n| match n.need {
@@ -180,6 +180,16 @@ pub fn size_class(needs: &[BufferNeed], dims: &Dims) -> SizeClass {
         })
         .fold(0u64, u64::saturating_add);
     SizeClass::of(items, bytes)
+}
+
+fn work_items(dims: &Dims) -> u64 {
+    dims.global.iter().fold(1u64, |a, &g| a.saturating_mul(g))
+}
+
+/// The launch's work-items bucket, as its size class has it: what `cost::lengths` keys epochs
+/// by, where the buffers' shapes are not known yet (while the copies are built).
+pub fn items_class(dims: &Dims) -> u8 {
+    SizeClass::of(work_items(dims), 0).items
 }
 
 /// Why the ASTA copy could round this launch's floating-point results differently from the
