@@ -374,14 +374,23 @@ fn a_quick_build_is_no_price_for_clayout_s_builds() {
             .env("CLAYOUT_BUILD_AFTER", "auto")
             .env("CLAYOUT_LOG", "debug")
     };
+    let started = std::time::Instant::now();
     let (out, stats) = with_stats(cmd(), &json);
+    let took = started.elapsed();
     assert_same(&base, &out);
     assert_eq!(launches(&stats, "advance", "written"), 2, "{}", out.show("pause"));
     let waiting =
         out.shim_lines().iter().any(|l| l.contains("kernel advance: runs as written until its copies are built"));
     assert!(waiting, "{}", out.show("pause"));
     let built = out.shim_lines().iter().any(|l| l.contains("built the rewritten copies"));
-    assert!(!built, "a build of clayout's started within the run: {}", out.show("pause"));
+    // The builds are held back a second from the application's build. A process that ran
+    // longer than that (0.5 s alone, but a loaded CI machine stretches PoCL's start and first
+    // launch) may rightly have started one, and says nothing either way.
+    if took < std::time::Duration::from_secs(1) {
+        assert!(!built, "a build of clayout's started within the run: {}", out.show("pause"));
+    } else {
+        eprintln!("the first run took {took:?}, longer than the builds are held back: not checked that none started");
+    }
     let mut built = false;
     for i in 2..=5 {
         let out = run(&cmd(), TIMEOUT);
