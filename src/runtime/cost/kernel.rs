@@ -183,6 +183,12 @@ impl TimesByClass {
     }
 
     /// The times measured at `class` (none measured: all unknown).
+    ///
+    /// Not inlined: inlined into the cost model's `decide`, the copy of its `Option<f64>`s was
+    /// split field by field, padding bits included, through that whole function, which grew
+    /// from 6 to 21 KB of code and some 2,600 instructions more per launch (callgrind over
+    /// `bench/firstlaunch.c`'s loop on PoCL, docs/results.md).
+    #[inline(never)]
     pub fn at(&self, class: SizeClass) -> Times {
         self.classes.iter().find(|(c, _)| *c == class).map(|(_, t)| *t).unwrap_or_default()
     }

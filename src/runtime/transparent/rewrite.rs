@@ -24,12 +24,15 @@ pub struct RewrittenKernel {
     pub private_name: String,
     /// The trailing `ulong` arguments of the copy: M of each rewritten buffer.
     pub extra_args: Vec<ExtraArg>,
-    /// The layout the copy assumes for each rewritten parameter, by parameter name.
-    pub layouts: HashMap<String, StructLayout>,
+    /// The layout the copy assumes for each rewritten parameter, by parameter name. These three
+    /// are read at every launch, a few entries each: ordered maps compare a few short names where
+    /// hash maps hashed each name with SipHash (about 170 instructions a lookup, six lookups a
+    /// launch of a staged copy).
+    pub layouts: BTreeMap<String, StructLayout>,
     /// Argument index of each rewritten parameter, by name.
-    pub indices: HashMap<String, usize>,
+    pub indices: BTreeMap<String, usize>,
     /// The host layout of each rewritten parameter, by name.
-    pub hosts: HashMap<String, Layout>,
+    pub hosts: BTreeMap<String, Layout>,
     /// The kernel, or a function it calls, computes with floating-point values
     /// (`clc::floating`): its results may depend on where the compiler fuses operations.
     pub floating: bool,
@@ -104,7 +107,7 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
                     Arc::new(RewrittenKernel {
                         private_name: req.private_name,
                         extra_args: out.extra_args,
-                        layouts,
+                        layouts: layouts.into_iter().collect(),
                         indices,
                         hosts,
                         floating: crate::clc::floating::uses_floating_point(source, name),
