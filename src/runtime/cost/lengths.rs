@@ -112,9 +112,13 @@ impl Lengths {
 /// The shortest recorded epoch among those that got to launch `k` (this one, counted from 1),
 /// or None when fewer than [`MIN_EPOCHS`] are recorded or none got that far.
 pub fn shortest_reaching(history: impl IntoIterator<Item = u32>, k: u32) -> Option<u32> {
-    let (recorded, shortest) = history
-        .into_iter()
-        .fold((0usize, None::<u32>), |(c, m), n| (c + 1, if n >= k { Some(m.map_or(n, |m| m.min(n))) } else { m }));
+    let (mut recorded, mut shortest) = (0usize, None::<u32>);
+    for n in history {
+        recorded += 1;
+        if n >= k {
+            shortest = Some(shortest.map_or(n, |s| s.min(n)));
+        }
+    }
     if recorded < MIN_EPOCHS {
         return None;
     }
