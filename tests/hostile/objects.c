@@ -738,6 +738,18 @@ static void marshal_time(void)
     finish();
 }
 
+/* Forks a child that calls exit() at once, waits for it and prints its exit status. */
+static void fork_a_child_that_exits(void)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0)
+        exit(0);
+    int status = -1;
+    waitpid(pid, &status, 0);
+    printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 /* A child forked after clayout started its threads (the cache's writer among them), which
  * exits at once through exit(): its exit handlers, clayout's included, must neither hang on a
  * thread that is not there nor write what the parent still holds; the parent goes on. */
@@ -747,13 +759,7 @@ static void fork_child_exits(void)
     cl_mem b = particles(1.0f);
     advance(b);
     show("b", b, BYTES); /* the read ends the buffer's epoch: a record is handed to the writer */
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0)
-        exit(0);
-    int status = -1;
-    waitpid(pid, &status, 0);
-    printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    fork_a_child_that_exits();
     advance(b);
     show("b again", b, BYTES);
     clReleaseMemObject(b);
@@ -766,13 +772,7 @@ static void fork_child_exits_mid_build(void)
 {
     start(0);
     cl_program again = build(PARTICLES_CL, "-DAGAIN=1");
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0)
-        exit(0);
-    int status = -1;
-    waitpid(pid, &status, 0);
-    printf("child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    fork_a_child_that_exits();
     cl_mem b = particles(1.0f);
     advance(b);
     show("b", b, BYTES);
