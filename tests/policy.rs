@@ -490,15 +490,19 @@ fn launches_while_the_copies_are_built_teach_the_next_run() {
     assert_eq!(epochs(&records[0]), vec![vec![3], vec![3]], "{}", out.show("copies held back"));
     let times = record_text(&dir, "times");
     assert!(times.contains(r#""written":"#) && !times.contains(r#""written":null"#), "{times}");
+    // Settled once two of its timings agreed (on PoCL the first launch, which compiles, may
+    // not): then the next run times it no more, and otherwise it times it again.
+    let timed = &payloads(&dir, "times")[0]["classes"][0][1]["timed"][0];
+    let settled = timed.as_u64().unwrap_or_else(|| panic!("{times}")) >= 2;
     let second = annotated(seq("gatherread").shimmed(), "auto", dir.as_os_str()).env("CLAYOUT_BUILD_AFTER", "wait");
     let (out, stats) = with_stats(second, &json);
     assert_same(&base, &out);
     let said = reasons(&stats, "gather");
-    assert!(
-        !said.iter().any(|r| r.contains("measuring the kernel as written")),
-        "{said:?}\n{}",
-        out.show("copies built")
-    );
+    let measured = said.iter().find(|r| r.contains("measuring the kernel as written"));
+    match measured {
+        None => assert!(settled, "{times}\n{said:?}"),
+        Some(m) => assert!(!settled && m.ends_with("again"), "{times}\n{said:?}\n{}", out.show("copies built")),
+    }
     let records = payloads(&dir, "lengths");
     assert_eq!(records.len(), 1, "one record, the copies' key: {}", out.show("copies built"));
     // The same size as the launches made while the copies were built, which knew less.
@@ -574,11 +578,13 @@ fn a_kernel_that_missed_the_application_s_wait_is_timed_with_markers_in_later_ru
 
 /// Under `auto` the copies' tile follows what the program's own kernels measured in ASTA: once
 /// a run has timed them at the default tile (32 on PoCL), the next builds the copies at the
-/// neighbouring tile ahead (at once under CLAYOUT_BUILD_AFTER=wait), the run after it takes that
-/// tile and measures it, and so on while a neighbour is faster; the other tiles' times stay on
+/// neighbouring tile ahead (at once under CLAYOUT_BUILD_AFTER=wait), the runs after it take that
+/// tile and measure it, and so on while a neighbour is faster; the other tiles' times stay on
 /// the shelf of the record. The times are the fault-injection build's (`tile-timing`: fastest
-/// at tile 128), since a CPU's timings would make the climb a matter of noise. Every run gives
-/// the plain run's bytes. (The choice itself is unit-tested in src/runtime/cost/tiles.rs.)
+/// at tile 128), since a CPU's timings would make the climb a matter of noise. The queue
+/// profiles (`CLAYOUT_PROFILE=1`), so that the timings for the choice of tile cost nothing and
+/// are made in runs this short (`model::afford`). Every run gives the plain run's bytes. (The
+/// choice itself is unit-tested in src/runtime/cost/tiles.rs.)
 #[test]
 fn auto_climbs_to_the_tile_its_kernels_measured_fastest() {
     let dir = fresh_dir("policy-tiles");
@@ -586,16 +592,17 @@ fn auto_climbs_to_the_tile_its_kernels_measured_fastest() {
     let base = run(&seq("launches"), TIMEOUT);
     assert_ok(&base);
     let mut tiles = Vec::new();
-    for i in 0..12 {
+    for i in 0..24 {
         let json = scratch(&format!("policy-tiles-{i}")).join("stats.json");
         let cmd = annotated(seq("launches").shimmed_with(fault_lib()), "auto", cache)
             .env("CLAYOUT_FAULT", "tile-timing")
+            .env("CLAYOUT_PROFILE", "1")
             .env("CLAYOUT_BUILD_AFTER", "wait");
         let (out, stats) = with_stats(cmd, &json);
         assert_same(&base, &out);
         let tile = stats["policy"]["tiles"]["advance"].as_u64().unwrap_or_else(|| panic!("run {i}: {stats:#}"));
         tiles.push(tile);
-        if tiles.ends_with(&[128, 128, 128]) {
+        if tiles.contains(&256) && tiles.ends_with(&[128, 128, 128]) {
             break;
         }
     }

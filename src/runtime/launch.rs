@@ -164,10 +164,10 @@ unsafe fn launch_with(
     };
     let plan = plan.filter(|p| p.fixed.is_empty() || fixed_hold(&k, p));
     let Some(user) = user_wait(n, list) else { return enqueue(kernel, None, n, list, event) };
-    if !crate::registry::get().queues.contains(key(queue)) {
+    let Some(profiling) = crate::registry::get().queues.with(key(queue), |q| q.profiling) else {
         // Not a queue of the application's: the real library gives the launch its error.
         return enqueue(kernel, None, n, list, event);
-    }
+    };
     if plan.is_some() && !k.all_args_set() {
         // The real library refuses the launch (CL_INVALID_KERNEL_ARGS): let it, untouched.
         return enqueue(kernel, None, n, list, event);
@@ -184,7 +184,7 @@ unsafe fn launch_with(
     }
     if let Some(t) = plan.as_ref().and_then(|p| p.transparent.as_ref()) {
         return super::transparent::launch::launch(
-            queue, kernel, &k.facts, &k.copies, t, &needs, &dims, user, event, enqueue,
+            queue, profiling, kernel, &k.facts, &k.copies, t, &needs, &dims, user, event, enqueue,
         );
     }
     if let Some(why) = conflicting(&needs) {

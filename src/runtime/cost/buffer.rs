@@ -3,7 +3,7 @@
 //! in the epoch (so that how long epochs last is learnt, `lengths`), and which kernel argument
 //! converted it (so that what becomes of it is learnt, `habits`).
 
-use super::habits::{self, ConvertedBy};
+use super::habits::{self, ConvertedBy, Outcome};
 use super::lengths;
 use std::sync::Arc;
 
@@ -18,6 +18,9 @@ pub struct Reuse {
     /// What the launches in ASTA have gained over their fastest host-layout form, in ns (negative
     /// where kernels sharing the buffer lose there more than the others gain).
     pub asta_gain_ns: f64,
+    /// What the timings the model could have done without cost the application, in ns (the
+    /// budget `model::afford` keeps them within).
+    pub timing_ns: f64,
 }
 
 /// One kernel argument's launches on a buffer in its epoch.
@@ -79,25 +82,58 @@ impl BufferCost {
         }
     }
 
-    /// The buffer came back to its host layout.
+    /// The buffer came back to its host layout (for the host, or a kernel not rewritten: a
+    /// rewritten kernel's launch that brings it back says so first, `sent_back`).
     pub fn came_back(&mut self) {
         if let Some(by) = self.converted_by.take() {
-            habits::saw(&by, true);
+            habits::saw(&by, Outcome::Back);
+        }
+    }
+
+    /// A launch of the rewritten kernel `by_kernel` brings the buffer back from its device layout
+    /// before the host sees it: converting it again would only start another round trip, and
+    /// where another kernel converted it, that kernel's argument learns that it was undone.
+    pub fn sent_back(&mut self, by_kernel: Option<&Arc<str>>) {
+        self.reuse.sent_back = true;
+        if let Some(by) = self.converted_by.take() {
+            habits::saw(&by, sent_back_by(&by, by_kernel));
         }
     }
 
     /// The application released the buffer (`converted`: while it was in a device layout).
     pub fn released(&mut self, converted: bool) {
         if let Some(by) = self.converted_by.take().filter(|_| converted) {
-            habits::saw(&by, false);
+            habits::saw(&by, Outcome::Dropped);
         }
         self.epoch_ended();
+    }
+}
+
+/// What a launch of `kernel` bringing back a buffer that `by` converted makes of it: undone when
+/// another kernel's launch (or one of a kernel without times key) does it.
+fn sent_back_by(by: &ConvertedBy, kernel: Option<&Arc<str>>) -> Outcome {
+    match kernel {
+        Some(k) if Arc::ptr_eq(k, &by.kernel) || *k == by.kernel => Outcome::Back,
+        _ => Outcome::Undone,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_buffer_another_kernel_brings_back_is_undone() {
+        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
+        let by = ConvertedBy { kernel: a.clone(), arg: 0 };
+        assert_eq!(sent_back_by(&by, Some(&a)), Outcome::Back, "its own launch found ASTA slower");
+        assert_eq!(sent_back_by(&by, Some(&"a".into())), Outcome::Back, "the same key");
+        assert_eq!(sent_back_by(&by, Some(&b)), Outcome::Undone);
+        assert_eq!(sent_back_by(&by, None), Outcome::Undone);
+        let mut c = BufferCost::default();
+        c.sent_back(Some(&b));
+        assert!(c.reuse.sent_back && c.converted_by.is_none());
+    }
 
     #[test]
     fn launches_are_counted_per_kernel_and_argument_until_the_epoch_ends() {

@@ -116,6 +116,8 @@ impl TimesByClass {
             .filter_map(|(class, t)| {
                 let asta = t.asta.take()?;
                 let timed = std::mem::take(&mut t.timed[Variant::Asta as usize]);
+                t.odd[Variant::Asta as usize] = None;
+                t.tries[Variant::Asta as usize] = 0;
                 Some(Shelved { class: *class, asta, timed })
             })
             .collect();
@@ -191,6 +193,16 @@ impl TimesByClass {
     #[inline(never)]
     pub fn at(&self, class: SizeClass) -> Times {
         self.classes.iter().find(|(c, _)| *c == class).map(|(_, t)| *t).unwrap_or_default()
+    }
+
+    /// Of the ASTA copy's times settled at classes other than `class` (at the current tile), the
+    /// least share of the kernel as written's time at its class.
+    pub fn asta_share_elsewhere(&self, class: SizeClass) -> Option<f64> {
+        self.classes
+            .iter()
+            .filter(|(c, t)| *c != class && !t.unsettled(Variant::Asta) && !t.unsettled(Variant::Written))
+            .filter_map(|(_, t)| Some(t.asta? / t.written?))
+            .min_by(f64::total_cmp)
     }
 
     /// Whether times were measured at some class other than `class`.
@@ -296,6 +308,26 @@ fn injected_ns(ran: Variant, tile: u32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn asta_s_share_elsewhere_is_the_least_of_the_other_settled_classes() {
+        let (small, large, other) =
+            (SizeClass::of(1 << 15, 1 << 20), SizeClass::of(1 << 18, 1 << 23), SizeClass::of(1 << 20, 1 << 25));
+        let mut t = TimesByClass::default();
+        let twice = |t: &mut TimesByClass, class, v, ns| {
+            t.record(class, v, ns);
+            t.record(class, v, ns);
+        };
+        twice(&mut t, large, Variant::Written, 2.0);
+        t.record(large, Variant::Asta, 1.5);
+        assert_eq!(t.asta_share_elsewhere(small), None, "ASTA timed once: not settled");
+        t.record(large, Variant::Asta, 1.7);
+        assert_eq!(t.asta_share_elsewhere(small), Some(0.75));
+        assert_eq!(t.asta_share_elsewhere(large), None, "its own class does not count");
+        twice(&mut t, other, Variant::Written, 1.0);
+        twice(&mut t, other, Variant::Asta, 0.5);
+        assert_eq!(t.asta_share_elsewhere(small), Some(0.5), "the least share");
+    }
 
     #[test]
     fn a_model_loaded_while_its_copies_were_built_keeps_its_times_when_they_are() {

@@ -82,6 +82,9 @@ pub struct Offer<'a> {
     /// The launch was enqueued as written already (runtime::speculate): it is counted as one,
     /// and the kernel's record learns whether the model would have run another form.
     pub launched: bool,
+    /// The launch's queue profiles: a timed launch is timed by its event, at no cost to the
+    /// application (`measure`).
+    pub timing_free: bool,
 }
 
 /// Why a first launch enqueued before clayout looked at it ran as written (runtime::speculate).
@@ -109,8 +112,8 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     }
     let m = offer.structures;
     let times = model.times.at(offer.class);
-    let (mut in_asta, mut sent_back) = (true, false);
-    let (mut epoch, mut balance, mut convert_ns) = (0.0f64, f64::INFINITY, 0.0);
+    let (mut in_asta, mut sent_back, mut undone) = (true, false, false);
+    let (mut epoch, mut balance, mut convert_ns, mut timing_spent) = (0.0f64, f64::INFINITY, 0.0, 0.0f64);
     // The launches left that the history of every buffer still to convert promises (the least).
     let mut promised: Option<u32> = None;
     let mut unknown = model.disk_key.is_none();
@@ -123,11 +126,13 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         b.cost.reuse.epoch_ns += times.written.unwrap_or(0.0) * m;
         epoch = epoch.max(b.cost.reuse.epoch_ns);
         balance = balance.min(b.cost.reuse.asta_gain_ns);
+        timing_spent = timing_spent.max(b.cost.reuse.timing_ns);
         sent_back |= b.cost.reuse.sent_back;
         if b.current != Current::Device(b.want) {
             in_asta = false;
             let d = b.want;
             let back = records.is_none_or(|r| r.habits.may_come_back(arg));
+            undone |= records.is_some_and(|r| r.habits.undone(arg));
             match records.and_then(|r| r.lengths.remaining(arg, k, offer.class.items)) {
                 Some(n) => promised = Some(promised.map_or(n, |p| p.min(n))),
                 None => unknown = true,
@@ -155,6 +160,13 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         promised: promised.filter(|_| !unknown),
         nth: counts.iter().copied().min().unwrap_or(0),
         asta_elsewhere: model.times.asta_elsewhere(offer.class),
+        undone,
+        timing_free: offer.timing_free,
+        timing_spent_ns: timing_spent,
+        asta_share_elsewhere: match (policy, times.asta) {
+            (Policy::Auto, None) => model.times.asta_share_elsewhere(offer.class),
+            _ => None,
+        },
     };
     let mut d = model::decide(&l);
     if !model.decided {
@@ -185,13 +197,16 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         if let Some(g) = gain {
             b.cost.reuse.asta_gain_ns += g;
         } else if d.variant != Variant::Asta && matches!(b.current, Current::Device(_)) {
-            // This launch brings the buffer back: until the host accesses it, converting it
-            // again would only start another round trip.
-            b.cost.reuse.sent_back = true;
+            b.cost.sent_back(model.disk_key.as_ref());
         }
     }
     if d.measure && (model.untimed >= 3 || model.in_flight >= model::TIMED_LAUNCHES) {
         d.measure = false;
+    }
+    if d.measure && d.charged_ns > 0.0 {
+        for b in buffers.iter_mut() {
+            b.cost.reuse.timing_ns += d.charged_ns;
+        }
     }
     // The application's next wait would not be this launch's alone: one of its launches lost
     // its time so before. Timed with markers instead (`transparent::timed`).
@@ -250,6 +265,7 @@ mod tests {
             structures: shape.m as f64,
             class,
             launched,
+            timing_free: false,
         };
         let mut views = [BufferView { arg: 0, cost, current: Current::Host, want }];
         decide("k", model, &offer, &mut views)
@@ -278,6 +294,46 @@ mod tests {
         assert!(!next.times.first_not_written);
         let old = r#"{"format":2,"classes":[],"tile":32}"#;
         assert!(!TimesByClass::parse(old.as_bytes()).unwrap().first_not_written, "records before it read as false");
+    }
+
+    #[test]
+    fn the_timings_the_model_can_do_without_are_charged_to_the_buffers_epoch() {
+        // Buffers in ASTA, the copy measured twice there: its timings for the choice of tile are
+        // made while they fit 2 % of the epoch, and charged to each buffer until the host sees it.
+        let class = SizeClass::of(1_000_000, 32_000_000);
+        let mut model = KernelModel::default();
+        for _ in 0..2 {
+            model.times.record(class, Variant::Written, 0.7);
+            model.times.record(class, Variant::Asta, 0.5);
+        }
+        let shape = Shape::new(1_000_000, 8, 4);
+        let want = DeviceLayout { host: Layout::Aos, device: Layout::Asta { t: 32 }, shape };
+        let rates = HashMap::new();
+        let offer = Offer {
+            policy: Policy::Auto,
+            staged_ok: false,
+            asta_blocked: false,
+            rates: &rates,
+            structures: shape.m as f64,
+            class,
+            launched: false,
+            timing_free: false,
+        };
+        let mut cost = BufferCost::default();
+        let mut launch = |cost: &mut BufferCost| {
+            let mut views = [BufferView { arg: 0, cost, current: Current::Device(want), want }];
+            decide("k", &mut model, &offer, &mut views).measure
+        };
+        // 0.7 ms a launch as written: 14 us of budget a launch, a timing 25 us.
+        assert!(!launch(&mut cost), "14 us");
+        assert_eq!(cost.reuse.timing_ns, 0.0);
+        assert!(launch(&mut cost), "28 us");
+        assert_eq!(cost.reuse.timing_ns, model::TIMING_NS);
+        assert!(!launch(&mut cost), "42 us, 50 with this one's");
+        assert!(launch(&mut cost), "56 us");
+        assert_eq!(cost.reuse.timing_ns, 2.0 * model::TIMING_NS);
+        cost.host_access();
+        assert_eq!(cost.reuse.timing_ns, 0.0, "a new epoch");
     }
 
     /// A million-structure class, and a model that timed the kernel as written there twice

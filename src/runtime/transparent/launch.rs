@@ -20,6 +20,7 @@ use opencl_sys::*;
 #[allow(clippy::too_many_arguments)]
 pub fn launch(
     queue: cl_command_queue,
+    profiling: bool,
     kernel: cl_kernel,
     info: &KernelInfo,
     copies: &KernelCopies,
@@ -46,10 +47,10 @@ pub fn launch(
     let (decision, in_host, converts) = match &rounding {
         // Nothing to measure under `always`: the kernel as written, on host-layout buffers.
         Some(why) if policy == crate::config::Policy::Always => written(format!("policy always, but {why}")),
-        _ => {
-            crate::guard("cost model", || decide(info, plan, needs, class, staged_local.is_some(), rounding.is_some()))
-                .unwrap_or_else(|| written("internal error in the cost model".into()))
-        }
+        _ => crate::guard("cost model", || {
+            decide(profiling, info, plan, needs, class, staged_local.is_some(), rounding.is_some())
+        })
+        .unwrap_or_else(|| written("internal error in the cost model".into())),
     };
     let mut timed = Timed::new(queue, decision.measure, decision.more_coming, converts, user, host_start);
     let event = timed.event(event);
@@ -232,6 +233,7 @@ fn rounding_fallback(info: &KernelInfo, plan: &TransparentPlan, ran: Variant, wh
 /// host layout now, and whether the form decided on converts one first (to ASTA, or back).
 /// `no_asta`: the ASTA copy must not run.
 fn decide(
+    profiling: bool,
     info: &KernelInfo,
     plan: &TransparentPlan,
     needs: &[BufferNeed],
@@ -281,6 +283,7 @@ fn decide(
         structures: structures(needs).unwrap_or(1.0),
         class,
         launched: super::super::speculate::noting(),
+        timing_free: profiling,
     };
     let d = cost::decide(&info.name, &mut model, &offer, &mut views);
     let converts = views.iter().any(|v| match d.variant {
