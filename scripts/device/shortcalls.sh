@@ -6,7 +6,9 @@
 # never, norewrite: CLAYOUT_REWRITE=0, disable: CLAYOUT_DISABLE=1; default auto), each timing
 # every OpenCL call (bench/calltime.c): per entry point the median over the runs of its total
 # time in the run, and the median total_ms. FRESH=1: no priming, every run on an empty cache
-# (a program's first run). Writes $OUT/shortcalls.txt.
+# (a program's first run). PRIME="SIZE:LAUNCHES ...": prime instead with those runs under auto,
+# in turn (the stress sequence's history: PRIME="262144:100 64000:2 262144:30 64000:1"), with
+# SIZE the sample's -n. Writes $OUT/shortcalls.txt.
 #   LIBS="a.so b.so" CONFIGS="auto never" REPS=9 ITERS=1 scripts/device/shortcalls.sh [PLATFORM] [SAMPLE] [SIZE ARGS]
 set -uo pipefail
 S=/tmp/sc-samples
@@ -43,6 +45,10 @@ setting() {
         cache=/tmp/sc-cache-$(basename $l)
         rm -rf $cache
         [ "${FRESH:-0}" = 1 ] && continue
+        if [ -n "${PRIME:-}" ]; then
+            for p in $PRIME; do (cd samples/$sample && CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$l $bin -n ${p%%:*} -i ${p##*:} --platform $platform >/dev/null 2>&1); done
+            continue
+        fi
         for i in 100 100; do (cd samples/$sample && CLAYOUT_BUILD_AFTER=wait CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$l $bin $size -i $i --platform $platform >/dev/null 2>&1); done
         for i in 1 1 1; do (cd samples/$sample && CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$l $bin $size -i $i --platform $platform >/dev/null 2>&1); done
     done
