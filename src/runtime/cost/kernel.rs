@@ -115,7 +115,9 @@ impl TimesByClass {
             .iter_mut()
             .filter_map(|(class, t)| {
                 let asta = t.asta.take()?;
-                let timed = std::mem::take(&mut t.timed[Variant::Asta as usize]);
+                // Shelved with all its timings once two agreed (`Times::asta_tries`).
+                let timed = if t.unsettled(Variant::Asta) { t.timed[Variant::Asta as usize] } else { t.asta_tries() };
+                t.timed[Variant::Asta as usize] = 0;
                 t.odd[Variant::Asta as usize] = None;
                 t.tries[Variant::Asta as usize] = 0;
                 Some(Shelved { class: *class, asta, timed })
@@ -144,7 +146,7 @@ impl TimesByClass {
             return self
                 .classes
                 .iter()
-                .filter(|(_, t)| t.timed[Variant::Asta as usize] >= TILE_TIMED)
+                .filter(|(_, t)| t.asta_tries() >= TILE_TIMED)
                 .filter_map(|(c, t)| Some((*c, t.asta?)))
                 .collect();
         }

@@ -88,8 +88,8 @@ pub const AGREE: f64 = 1.5;
 pub const MAX_TRIES: u32 = 4;
 
 /// Launches of the ASTA copy timed before its time counts in the choice of tile (`tiles`),
-/// where the tiles differ by a few percent: the lowest of four, at no cost beyond their timing
-/// (the buffers are already in ASTA).
+/// where the tiles differ by a few percent: the lowest of four (of those that agree), at no cost
+/// beyond their timing (the buffers are already in ASTA).
 pub const TILE_TIMED: u32 = 4;
 
 impl Times {
@@ -142,6 +142,13 @@ impl Times {
     /// Whether the form still needs timing before the model acts on it.
     pub fn unsettled(&self, v: Variant) -> bool {
         self.timed[v as usize] < TIMED_LAUNCHES
+    }
+
+    /// The ASTA copy's timings, for the choice of tile (`TILE_TIMED`): all of them, since only
+    /// those that agree make its time (records from before `tries` counted only in `timed`).
+    pub fn asta_tries(&self) -> u32 {
+        let a = Variant::Asta as usize;
+        self.tries[a].max(self.timed[a])
     }
 }
 
@@ -510,7 +517,7 @@ fn auto(l: &Launch) -> Decision {
             (Some(a), Some((_, h))) if a > h => {
                 run(Variant::Asta, Reason::SlowerStay { asta: a, host: h, gained_ns: l.asta_balance_ns })
             }
-            (Some(a), host) if l.times.timed[Variant::Asta as usize] < TILE_TIMED => {
+            (Some(a), host) if l.times.asta_tries() < TILE_TIMED => {
                 let launch_ns = host.map_or(a, |(_, h)| h) * l.m;
                 match afford(l, launch_ns, 1) {
                     Some(c) => optional(
