@@ -22,7 +22,6 @@ pub use size::SizeClass;
 use super::state::{Current, DeviceLayout};
 use crate::config::Policy;
 use crate::layout::Layout;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tune::Tuned;
 
@@ -56,6 +55,26 @@ impl Records {
     }
 }
 
+/// Conversion costs of each (S, w, host layout) at the tile of a program's copies: a few
+/// entries, looked up at every launch of a buffer in host layout, so searched in turn (a hash
+/// map's SipHash of the key cost some 260 instructions a launch).
+#[derive(Clone, Debug, Default)]
+pub struct Rates(Vec<((u32, u32, Layout), Tuned)>);
+
+impl Rates {
+    pub fn get(&self, key: &(u32, u32, Layout)) -> Option<&Tuned> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, t)| t)
+    }
+
+    /// Sets the costs of `key`, replacing any it had.
+    pub fn insert(&mut self, key: (u32, u32, Layout), t: Tuned) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = t,
+            None => self.0.push((key, t)),
+        }
+    }
+}
+
 /// One buffer a launch wants in a device layout, as the model sees it (its state held locked by
 /// the caller).
 pub struct BufferView<'a> {
@@ -74,7 +93,7 @@ pub struct Offer<'a> {
     /// Why the ASTA copy cannot run this launch, if it cannot.
     pub asta_blocked: bool,
     /// Conversion costs of each (S, w, host layout) at the tile of the kernel's copy.
-    pub rates: &'a HashMap<(u32, u32, Layout), Tuned>,
+    pub rates: &'a Rates,
     /// Structures of the first rewritten buffer: the unit of the kernel's times.
     pub structures: f64,
     /// The launch's size class: the kernel's times measured there are the ones that count.
@@ -256,7 +275,8 @@ mod tests {
         let shape = Shape::new(1_000_000, 8, 4);
         let want = DeviceLayout { host: Layout::Aos, device: Layout::Asta { t: 32 }, shape };
         let tuned = Tuned { tile: 32, to_ns_per_byte: 0.001, back_ns_per_byte: 0.001, fixed_ns, searched: false };
-        let rates = HashMap::from([((8, 4, Layout::Aos), tuned)]);
+        let mut rates = Rates::default();
+        rates.insert((8, 4, Layout::Aos), tuned);
         let offer = Offer {
             policy: Policy::Auto,
             staged_ok: false,
@@ -308,7 +328,7 @@ mod tests {
         }
         let shape = Shape::new(1_000_000, 8, 4);
         let want = DeviceLayout { host: Layout::Aos, device: Layout::Asta { t: 32 }, shape };
-        let rates = HashMap::new();
+        let rates = Rates::default();
         let offer = Offer {
             policy: Policy::Auto,
             staged_ok: false,

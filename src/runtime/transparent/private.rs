@@ -11,7 +11,7 @@
 //! of the program, paid right after the application's build.
 
 use super::super::cost::kernel::TimesByClass;
-use super::super::cost::tune::{self, Tuned};
+use super::super::cost::tune;
 use super::super::worker::Ticket;
 use super::super::{probe, tile};
 use super::rewrite::{Rewritten, RewrittenKernel};
@@ -59,7 +59,7 @@ pub struct PrivateProgram {
     /// keeps of its kernels (`times_key`) belongs to this build at any tile.
     pub source_hash: u64,
     /// Conversion costs of each (S, w, host layout) of the copies, at the program's tile.
-    pub rates: HashMap<(u32, u32, Layout), Tuned>,
+    pub rates: crate::runtime::cost::Rates,
     /// The largest work-group the staged copies' local memory holds (0: none can run).
     pub stage_wg: usize,
 }
@@ -356,7 +356,7 @@ fn build_private(
     // The conversion kernels these buffers will need, built now rather than in the first
     // launch, and what they cost. A failure here is only logged: the conversion will retry,
     // and fall back then.
-    let mut rates = HashMap::new();
+    let mut rates = crate::runtime::cost::Rates::default();
     let only_cached = crate::cache::binaries::only_cached();
     for (s, w, h) in shapes {
         stop_if_over(ahead)?;
