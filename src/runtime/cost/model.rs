@@ -76,8 +76,9 @@ pub struct Times {
 /// Timings of a form that must agree before the model trusts its time: the first launch of a
 /// kernel may carry one-time costs (a compiler that builds at first launch, cold caches), and a
 /// timing with markers may come out short (the host saw the marker before the launch complete
-/// late: lbm at 128^3 on the H100 once timed 0.027 ns a cell as written, against 0.294 in every
-/// other run, and the record's lowest time kept it, and kept the program out of ASTA).
+/// only once the launch was well under way: lbm at 128^3 on the H100 timed 0.027 and 0.045 ns a
+/// cell as written in two runs, against 0.294 in the others; the record kept its lowest time,
+/// and the program out of ASTA).
 pub const TIMED_LAUNCHES: u32 = 2;
 
 /// Two timings agree when the longer is at most this many times the shorter.
@@ -102,9 +103,9 @@ impl Times {
     }
 
     /// Records a timing: of those that agree, the lowest is kept; one that agrees with none is
-    /// kept aside (`odd`) until another agrees with it, and the two take the place of the time
-    /// that had fewer confirmations. So neither a first launch's one-time costs nor a timing
-    /// that came out short decide alone.
+    /// kept aside (`odd`) until another agrees with it, and the two replace a time that no other
+    /// timing confirmed. So neither a first launch's one-time costs nor a timing that came out
+    /// short decide alone.
     pub fn record(&mut self, v: Variant, ns_per_structure: f64) {
         let i = v as usize;
         let x = ns_per_structure;
