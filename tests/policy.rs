@@ -112,8 +112,8 @@ fn auto_measures_before_deciding() {
     assert!(logged.iter().all(|l| !l.contains("error")), "{}", out.show("auto"));
 }
 
-/// The kernel times `auto` measured are kept in the cache: once they are all there, a run
-/// decides from its first launch without timing anything. A launch is timed only when nothing
+/// The kernel times `auto` measured are kept in the cache: once they are all there (within a
+/// few runs), a run decides from its first launch without timing anything. A launch is timed only when nothing
 /// in its queue waits for the application, and on a queue that profiles its time comes in once
 /// the device has run it, so a short first run may leave a form timed once; the run after it
 /// times that one. A damaged times record is ignored with a log line, and that run measures
@@ -126,18 +126,21 @@ fn auto_remembers_kernel_times_across_runs() {
     let (first, stats) = under("auto", "launches", cache);
     assert_same(&base, &first);
     assert!(reasons(&stats, "advance").iter().any(|r| r.contains("measuring")), "{stats:#}");
+    // The timings for the choice of tile are made where an epoch can afford them
+    // (`model::afford`), so they may spread over a few runs.
+    let timing = |r: &String| r.contains("measuring") || r.contains("timing the ASTA copy");
     let mut r = Vec::new();
-    for _ in 0..2 {
+    for _ in 0..4 {
         let (next, stats) = under("auto", "launches", cache);
         assert_same(&base, &next);
         r = reasons(&stats, "advance");
-        if r.iter().all(|r| !r.contains("measuring")) {
+        if !r.iter().any(timing) {
             let measured = &stats["policy"]["kernels"]["advance"]["measured_ms"];
             assert!(measured.as_object().is_none_or(|m| m.is_empty()), "{stats:#}");
             break;
         }
     }
-    assert!(r.iter().all(|r| !r.contains("measuring")), "the third run measured again: {r:?}");
+    assert!(!r.iter().any(timing), "the fifth run timed again: {r:?}");
     // Damage every times record: ignored, logged, measured again, same results.
     let times = record_files(&dir, "times");
     times.iter().for_each(|p| damage(p));
