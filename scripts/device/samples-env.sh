@@ -17,3 +17,15 @@ large() {
     lbm:*) echo "-x 192 -y 192 -z 128" ;; spmv-ell:*) echo "-n 4194304 -k 32" ;;
     esac
 }
+# Fills the clayout cache CACHE (emptied first) as a program's history would: SAMPLE run under
+# the library LIB once per SIZE:LAUNCHES of RUNS, in turn, with SIZE its -n (the stress
+# sequence's shape, scripts/policy-stress.sh). The caller's environment (CLAYOUT_POLICY=...) holds.
+#   prime_cache CACHE SAMPLE LIB "SIZE:LAUNCHES ..."
+prime_cache() {
+    local c=$1 s=$2 l=$3 p
+    rm -rf "$c"
+    for p in $4; do
+        (cd samples/$s && CLAYOUT_CACHE_DIR=$c CLAYOUT_ANNOTATIONS=$root/samples/$s/$s.dl LD_PRELOAD=$l \
+            $S/$s/$s -n ${p%%:*} -i ${p##*:} --platform $platform >/dev/null 2>&1)
+    done
+}

@@ -21,12 +21,7 @@ k() { awk '/^kernel_ms/ {k=$2} /^total_ms/ {t=$2} END {print "kernel", k, "total
 A=$root/samples/particles/particles.dl
 # The particles sample under clayout on cache $1, the rest its environment and arguments.
 parts() { local c=$1; shift; env CLAYOUT_CACHE_DIR=$c CLAYOUT_ANNOTATIONS=$A "$@"; }
-prime() {
-    rm -rf $1
-    for p in 262144:100 64000:2 262144:30 64000:1 262144:1000 64000:8; do
-        parts $1 LD_PRELOAD=$lib $S/particles/particles -n ${p%%:*} -i ${p##*:} --platform $platform >/dev/null 2>&1
-    done
-}
+prime() { prime_cache $1 particles $lib "262144:100 64000:2 262144:30 64000:1 262144:1000 64000:8"; }
 calls() {
     local b=$S/particles/particles
     one() { local tag=$1; shift; env "$@" $b -n 64000 -i $IT --platform $platform 2>/tmp/st-err >/tmp/st-out

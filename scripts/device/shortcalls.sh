@@ -46,7 +46,7 @@ setting() {
         rm -rf $cache
         [ "${FRESH:-0}" = 1 ] && continue
         if [ -n "${PRIME:-}" ]; then
-            for p in $PRIME; do (cd samples/$sample && CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$l $bin -n ${p%%:*} -i ${p##*:} --platform $platform >/dev/null 2>&1); done
+            prime_cache $cache $sample $l "$PRIME"
             continue
         fi
         for i in 100 100; do (cd samples/$sample && CLAYOUT_BUILD_AFTER=wait CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$l $bin $size -i $i --platform $platform >/dev/null 2>&1); done

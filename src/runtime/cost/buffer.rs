@@ -55,9 +55,7 @@ impl BufferCost {
     /// Counts a launch of `kernel` on the buffer at its converted argument `arg`, of the size
     /// bucket `items`; how many it made this epoch, this one included.
     pub fn launched(&mut self, kernel: &Arc<str>, arg: u32, items: u8) -> u32 {
-        // The same kernel's launches pass the same key: its pointer tells before its text.
-        let same = |k: &Arc<str>| Arc::ptr_eq(k, kernel) || k == kernel;
-        let at = match self.launches.iter().position(|e| e.arg == arg && same(&e.kernel)) {
+        let at = match self.launches.iter().position(|e| e.arg == arg && same_key(&e.kernel, kernel)) {
             Some(at) => at,
             None => {
                 self.launches.push(EpochLaunches { kernel: kernel.clone(), arg, launches: 0, items });
@@ -113,9 +111,15 @@ impl BufferCost {
 /// another kernel's launch (or one of a kernel without times key) does it.
 fn sent_back_by(by: &ConvertedBy, kernel: Option<&Arc<str>>) -> Outcome {
     match kernel {
-        Some(k) if Arc::ptr_eq(k, &by.kernel) || *k == by.kernel => Outcome::Back,
+        Some(k) if same_key(k, &by.kernel) => Outcome::Back,
         _ => Outcome::Undone,
     }
+}
+
+/// Whether two times keys are one kernel's: its launches pass the same key, so its pointer
+/// tells before its text.
+fn same_key(a: &Arc<str>, b: &Arc<str>) -> bool {
+    Arc::ptr_eq(a, b) || a == b
 }
 
 #[cfg(test)]

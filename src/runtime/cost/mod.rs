@@ -272,23 +272,30 @@ mod tests {
         launched: bool,
         cost: &mut BufferCost,
     ) -> Decision {
-        let shape = Shape::new(1_000_000, 8, 4);
-        let want = DeviceLayout { host: Layout::Aos, device: Layout::Asta { t: 32 }, shape };
         let tuned = Tuned { tile: 32, to_ns_per_byte: 0.001, back_ns_per_byte: 0.001, fixed_ns, searched: false };
         let mut rates = Rates::default();
         rates.insert((8, 4, Layout::Aos), tuned);
+        let (offer, want) = offer(class, &rates, launched);
+        let mut views = [BufferView { arg: 0, cost, current: Current::Host, want }];
+        decide("k", model, &offer, &mut views)
+    }
+
+    /// The offer of an `auto` launch over one AoS buffer of a million 8-float structures, and
+    /// the ASTA layout the copy wants it in.
+    fn offer(class: SizeClass, rates: &Rates, launched: bool) -> (Offer<'_>, DeviceLayout) {
+        let shape = Shape::new(1_000_000, 8, 4);
+        let want = DeviceLayout { host: Layout::Aos, device: Layout::Asta { t: 32 }, shape };
         let offer = Offer {
             policy: Policy::Auto,
             staged_ok: false,
             asta_blocked: false,
-            rates: &rates,
+            rates,
             structures: shape.m as f64,
             class,
             launched,
             timing_free: false,
         };
-        let mut views = [BufferView { arg: 0, cost, current: Current::Host, want }];
-        decide("k", model, &offer, &mut views)
+        (offer, want)
     }
 
     #[test]
@@ -326,19 +333,8 @@ mod tests {
             model.times.record(class, Variant::Written, 0.7);
             model.times.record(class, Variant::Asta, 0.5);
         }
-        let shape = Shape::new(1_000_000, 8, 4);
-        let want = DeviceLayout { host: Layout::Aos, device: Layout::Asta { t: 32 }, shape };
         let rates = Rates::default();
-        let offer = Offer {
-            policy: Policy::Auto,
-            staged_ok: false,
-            asta_blocked: false,
-            rates: &rates,
-            structures: shape.m as f64,
-            class,
-            launched: false,
-            timing_free: false,
-        };
+        let (offer, want) = offer(class, &rates, false);
         let mut cost = BufferCost::default();
         let mut launch = |cost: &mut BufferCost| {
             let mut views = [BufferView { arg: 0, cost, current: Current::Device(want), want }];
