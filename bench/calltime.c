@@ -1,7 +1,7 @@
 /* calltime: an LD_PRELOAD library, placed before libclayout.so (or alone), that times every call
  * of the OpenCL entry points a sample's run makes (buffers, writes, arguments, launches, waits,
  * reads) and prints at exit, per entry point, the calls and their total and largest time in
- * microseconds, to stderr: where a run's fixed cost under clayout sits, call by call.
+ * microseconds, and the page faults taken in them, to stderr: where a run's fixed cost under clayout sits, call by call.
  *   gcc -O2 -shared -fPIC -o /tmp/calltime.so bench/calltime.c -ldl
  *   LD_PRELOAD="/tmp/calltime.so libclayout.so" ./sample ...
  * The last line, "calltime: init US", is the time spent in clGetPlatformIDs and clCreateContext:
@@ -12,6 +12,7 @@
 #include <CL/cl.h>
 #include <dlfcn.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <time.h>
 
 enum { CREATE, WRITE, SETARG, LAUNCH, FINISH, READ, RELEASE_MEM, BUILD, PLATFORMS, CONTEXT, N };
@@ -19,7 +20,14 @@ static const char *names[N] = {"clCreateBuffer",      "clEnqueueWriteBuffer", "c
                                "clFinish",            "clEnqueueReadBuffer",  "clReleaseMemObject", "clBuildProgram",
                                "clGetPlatformIDs",    "clCreateContext"};
 static double total[N], largest[N];
-static long calls[N];
+static long calls[N], faults[N];
+
+/* Page faults of this thread so far (minor ones: pages of code or data first touched). */
+static long minor_faults(void)
+{
+    struct rusage u;
+    return getrusage(RUSAGE_THREAD, &u) == 0 ? u.ru_minflt : 0;
+}
 
 static double now_us(void)
 {
@@ -28,9 +36,10 @@ static double now_us(void)
     return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
-static void note(int i, double t0)
+static void note(int i, double t0, long f0)
 {
     double d = now_us() - t0;
+    faults[i] += minor_faults() - f0;
     total[i] += d;
     calls[i]++;
     if (d > largest[i]) largest[i] = d;
@@ -43,8 +52,8 @@ __attribute__((destructor)) static void report(void)
     if (!any) return; /* a process the program started (PoCL's linker): no OpenCL of its own */
     for (int i = 0; i < N; i++)
         if (calls[i])
-            fprintf(stderr, "calltime: %-24s %4ld calls %10.1f us (largest %.1f)\n", names[i], calls[i], total[i],
-                    largest[i]);
+            fprintf(stderr, "calltime: %-24s %4ld calls %10.1f us (largest %.1f) %ld page faults\n", names[i], calls[i],
+                    total[i], largest[i], faults[i]);
     fprintf(stderr, "calltime: init %.0f\n", total[PLATFORMS] + total[CONTEXT]);
 }
 
@@ -53,9 +62,10 @@ __attribute__((destructor)) static void report(void)
 #define TIMED(i, name, args)                                                  \
     static __typeof__(&name) real;                                            \
     if (!real) real = (__typeof__(&name))dlsym(RTLD_NEXT, #name);             \
+    long faults0 = minor_faults();                                            \
     double t = now_us();                                                      \
     __typeof__(real args) r = real args;                                      \
-    note(i, t);                                                               \
+    note(i, t, faults0);                                                      \
     return r;
 
 cl_mem clCreateBuffer(cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *e)

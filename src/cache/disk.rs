@@ -139,6 +139,15 @@ pub fn put_json<T: Serialize>(kind: &str, key: &str, value: &T) {
     }
 }
 
+/// [`put_json`] of `value`, with its JSON and its file's name made off the calling thread
+/// (`super::writer::submit_later`): for records that change inside the application's calls.
+pub fn put_json_later<T: Serialize + Send + 'static>(kind: &'static str, key: std::sync::Arc<str>, value: T) {
+    if config::get().cache_dir == CacheDir::Off {
+        return;
+    }
+    super::writer::submit_later(Box::new(move || put_json(kind, &key, &value)));
+}
+
 /// Why a file that exists was not used.
 #[derive(Debug, PartialEq, Eq)]
 enum Ignored {

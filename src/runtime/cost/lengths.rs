@@ -171,7 +171,7 @@ pub fn record(kernel: &Arc<str>, arg: u32, launches: u32, items: u8) {
         Some(e.lengths.clone())
     });
     if let Some(l) = write {
-        crate::cache::disk::put_json(KIND, kernel, &l);
+        crate::cache::disk::put_json_later(KIND, kernel.clone(), l);
     }
 }
 
