@@ -136,28 +136,6 @@ impl Setting for ChunkedReads {
     }
 }
 
-/// Whether launches the cost model times with markers are watched by a thread of clayout's
-/// (`On`), waited for by the application's thread (`Off`), or watched on GPUs and accelerators
-/// only (`Auto`: a CPU device runs its kernels on the cores the watcher would poll from).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Watch {
-    Auto,
-    Off,
-    On,
-}
-
-impl Setting for Watch {
-    const KIND: &'static str = "auto, 0, 1";
-    fn parse(raw: &str) -> Result<Self, String> {
-        match raw.trim() {
-            "" | "auto" => Ok(Watch::Auto),
-            "0" => Ok(Watch::Off),
-            "1" => Ok(Watch::On),
-            _ => Err("expected auto, 0 or 1".into()),
-        }
-    }
-}
-
 /// A tile size: a power of two from 1 to 1024, or empty for the device's default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tile(pub Option<u32>);
@@ -275,8 +253,6 @@ config_table! {
         "1 turns every fallback into a hard failure (the call returns CL_OUT_OF_RESOURCES), for testing.";
     profile: bool = "CLAYOUT_PROFILE", default "0",
         "1 turns on profiling for the application's queues (hidden from the application's queries: its events answer as without clayout) so that the statistics include the device time of conversions and the cost model times launches from their events, later, instead of waiting for the queue before and after them (docs/cost-model.md). Off by default: on NVIDIA a launch that asks for an event costs 6 us more on a queue that profiles (clayout asks for one when it times a launch, and the application may).";
-    watch: Watch = "CLAYOUT_WATCH", default "auto",
-        "How the cost model times a launch on a queue that does not profile (docs/cost-model.md): 1 enqueues a marker before and after it and has a thread of clayout's watch them, so that the application's thread goes on at once; 0 has the application's thread wait for the markers, which holds it until the launch has run (some 25 us per timed launch of a few microseconds on the H100); auto watches on GPUs and accelerators and waits on CPU devices, whose kernels run on the cores the watcher would poll from. Watched times come in once the device gets to the launch, so a run that enqueues its launches ahead learns from them a few launches later.";
     fault: Option<String> = "CLAYOUT_FAULT", default "",
         "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail: build (conversion kernels and the transparent mode's private program), scratch, enqueue (conversion kernels), conversion (the whole conversion), probe (structure probes), kernel (the rewritten kernel's creation, arguments and launch), marker (the markers ordering a conversion after other queues), chunk (every chunk's conversion but the first in a chunked read, and the device conversion of the rest that follows: the rest comes back on the host), wait (the wait of a blocking read, write or map), all. Two sites change a judgement instead of failing a call: driver-cache (the device counts as keeping a compile cache of its own, as NVIDIA's does: docs/cache.md) and quick-build (every application build counts as answered from its driver's cache: docs/cost-model.md).";
     policy: Policy = "CLAYOUT_POLICY", default "auto",

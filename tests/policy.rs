@@ -74,33 +74,6 @@ fn never_converts_nothing() {
     assert!(reasons(&stats, "advance").iter().all(|r| r.contains("policy never")), "{stats:#}");
 }
 
-/// Launches timed by clayout's watcher (CLAYOUT_WATCH=1, here on PoCL's CPU device, where auto
-/// would wait for them): the plain run's results, times that come in over the runs (a burst of
-/// launches is enqueued before the device gets to the timed ones, or the watcher misses them
-/// and the run goes back to waiting), and none of the markers left holding the context.
-#[test]
-fn watched_timings_come_in_and_leave_nothing_behind() {
-    let base = run(&seq("launches"), TIMEOUT);
-    let cache = fresh_dir("watch-cache");
-    let mut timed = false;
-    let mut last = Value::Null;
-    for i in 0..3 {
-        let json = scratch(&format!("watch-{i}")).join("stats.json");
-        let cmd = annotated(seq("launches").shimmed(), "never", cache.as_os_str()).env("CLAYOUT_WATCH", "1");
-        let (out, stats) = with_stats(cmd, &json);
-        assert_same(&base, &out);
-        assert_eq!(stats["contexts_left_referenced"], 0, "run {i}: {stats:#}");
-        assert_eq!(launches(&stats, "advance", "written") + launches(&stats, "advance", "staged"), 10, "{stats:#}");
-        timed |= stats["policy"]["kernels"]["advance"]["measured_ms"]["written"].as_f64().is_some();
-        last = stats;
-    }
-    assert!(timed, "no launch of advance was timed in three runs");
-    assert!(
-        reasons(&last, "advance").iter().any(|r| r.contains("faster host-layout form")),
-        "never did not settle on a form in three runs: {last:#}"
-    );
-}
-
 #[test]
 fn always_converts_every_launch() {
     let base = run(&seq("launches"), TIMEOUT);

@@ -12,8 +12,6 @@ pub fn releasing(context: cl_context) {
     super::worker::settle(Some(crate::registry::key(context)), std::time::Duration::from_secs(60));
     crate::marshal::release_context(context);
     super::chunked::release_context(context);
-    // The markers of launches timed on its queues hold the context.
-    super::cost::watch::settle(std::time::Duration::from_secs(2));
     super::cost::measure::harvest();
     super::cost::measure::forget_app_wait();
     super::cost::kernel::write_unwritten();

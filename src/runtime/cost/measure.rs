@@ -24,10 +24,8 @@
 //! only after the launch is enqueued, so that the device goes from one to the other without
 //! waiting for the host: a timed launch then costs the program only the gap after it, where
 //! draining the queue first made the device also wait for the launch's enqueue (blackscholes'
-//! second run on the H100, six timed launches: 0.6-0.7 ms). On an in-order queue the markers
-//! are then watched by a thread of clayout's, and the application's thread does not wait
-//! (`stop_later`, `watch`). An out-of-order queue is drained first, as its launch need not
-//! wait for the marker. clayout does not turn profiling on to avoid this: on NVIDIA a
+//! second run on the H100, six timed launches: 0.6-0.7 ms). An out-of-order queue is drained
+//! first, as its launch need not wait for the marker. clayout does not turn profiling on to avoid this: on NVIDIA a
 //! launch that asks for an event (as clayout's ordering does) costs 6 us more on a queue that
 //! profiles, at every launch of the run (bench/profq.c), and the host times at which the
 //! driver's completion callbacks see a marker and the launch complete are not the launch's
@@ -107,23 +105,7 @@ pub fn start(queue: cl_command_queue, wait: &[cl_event]) -> Option<Timer> {
         return drained(queue, DRAIN_LIMIT).then(|| Timer { start: Start::Drained(Instant::now()) });
     }
     let m = cmd::marker(queue, wait).ok()?;
-    super::watch::ready(queue);
     Some(Timer { start: Start::Marker(m) })
-}
-
-/// Hands a launch timed with markers on an in-order queue, enqueued by `launched` (its own
-/// enqueue taking `enqueue_ns`), to clayout's watcher (`watch`), which gives `record` its
-/// time; gives them back where it cannot (then `stop` waits for them).
-pub fn stop_later(
-    queue: cl_command_queue,
-    t: Timer,
-    launched: Instant,
-    enqueue_ns: f64,
-    record: Record,
-) -> Result<(), (Timer, Record)> {
-    let Start::Marker(before) = t.start else { return Err((t, record)) };
-    super::watch::watch(queue, before, launched, enqueue_ns, record)
-        .map_err(|(before, record)| (Timer { start: Start::Marker(before) }, record))
 }
 
 /// The launch's time in ns, once it completed.

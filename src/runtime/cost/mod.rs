@@ -13,7 +13,6 @@ pub mod model;
 pub mod size;
 pub mod tiles;
 pub mod tune;
-pub mod watch;
 
 pub use buffer::{BufferCost, Reuse};
 pub use kernel::KernelModel;

@@ -136,29 +136,30 @@ impl Timed {
     #[allow(clippy::too_many_arguments)]
     pub fn finish(self, ok: bool, kernel: &Arc<RewrittenKernel>, name: &str, class: SizeClass, ran: Variant, m: f64) {
         if self.by_markers {
-            if let (true, Some(t), Some(launched)) = (ok, self.timer.take(), self.enqueued.get()) {
-                // Watched off this thread where it can be, else waited for here.
-                let enqueue_ns = launched.duration_since(self.enqueuing.get()).as_nanos() as f64;
-                let record = later(kernel, name, class, ran, m, None);
-                match measure::stop_later(self.queue, t, launched, enqueue_ns, record) {
-                    Ok(()) => {}
-                    Err((t, record)) => record(measure::stop(self.queue, t).map(|d| d + enqueue_ns)),
-                }
-                return;
-            }
-            crate::guard("cost model", || kernel.model.lock().record(name, class, ran, None, m));
+            let ns = self.stop(ok);
+            crate::guard("cost model", || kernel.model.lock().record(name, class, ran, ns, m));
             return;
         }
         let launched = self.launched.get();
         if !(self.by_event || self.app_wait) || !ok || launched.is_null() {
             return;
         }
+        let (k, owned) = (kernel.clone(), name.to_string());
         // A launch costs the longer of its device time and the host time of its enqueue: a
         // program of launches of a few microseconds is bound by the host, where a form with
         // more to enqueue (a copy's arguments, its conversions) is the slower one, however
         // short its kernel (particles at 262,144 on the H200: 5-26 us per launch).
         let host_ns = self.host_start.elapsed().as_nanos() as f64;
-        let record = later(kernel, name, class, ran, m, Some(host_ns));
+        let record: measure::Record = Box::new(move |ns| {
+            let ns = ns.map(|device| device.max(host_ns));
+            crate::guard("cost model", || {
+                let mut model = k.model.lock();
+                model.in_flight = model.in_flight.saturating_sub(1);
+                model.record(&owned, class, ran, ns, m);
+            });
+        });
+        // Counted before it is kept, since another thread's harvest may record it at once.
+        crate::guard("cost model", || kernel.model.lock().in_flight += 1);
         let kept = if self.by_event {
             measure::by_event(self.queue, launched, record)
         } else {
@@ -173,29 +174,6 @@ impl Timed {
             crate::log::once(LogLevel::Debug, &what, &what);
         }
     }
-}
-
-/// What gives `kernel`'s model the time of a launch that is timed later, on another thread or
-/// call: the launch is counted in flight until then (counted now, since that thread may record
-/// it at once), and costs at least `host_ns`, where given.
-fn later(
-    kernel: &Arc<RewrittenKernel>,
-    name: &str,
-    class: SizeClass,
-    ran: Variant,
-    m: f64,
-    host_ns: Option<f64>,
-) -> measure::Record {
-    crate::guard("cost model", || kernel.model.lock().in_flight += 1);
-    let (k, owned) = (kernel.clone(), name.to_string());
-    Box::new(move |ns| {
-        let ns = ns.map(|device| host_ns.map_or(device, |h| device.max(h)));
-        crate::guard("cost model", || {
-            let mut model = k.model.lock();
-            model.in_flight = model.in_flight.saturating_sub(1);
-            model.record(&owned, class, ran, ns, m);
-        });
-    })
 }
 
 /// Releases clayout's own event of a timed launch, once whatever times it holds its reference.
