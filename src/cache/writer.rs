@@ -232,10 +232,13 @@ mod tests {
         submit(path.clone(), b"old".to_vec());
         let p = path.clone();
         submit_later(Box::new(move || submit(p, b"made later".to_vec())));
+        // Made in the order handed over: the newest lands last.
+        let p = path.clone();
+        submit_later(Box::new(move || submit(p, b"made last".to_vec())));
         let seen = pending(&path).map(|b| b.to_vec()).or_else(|| fs::read(&path).ok());
-        assert_eq!(seen.as_deref(), Some(&b"made later"[..]));
+        assert_eq!(seen.as_deref(), Some(&b"made last"[..]));
         flush();
-        assert_eq!(fs::read(&path).unwrap(), b"made later");
+        assert_eq!(fs::read(&path).unwrap(), b"made last");
         let _ = fs::remove_dir_all(&d);
     }
 

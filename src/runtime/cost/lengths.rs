@@ -186,8 +186,9 @@ pub fn write_at_exit() {
             (k.clone(), e.lengths.clone())
         })
         .collect();
+    // Handed over behind the versions still waiting to be made, so that the newest lands last.
     for (k, l) in dirty {
-        crate::cache::disk::put_json(KIND, &k, &l);
+        crate::cache::disk::put_json_later(KIND, k, l);
     }
 }
 
