@@ -207,6 +207,12 @@ impl TimesByClass {
             .min_by(f64::total_cmp)
     }
 
+    /// The kernel as written's time per structure at the other classes it was timed at (the
+    /// least): what a launch at `class` is estimated to cost before it is timed there.
+    pub fn written_elsewhere(&self, class: SizeClass) -> Option<f64> {
+        self.classes.iter().filter(|(c, _)| *c != class).filter_map(|(_, t)| t.written).min_by(f64::total_cmp)
+    }
+
     /// Whether times were measured at some class other than `class`.
     pub fn known_elsewhere(&self, class: SizeClass) -> bool {
         self.classes.iter().any(|(c, t)| *c != class && t.timed.iter().any(|&n| n > 0))

@@ -131,6 +131,8 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     }
     let m = offer.structures;
     let times = model.times.at(offer.class);
+    // What a launch as written costs here, per structure, before it is timed at this size.
+    let written_estimate = times.written.or_else(|| model.times.written_elsewhere(offer.class));
     let (mut in_asta, mut sent_back, mut undone) = (true, false, false);
     let (mut epoch, mut balance, mut convert_ns, mut timing_spent) = (0.0f64, f64::INFINITY, 0.0, 0.0f64);
     // The launches left that the history of every buffer still to convert promises (the least).
@@ -142,7 +144,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     };
     for (b, &k) in buffers.iter_mut().zip(&counts) {
         let arg = b.arg;
-        b.cost.reuse.epoch_ns += times.written.unwrap_or(0.0) * m;
+        b.cost.reuse.epoch_ns += written_estimate.unwrap_or(0.0) * m;
         epoch = epoch.max(b.cost.reuse.epoch_ns);
         balance = balance.min(b.cost.reuse.asta_gain_ns);
         timing_spent = timing_spent.max(b.cost.reuse.timing_ns);
@@ -172,6 +174,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         m,
         class: offer.class,
         other_sizes: model.times.known_elsewhere(offer.class),
+        written_estimate,
         times,
         convert_ns,
         epoch_written_ns: epoch,

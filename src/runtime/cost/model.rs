@@ -173,6 +173,9 @@ pub struct Launch {
     /// are not this launch's (`size`), so the forms are measured again here.
     pub class: SizeClass,
     pub other_sizes: bool,
+    /// The kernel as written's time per structure at this class, or, not timed here yet, at
+    /// the other classes (the least); None while it was timed nowhere.
+    pub written_estimate: Option<f64>,
     /// The times measured at this launch's size class.
     pub times: Times,
     /// Device time of converting the buffers to ASTA now and back later, in ns.
@@ -221,6 +224,7 @@ impl Launch {
             m: 0.0,
             class: SizeClass::default(),
             other_sizes: false,
+            written_estimate: None,
             times: Times::default(),
             convert_ns: 0.0,
             epoch_written_ns: 0.0,
@@ -271,6 +275,10 @@ fn measure(variant: Variant, reason: Reason) -> Decision {
 fn optional(variant: Variant, reason: Reason, charged_ns: f64) -> Decision {
     Decision { charged_ns, ..measure(variant, reason) }
 }
+
+/// Why a launch as written at a size it is not settled at is not timed yet (`afford`).
+pub const WRITTEN_NOT_YET: &str =
+    "not timing the kernel as written at this size yet: the launches so far cannot afford it";
 
 /// What timing a launch with markers costs the application besides the launch, at most: the
 /// queue is drained before and after it, so that nothing of the application's overlaps it, and
@@ -533,14 +541,21 @@ fn auto(l: &Launch) -> Decision {
         };
     }
     if l.times.unsettled(Variant::Written) {
-        return measure(
-            Variant::Written,
-            match (l.times.written, l.other_sizes) {
-                (None, false) => "first launch: measuring the kernel as written".into(),
-                (None, true) => Reason::FirstAtSize(l.class),
-                (Some(_), _) => "measuring the kernel as written again".into(),
-            },
-        );
+        let why = match (l.times.written, l.other_sizes) {
+            (None, false) => "first launch: measuring the kernel as written".into(),
+            (None, true) => Reason::FirstAtSize(l.class),
+            (Some(_), _) => "measuring the kernel as written again".into(),
+        };
+        // The kernel's first timing anywhere is made at once: nothing else says what its
+        // launches cost. Its timings at another size, or the one that must agree with the
+        // first, are made only where the epoch can afford them: a run of a few launches at a
+        // new size cannot repay a conversion whatever they say, and on the H100 each cost
+        // particles' 2-launch runs at 64,000 some 25 us against launches of 5 us.
+        let Some(w) = l.written_estimate else { return measure(Variant::Written, why) };
+        return match afford(l, w * l.m, 1) {
+            Some(c) => optional(Variant::Written, why, c),
+            None => run(Variant::Written, WRITTEN_NOT_YET.into()),
+        };
     }
     // The staged copy only matters to launches that stay in host layout, so it is timed only
     // on a launch whose buffers stayed there through this kernel's launch before it, and
@@ -679,6 +694,7 @@ mod tests {
             m: 1e6,
             class: SizeClass::default(),
             other_sizes: false,
+            written_estimate: times.written,
             times,
             convert_ns: 0.0,
             epoch_written_ns: 0.0,
@@ -934,6 +950,44 @@ mod tests {
         l.in_asta = true;
         l.epoch_written_ns = 6.0 * 15e3;
         assert_eq!(decide(&l), run(Variant::Asta, "buffers already in ASTA".into()));
+    }
+
+    #[test]
+    fn the_kernel_as_written_is_timed_at_a_new_size_only_where_the_epoch_affords_it() {
+        // Timed nowhere yet: at once, whatever it costs.
+        let mut l = launch(Times::default());
+        l.written_estimate = None;
+        l.m = 64e3;
+        let d = decide(&l);
+        assert_eq!((d.variant, d.measure, d.charged_ns), (Variant::Written, true, 0.0), "{}", d.reason);
+        // Timed at another size (5 us a launch here, by its time per structure there): the
+        // second launch of a 2-launch run does not afford a timing.
+        l.other_sizes = true;
+        l.written_estimate = Some(5e3 / 64e3);
+        l.epoch_written_ns = 2.0 * 5e3;
+        let d = decide(&l);
+        assert_eq!((d.variant, d.measure), (Variant::Written, false), "{}", d.reason);
+        assert_eq!(d.reason.to_string(), WRITTEN_NOT_YET);
+        // Fifty launches into the epoch it does (one timing, the launch's own 5 us).
+        l.epoch_written_ns = 50.0 * 5e3;
+        let d = decide(&l);
+        assert_eq!((d.variant, d.measure, d.charged_ns), (Variant::Written, true, 5e3), "{}", d.reason);
+        assert!(matches!(d.reason, Reason::FirstAtSize(_)), "{}", d.reason);
+        // So does a run whose history promises that many, from its start.
+        l.epoch_written_ns = 5e3;
+        l.promised = Some(60);
+        assert!(decide(&l).measure);
+        // And any run on a queue that profiles.
+        l.promised = None;
+        l.timing_free = true;
+        assert!(decide(&l).measure);
+        // The timing that must agree with the first at this size, likewise.
+        let mut l = launch(Times { written: Some(5e3 / 64e3), timed: [1, 0, 0], ..Times::default() });
+        l.m = 64e3;
+        l.epoch_written_ns = 2.0 * 5e3;
+        assert_eq!(decide(&l).reason.to_string(), WRITTEN_NOT_YET);
+        l.epoch_written_ns = 60.0 * 5e3;
+        assert_eq!(decide(&l).reason.to_string(), "measuring the kernel as written again");
     }
 
     #[test]
