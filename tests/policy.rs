@@ -255,9 +255,9 @@ fn auto_measures_again_at_a_size_of_another_class() {
     // was enqueued before clayout looked at it: `a_first_launch_is_enqueued_before_clayout_looks_at_it`).
     let (second, stats) = under_at(large, "second");
     assert_same(&base_large, &second);
+    // (Once its launches afford the timing: the first ones may not.)
     let r = reasons(&stats, "advance");
-    let at = usize::from(r[0] == LAUNCHED);
-    assert!(r[at].starts_with("first launch at this size ("), "{r:?}");
+    assert!(r.iter().any(|r| r.starts_with("first launch at this size (")), "{r:?}");
     assert!(measured(&stats), "{stats:#}");
     assert!(
         second.shim_lines().iter().any(|l| l.contains("kernel advance: runs as written (first launch at this size (")),
@@ -265,14 +265,18 @@ fn auto_measures_again_at_a_size_of_another_class() {
         second.show("second")
     );
 
-    // Both classes are in the cache now: neither size measures the kernel as written again.
+    // Both classes are in the cache now: neither size starts over. The first size's timings
+    // were made at once and agree; the second size's are made as its launches afford them, so
+    // one that must agree with an earlier one may still come in the third run.
     for (n, base, tag) in [(large, &base_large, "third"), (small, &base_small, "fourth")] {
         let (out, stats) = under_at(n, tag);
         assert_same(base, &out);
         let r = reasons(&stats, "advance");
-        let timed = |r: &String| r != LAUNCHED && (r.contains("first launch") || r.contains("as written again"));
-        assert!(!r.iter().any(timed), "{tag}: {r:?}");
-        assert!(!measured(&stats), "{tag}: {stats:#}");
+        let first = |r: &String| r != LAUNCHED && r.contains("first launch");
+        assert!(!r.iter().any(first), "{tag}: {r:?}");
+        let again = r.iter().any(|r| r.contains("as written again"));
+        assert!(!again || tag == "third", "{tag}: {r:?}");
+        assert!(again || !measured(&stats), "{tag}: {stats:#}");
     }
 }
 

@@ -546,12 +546,12 @@ fn auto(l: &Launch) -> Decision {
             (None, true) => Reason::FirstAtSize(l.class),
             (Some(_), _) => "measuring the kernel as written again".into(),
         };
-        // The kernel's first timing anywhere is made at once: nothing else says what its
-        // launches cost. Its timings at another size, or the one that must agree with the
-        // first, are made only where the epoch can afford them: a run of a few launches at a
-        // new size cannot repay a conversion whatever they say, and on the H100 each cost
-        // particles' 2-launch runs at 64,000 some 25 us against launches of 5 us.
-        let Some(w) = l.written_estimate else { return measure(Variant::Written, why) };
+        // At the first size the kernel meets, its timings are made at once: nothing else says
+        // what its launches cost. At another size they are made only where the epoch can
+        // afford them: a run of a few launches at a new size cannot repay a conversion
+        // whatever they say, and on the H100 each cost particles' 2-launch runs at 64,000
+        // some 25 us against launches of 5 us.
+        let Some(w) = l.written_estimate.filter(|_| l.other_sizes) else { return measure(Variant::Written, why) };
         return match afford(l, w * l.m, 1) {
             Some(c) => optional(Variant::Written, why, c),
             None => run(Variant::Written, WRITTEN_NOT_YET.into()),
@@ -981,10 +981,13 @@ mod tests {
         l.promised = None;
         l.timing_free = true;
         assert!(decide(&l).measure);
-        // The timing that must agree with the first at this size, likewise.
+        // The timing that must agree with the first: at once at the kernel's only size, and
+        // at another where the epoch affords it.
         let mut l = launch(Times { written: Some(5e3 / 64e3), timed: [1, 0, 0], ..Times::default() });
         l.m = 64e3;
         l.epoch_written_ns = 2.0 * 5e3;
+        assert_eq!(decide(&l).reason.to_string(), "measuring the kernel as written again");
+        l.other_sizes = true;
         assert_eq!(decide(&l).reason.to_string(), WRITTEN_NOT_YET);
         l.epoch_written_ns = 60.0 * 5e3;
         assert_eq!(decide(&l).reason.to_string(), "measuring the kernel as written again");
