@@ -280,7 +280,7 @@ fn optional(variant: Variant, reason: Reason, charged_ns: f64) -> Decision {
 pub const WRITTEN_NOT_YET: &str =
     "not timing the kernel as written at this size yet: the launches so far cannot afford it";
 
-/// What timing a launch with markers costs the application besides the launch, at most: the
+/// What timing a launch with markers costs the application besides the launch: the
 /// queue is drained before and after it, so that nothing of the application's overlaps it, and
 /// the device then waits for the host to enqueue the next. On the H100, an 8-launch run of
 /// particles at 64,000 (3 kernels of about 3 us, timed at 16 us) lost some 25-30 us to each of
