@@ -1,7 +1,8 @@
 /* calltime: an LD_PRELOAD library, placed before libclayout.so (or alone), that times every call
  * of the OpenCL entry points a sample's run makes (buffers, writes, arguments, launches, waits,
  * reads) and prints at exit, per entry point, the calls and their total and largest time in
- * microseconds, and the page faults taken in them, to stderr: where a run's fixed cost under clayout sits, call by call.
+ * microseconds and the page faults taken in them, to stderr: where a run's fixed cost under
+ * clayout sits, call by call.
  *   gcc -O2 -shared -fPIC -o /tmp/calltime.so bench/calltime.c -ldl
  *   LD_PRELOAD="/tmp/calltime.so libclayout.so" ./sample ...
  * The last line, "calltime: init US", is the time spent in clGetPlatformIDs and clCreateContext:
@@ -9,7 +10,7 @@
  * Diagnostic for docs/results.md. */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
+#include "device.h"
 #include <dlfcn.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -29,16 +30,9 @@ static long minor_faults(void)
     return getrusage(RUSAGE_THREAD, &u) == 0 ? u.ru_minflt : 0;
 }
 
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
 static void note(int i, double t0, long f0)
 {
-    double d = now_us() - t0;
+    double d = bench_now_us() - t0;
     faults[i] += minor_faults() - f0;
     total[i] += d;
     calls[i]++;
@@ -63,7 +57,7 @@ __attribute__((destructor)) static void report(void)
     static __typeof__(&name) real;                                            \
     if (!real) real = (__typeof__(&name))dlsym(RTLD_NEXT, #name);             \
     long faults0 = minor_faults();                                            \
-    double t = now_us();                                                      \
+    double t = bench_now_us();                                                \
     __typeof__(real args) r = real args;                                      \
     note(i, t, faults0);                                                      \
     return r;
