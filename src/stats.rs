@@ -146,11 +146,33 @@ pub fn fallback(object: &str, reason: &str) {
 
 /// A form the launches of a rewritten kernel run in (the cost model names them): its place in
 /// the report's order, its key in the JSON report and its name in the summary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug)]
 pub struct Form {
     pub order: u8,
     pub key: &'static str,
     pub label: &'static str,
+}
+
+// A form is its place in the order (each variant of the model has its own): compared by that
+// alone, a launch's count is found without comparing the words.
+impl PartialEq for Form {
+    fn eq(&self, other: &Form) -> bool {
+        self.order == other.order
+    }
+}
+
+impl Eq for Form {}
+
+impl PartialOrd for Form {
+    fn partial_cmp(&self, other: &Form) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Form {
+    fn cmp(&self, other: &Form) -> std::cmp::Ordering {
+        self.order.cmp(&other.order)
+    }
 }
 
 impl Serialize for Form {
@@ -164,7 +186,7 @@ impl Serialize for Form {
 pub struct KernelDecisions {
     pub launches: BTreeMap<Form, u64>,
     /// The distinct reasons given, in the order first given (at most `REASONS_KEPT`).
-    pub reasons: Vec<String>,
+    pub reasons: Vec<KeptReason>,
     /// What tells those reasons apart, without writing each launch's out.
     #[serde(skip)]
     keys: Vec<ReasonKey>,
@@ -173,7 +195,20 @@ pub struct KernelDecisions {
 }
 
 const REASONS_KEPT: usize = 8;
-static DECISIONS: Mutex<BTreeMap<String, KernelDecisions>> = Mutex::new(BTreeMap::new());
+/// A rewritten kernel's decisions, held by each of its kernel objects (`KernelInfo::decisions`)
+/// so that counting a launch looks nothing up by name.
+pub type KernelStats = std::sync::Arc<Mutex<KernelDecisions>>;
+static DECISIONS: Mutex<BTreeMap<String, KernelStats>> = Mutex::new(BTreeMap::new());
+
+/// The decisions of the rewritten kernel named `kernel` (one record per name, whichever kernel
+/// object or program it comes from).
+pub fn kernel_stats(kernel: &str) -> KernelStats {
+    let mut all = DECISIONS.lock();
+    match all.get(kernel) {
+        Some(k) => k.clone(),
+        None => all.entry(kernel.to_string()).or_default().clone(),
+    }
+}
 
 /// One launch of a rewritten kernel ran in form `ran`, for `reason`.
 /// What tells two reasons for a kernel's decisions apart: their kind and words, not their
@@ -197,21 +232,38 @@ impl ReasonKey {
 }
 
 /// A reason for a decision, kept unwritten until it is shown.
-pub trait Reasoned: std::fmt::Display {
+pub trait Reasoned: std::fmt::Display + Send + Sync {
     fn key(&self) -> ReasonKey;
+    /// A copy to keep among a kernel's reasons.
+    fn kept(&self) -> KeptReason;
 }
 
-pub fn decision(kernel: &str, ran: Form, reason: &dyn Reasoned) {
-    let mut all = DECISIONS.lock();
-    // Called at every launch: the kernel's entry is looked up once, and made only the first time.
-    match all.get_mut(kernel) {
-        Some(k) => k.count(ran, reason),
-        None => {
-            let mut k = KernelDecisions::default();
-            k.count(ran, reason);
-            all.insert(kernel.to_string(), k);
-        }
+/// A reason kept among a kernel's, written out only when the statistics are: its figures took
+/// some 4,000 instructions to write, inside the launch that first gave it (a kernel's first,
+/// on a cold CPU).
+#[derive(Clone)]
+pub struct KeptReason(pub std::sync::Arc<dyn Reasoned>);
+
+impl std::fmt::Display for KeptReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
     }
+}
+
+impl std::fmt::Debug for KeptReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.0.to_string())
+    }
+}
+
+impl Serialize for KeptReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+pub fn decision(kernel: &KernelStats, ran: Form, reason: &dyn Reasoned) {
+    kernel.lock().count(ran, reason);
 }
 
 impl KernelDecisions {
@@ -222,7 +274,7 @@ impl KernelDecisions {
             let key = reason.key();
             if !self.keys.iter().any(|k| k.same(&key)) {
                 self.keys.push(key);
-                self.reasons.push(reason.to_string());
+                self.reasons.push(reason.kept());
             }
         }
     }
@@ -230,8 +282,9 @@ impl KernelDecisions {
 
 /// A launch of `kernel` in form `v` took `ns`.
 pub fn kernel_time(kernel: &str, v: Form, ns: f64) {
-    let mut all = DECISIONS.lock();
-    let t = all.entry(kernel.to_string()).or_default().measured_ms.entry(v).or_insert(f64::INFINITY);
+    let k = kernel_stats(kernel);
+    let mut k = k.lock();
+    let t = k.measured_ms.entry(v).or_insert(f64::INFINITY);
     *t = t.min(ns / 1e6);
 }
 
@@ -368,7 +421,14 @@ pub fn report() -> Report {
         contexts_left_referenced: CONTEXTS_LEFT.load(Relaxed),
         policy: PolicyReport {
             policy: config::get().policy,
-            kernels: DECISIONS.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default(),
+            kernels: DECISIONS
+                .try_lock_for(Duration::from_millis(200))
+                .map(|d| {
+                    d.iter()
+                        .filter_map(|(n, k)| Some((n.clone(), k.try_lock_for(Duration::from_millis(200))?.clone())))
+                        .collect()
+                })
+                .unwrap_or_default(),
             tiles: TILES.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default(),
         },
     }

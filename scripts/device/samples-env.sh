@@ -18,14 +18,16 @@ large() {
     esac
 }
 # Fills the clayout cache CACHE (emptied first) as a program's history would: SAMPLE run under
-# the library LIB once per SIZE:LAUNCHES of RUNS, in turn, with SIZE its -n (the stress
-# sequence's shape, scripts/policy-stress.sh). The caller's environment (CLAYOUT_POLICY=...) holds.
+# the library LIB once per SIZE:LAUNCHES of RUNS, in turn, with SIZE its -n (lbm: the edge of its
+# cubic grid), the stress sequence's shape (scripts/policy-stress.sh). The caller's environment (CLAYOUT_POLICY=...) holds.
 #   prime_cache CACHE SAMPLE LIB "SIZE:LAUNCHES ..."
 prime_cache() {
     local c=$1 s=$2 l=$3 p
     rm -rf "$c"
     for p in $4; do
+        local n=${p%%:*} size
+        case $s in lbm) size="-x $n -y $n -z $n" ;; *) size="-n $n" ;; esac
         (cd samples/$s && CLAYOUT_CACHE_DIR=$c CLAYOUT_ANNOTATIONS=$root/samples/$s/$s.dl LD_PRELOAD=$l \
-            $S/$s/$s -n ${p%%:*} -i ${p##*:} --platform $platform >/dev/null 2>&1)
+            $S/$s/$s $size -i ${p##*:} --platform $platform >/dev/null 2>&1)
     done
 }

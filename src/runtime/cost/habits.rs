@@ -20,7 +20,6 @@
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// One bit per converted argument (the first 64).
@@ -87,7 +86,7 @@ pub struct ConvertedBy {
     pub arg: u32,
 }
 
-static HABITS: Lazy<Mutex<HashMap<Arc<str>, Habits>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+static HABITS: Lazy<Mutex<super::KeyMap<Habits>>> = Lazy::new(Default::default);
 
 const KIND: &str = "habits";
 

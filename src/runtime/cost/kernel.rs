@@ -6,7 +6,6 @@ use super::lengths;
 use super::model::{Times, Variant};
 use super::size::SizeClass;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The format of the `times` records. A record of another format (the one before size classes
@@ -73,7 +72,7 @@ impl Default for TimesByClass {
 /// H100: four records written to the machine's disk); they are written when the application
 /// releases a context and at exit (`write_unwritten`). A process killed before loses them: its
 /// next run times those launches again.
-static UNWRITTEN: once_cell::sync::Lazy<parking_lot::Mutex<HashMap<Arc<str>, TimesByClass>>> =
+static UNWRITTEN: once_cell::sync::Lazy<parking_lot::Mutex<super::KeyMap<TimesByClass>>> =
     once_cell::sync::Lazy::new(Default::default);
 
 /// Writes the times records changed since they were written (`UNWRITTEN`).

@@ -19,7 +19,6 @@
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Epochs kept per argument: the latest ones, so that a program whose use changes is followed.
@@ -132,7 +131,7 @@ struct Entry {
     writes: u32,
 }
 
-static LENGTHS: Lazy<Mutex<HashMap<Arc<str>, Entry>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+static LENGTHS: Lazy<Mutex<super::KeyMap<Entry>>> = Lazy::new(Default::default);
 
 fn with<R>(kernel: &Arc<str>, f: impl FnOnce(&mut Entry) -> R) -> R {
     let mut all = LENGTHS.lock();

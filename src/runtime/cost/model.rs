@@ -395,6 +395,10 @@ impl crate::stats::Reasoned for Reason {
         };
         ReasonKey::Typed(kind, a, b)
     }
+
+    fn kept(&self) -> crate::stats::KeptReason {
+        crate::stats::KeptReason(std::sync::Arc::new(self.clone()))
+    }
 }
 
 impl From<&'static str> for Reason {
