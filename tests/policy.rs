@@ -415,6 +415,38 @@ fn a_quick_build_is_no_price_for_clayout_s_builds() {
     assert!(built, "no run up to the fifth built the copies");
 }
 
+/// A program whose runs end a few milliseconds after its build gets its copies all the same: a
+/// run that ends while clayout's builds go on still takes what clayout's cache holds and builds
+/// one piece more (a program, or a conversion's timings), its exit waiting for that one, so
+/// every run moves the copies on. Stopped before every piece instead, such runs loaded the
+/// pieces cached first, run after run, and never reached the conversion kernels (on the H100
+/// with the driver's cache cold, particles in the stress sequence). PoCL's kernel cache is the
+/// test's own and starts empty, as a cold driver's does.
+#[test]
+fn short_runs_build_one_piece_of_the_copies_each() {
+    let base = run(&seq("launches"), TIMEOUT);
+    assert_ok(&base);
+    let dir = fresh_dir("policy-short-pieces");
+    let cache = dir.join("clayout");
+    let cmd = || {
+        annotated(seq("launches").shimmed(), "auto", cache.as_os_str())
+            .env("POCL_CACHE_DIR", dir.join("pocl").as_os_str())
+            .env("CLAYOUT_BUILD_AFTER", "0")
+            .env("CLAYOUT_LOG", "debug")
+    };
+    let pieces = || ["private", "conv", "tune"].iter().map(|k| record_files(&cache, k).len()).sum::<usize>();
+    for i in 1..=6 {
+        let before = pieces();
+        let out = run(&cmd(), TIMEOUT);
+        assert_same(&base, &out);
+        if out.shim_lines().iter().any(|l| l.contains("built the rewritten copies")) {
+            return;
+        }
+        assert!(pieces() > before, "run {i} added no piece of the copies to the cache: {}", out.show("a short run"));
+    }
+    panic!("the copies were not built within six runs");
+}
+
 /// How long each epoch lasted (launches of a kernel on a buffer until the host has it again or
 /// the program releases it) is learnt under every policy and kept in the cache, per kernel and
 /// argument: gatherread's three launches of gather end at the host's read of `own` and at the

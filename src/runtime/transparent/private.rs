@@ -235,15 +235,48 @@ fn identity(
 /// process is going). What was built is in clayout's cache, and a later run goes on from there.
 pub const STOPPED: &str = "stopped between its builds: its run is over";
 
-/// Err(`STOPPED`) when the job was asked to stop (`worker::cancelled`), so that the exit waits
-/// for the one program being built, not for the rest (on the H100 the second run of a program
-/// of one-iteration runs waited 0.6-1.1 s at exit for all of them). Copies built ahead for a
-/// tile to try run to the end: stopped, they would delay the climb by several runs.
-fn stop_if_over(ahead: Option<u32>) -> Result<(), String> {
-    if ahead.is_none() && super::super::worker::cancelled() {
-        return Err(STOPPED.into());
+/// How far a build of the copies goes once its run is over (`worker::cancelled`), so that the
+/// exit waits for one program being built, not for the rest (on the H100 the second run of a
+/// program of one-iteration runs waited 0.6-1.1 s at exit for all of them): on through what
+/// clayout's cache holds (milliseconds each), and through one piece that must be compiled or
+/// measured, if nothing before it in this job had to be. Stopped before every piece instead,
+/// the copies of a program whose runs all end a few milliseconds after their build never got
+/// past the pieces they had cached first: each run loaded those, and was asked to stop before
+/// the first it lacked (on the H100 with the driver's cache cold, particles' conversion kernels
+/// were never built in the stress sequence; on PoCL, `tests/policy.rs`,
+/// `short_runs_build_one_piece_of_the_copies_each`). Copies built ahead for a tile to try
+/// run to the end: stopped, they would delay the climb by several runs.
+struct Steps {
+    ahead: bool,
+    /// A piece of this job took a compile's time (it was not in any cache).
+    compiled: bool,
+}
+
+/// A piece that took longer than this was compiled or measured, not loaded.
+const LOADED_WITHIN: std::time::Duration = std::time::Duration::from_millis(50);
+
+impl Steps {
+    fn new(ahead: Option<u32>) -> Steps {
+        Steps { ahead: ahead.is_some(), compiled: false }
     }
-    Ok(())
+
+    /// Runs one piece of the build, `piece`, under the rules above: Err(`STOPPED`) for a
+    /// piece not run.
+    fn piece<T>(&mut self, piece: impl Fn() -> Result<T, String>) -> Result<T, String> {
+        use crate::cache::binaries::{cache_only, NOT_CACHED};
+        let over = !self.ahead && super::super::worker::cancelled();
+        if over {
+            match cache_only(&piece) {
+                Err(e) if e.contains(NOT_CACHED) && !self.compiled => {}
+                Err(e) if e.contains(NOT_CACHED) => return Err(STOPPED.into()),
+                done => return done,
+            }
+        }
+        let started = std::time::Instant::now();
+        let done = piece();
+        self.compiled |= started.elapsed() > LOADED_WITHIN;
+        done
+    }
 }
 
 /// Builds the copies of `kernels` (`source`) for a build of the application's program in
@@ -334,17 +367,26 @@ fn build_private(
     }
     probe_src.push_str("}\n");
     let text = format!("{source}{probe_src}");
-    let built = build_cached(ctx, device, &text, &options).map_err(|e| format!("the rewritten program: {e}"))?;
-    stop_if_over(ahead)?;
-    let full_tiles = match build_cached(ctx, device, &text, &format!("{options} -D {FULL_TILES_MACRO}")) {
+    let mut steps = Steps::new(ahead);
+    let built = steps.piece(|| build_cached(ctx, device, &text, &options)).map_err(|e| {
+        if e == STOPPED {
+            e
+        } else {
+            format!("the rewritten program: {e}")
+        }
+    })?;
+    let full_options = format!("{options} -D {FULL_TILES_MACRO}");
+    // The build's own failure is kept apart from the step's (not cached, stopped).
+    let full_tiles = match steps.piece(|| match build_cached(ctx, device, &text, &full_options) {
+        Err(e) if e.contains(crate::cache::binaries::NOT_CACHED) => Err(e),
+        r => Ok(r),
+    })? {
         Ok(p) => Some(p),
-        Err(e) if e.contains(crate::cache::binaries::NOT_CACHED) => return Err(e),
         Err(e) => {
             crate::log::debug(&format!("the rewritten program with whole tiles only did not build: {e}"));
             None
         }
     };
-    stop_if_over(ahead)?;
     let got = probe::run(ctx, device, &built, "clayout_probe_layout", expected.len())
         .map_err(|e| format!("the structure layout probe: {e}"))?;
     let mut wrong_layouts = HashMap::new();
@@ -357,24 +399,29 @@ fn build_private(
     // launch, and what they cost. A failure here is only logged: the conversion will retry,
     // and fall back then.
     let mut rates = crate::runtime::cost::Rates::default();
-    let only_cached = crate::cache::binaries::only_cached();
+    fn not_cached<T>() -> Result<T, String> {
+        Err(crate::cache::binaries::NOT_CACHED.to_string())
+    }
     for (s, w, h) in shapes {
-        stop_if_over(ahead)?;
-        if let Err(e) = crate::marshal::prepare(ctx, device, s, tile, w) {
-            if only_cached {
-                return Err(crate::cache::binaries::NOT_CACHED.into());
-            }
+        let prepared = steps.piece(|| match crate::marshal::prepare(ctx, device, s, tile, w) {
+            Err(_) if crate::cache::binaries::only_cached() => not_cached(),
+            r => Ok(r),
+        })?;
+        if let Err(e) = prepared {
             if ahead.is_some() {
                 // A tile whose conversions do not build is not one to try.
                 return Err(format!("the conversion kernels for S={s} w={w} T={tile}: {e}"));
             }
             crate::log::debug(&format!("conversion kernels for S={s} w={w} T={tile} not built ahead: {e}"));
         }
-        if auto && only_cached && !tune::known(device, s, w, h, Some(tile)) {
-            return Err(crate::cache::binaries::NOT_CACHED.into());
-        }
         if auto {
-            if let Some(t) = tune::tuned(ctx, device, s, w, h, Some(tile)) {
+            let tuned = steps.piece(|| {
+                if crate::cache::binaries::only_cached() && !tune::known(device, s, w, h, Some(tile)) {
+                    return not_cached();
+                }
+                Ok(tune::tuned(ctx, device, s, w, h, Some(tile)))
+            })?;
+            if let Some(t) = tuned {
                 rates.insert((s, w, h), tune::with_best_rates(device, s, w, h, t));
             }
         }
