@@ -224,14 +224,6 @@ pub struct KernelInfo {
     /// afterwards (NVIDIA refuses its launch once a buffer replaces the pointer), which only
     /// the kernel itself can tell, so it runs as written from then on.
     pub svm_seen: std::sync::atomic::AtomicBool,
-    /// Its launches' decisions under the transparent mode (`stats::decision`), found at the first.
-    pub decisions: once_cell::sync::OnceCell<crate::stats::KernelStats>,
-}
-
-impl KernelInfo {
-    pub fn decisions(&self) -> &crate::stats::KernelStats {
-        self.decisions.get_or_init(|| crate::stats::kernel_stats(&self.name))
-    }
 }
 
 #[derive(Debug)]

@@ -513,7 +513,6 @@ fn record_kernel(k: cl_kernel, program: cl_program, name: String, args: Vec<Opti
             program: key(program),
             args: Mutex::new(std::sync::Arc::new(args)),
             svm_seen: svm_seen.into(),
-            decisions: Default::default(),
         };
         let facts = reg().kernels.insert(key(k), info);
         crate::runtime::kernels::created(key(k), facts);

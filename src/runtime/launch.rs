@@ -146,7 +146,7 @@ unsafe fn launch_with(
             }
             let written = super::cost::model::Variant::Written.form();
             let why = super::cost::Reason::Static("its copies are still being built");
-            crate::stats::decision(k.facts.decisions(), written, &why);
+            crate::stats::decision(k.copies.decisions(&k.facts.name), written, &why);
             building = crate::guard("cost model", || counted_while_building(&k, &dims))
                 .flatten()
                 .map(|(key, nth)| (key, nth, started));

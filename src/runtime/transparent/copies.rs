@@ -31,6 +31,15 @@ pub struct KernelCopies {
     pub rewritten_full: OnceCell<Result<PrivateKernel, String>>,
     /// The staged copy (local-memory staging, no conversion).
     pub staged: OnceCell<Result<PrivateKernel, String>>,
+    /// Its launches' decisions (`stats::decision`), found at the first.
+    decisions: OnceCell<crate::stats::KernelStats>,
+}
+
+impl KernelCopies {
+    /// The decisions of the kernel object's launches, kernel `name`'s.
+    pub fn decisions(&self, name: &str) -> &crate::stats::KernelStats {
+        self.decisions.get_or_init(|| crate::stats::kernel_stats(name))
+    }
 }
 
 fn create(info: &KernelInfo, plan: &TransparentPlan, private_name: &str, full: bool) -> Result<PrivateKernel, String> {

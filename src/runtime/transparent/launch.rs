@@ -113,9 +113,9 @@ pub fn launch(
             } else {
                 Reason::Text(format!("{}; no ASTA copy: {why}", decision.reason))
             };
-            crate::stats::decision(info.decisions(), ran.form(), &reason);
+            crate::stats::decision(copies.decisions(&info.name), ran.form(), &reason);
         }
-        _ => crate::stats::decision(info.decisions(), ran.form(), &decision.reason),
+        _ => crate::stats::decision(copies.decisions(&info.name), ran.form(), &decision.reason),
     }
     let m = structures(needs).unwrap_or(1.0);
     if fused.get() {
