@@ -238,18 +238,23 @@ pub const STOPPED: &str = "stopped between its builds: its run is over";
 /// How far a build of the copies goes once its run is over (`worker::cancelled`), so that the
 /// exit waits for one program being built, not for the rest (on the H100 the second run of a
 /// program of one-iteration runs waited 0.6-1.1 s at exit for all of them): on through what
-/// clayout's cache holds (milliseconds each), and through one piece that must be compiled or
-/// measured, if nothing before it in this job had to be. Stopped before every piece instead,
-/// the copies of a program whose runs all end a few milliseconds after their build never got
-/// past the pieces they had cached first: each run loaded those, and was asked to stop before
-/// the first it lacked (on the H100 with the driver's cache cold, particles' conversion kernels
-/// were never built in the stress sequence; on PoCL, `tests/policy.rs`,
-/// `short_runs_build_one_piece_of_the_copies_each`). Copies built ahead for a tile to try
-/// run to the end: stopped, they would delay the climb by several runs.
+/// the caches hold, and through one piece that must be compiled or measured, as long as
+/// nothing in this job took a compile's time and what it did since the run ended stays within
+/// one load's (`LOADED_WITHIN`; a "cached" piece can be slow: NVIDIA with its own cache off
+/// compiles a kept binary again, some 40 ms, and a driver that dropped a source from its cache
+/// compiles it in full). Stopped before every piece instead, the copies of a program whose runs
+/// all end a few milliseconds after their build never got past the pieces they had cached
+/// first: each run loaded those and was asked to stop before the first it lacked (on the H100
+/// with the driver's cache cold, particles' conversion kernels were never built in the stress
+/// sequence; on PoCL, `tests/policy.rs`, `short_runs_build_one_piece_of_the_copies_each`).
+/// Copies built ahead for a tile to try run to the end: stopped, they would delay the climb by
+/// several runs.
 struct Steps {
     ahead: bool,
-    /// A piece of this job took a compile's time (it was not in any cache).
-    compiled: bool,
+    /// A piece of this job took a compile's time.
+    slow: bool,
+    /// The time its pieces took since the run ended.
+    after_end: std::time::Duration,
 }
 
 /// A piece that took longer than this was compiled or measured, not loaded.
@@ -257,7 +262,7 @@ const LOADED_WITHIN: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl Steps {
     fn new(ahead: Option<u32>) -> Steps {
-        Steps { ahead: ahead.is_some(), compiled: false }
+        Steps { ahead: ahead.is_some(), slow: false, after_end: std::time::Duration::ZERO }
     }
 
     /// Runs one piece of the build, `piece`, under the rules above: Err(`STOPPED`) for a
@@ -265,16 +270,30 @@ impl Steps {
     fn piece<T>(&mut self, piece: impl Fn() -> Result<T, String>) -> Result<T, String> {
         use crate::cache::binaries::{cache_only, NOT_CACHED};
         let over = !self.ahead && super::super::worker::cancelled();
+        let spent = || Err(STOPPED.to_string());
         if over {
-            match cache_only(&piece) {
-                Err(e) if e.contains(NOT_CACHED) && !self.compiled => {}
-                Err(e) if e.contains(NOT_CACHED) => return Err(STOPPED.into()),
+            if self.slow || self.after_end > LOADED_WITHIN {
+                return spent();
+            }
+            match self.timed(true, || cache_only(&piece)) {
+                Err(e) if e.contains(NOT_CACHED) => {}
                 done => return done,
             }
+            if self.slow || self.after_end > LOADED_WITHIN {
+                return spent();
+            }
         }
+        self.timed(over, piece)
+    }
+
+    fn timed<T>(&mut self, over: bool, f: impl FnOnce() -> T) -> T {
         let started = std::time::Instant::now();
-        let done = piece();
-        self.compiled |= started.elapsed() > LOADED_WITHIN;
+        let done = f();
+        let took = started.elapsed();
+        self.slow |= took > LOADED_WITHIN;
+        if over {
+            self.after_end += took;
+        }
         done
     }
 }
