@@ -366,7 +366,7 @@ fn a_quick_build_loads_the_cached_copies_inside_the_call() {
 /// shorter than that starts no build, and its exit waits for none (on the H100 such a first run
 /// waited 0.5-0.7 s at exit for a build of clayout's in flight). The second run goes back to the
 /// application's build time, so that a program of short runs still gets its copies: that run,
-/// or the next ones (a run that ends stops the builds between programs), build them. The plain
+/// or the next ones (a run that ends lets the build finish one more piece), build them. The plain
 /// run first, so that PoCL's own cache answers the application's build as a warm driver cache
 /// would.
 #[test]
