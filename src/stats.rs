@@ -195,7 +195,7 @@ pub struct KernelDecisions {
 }
 
 const REASONS_KEPT: usize = 8;
-/// A rewritten kernel's decisions, held by each of its kernel objects (`KernelInfo::decisions`)
+/// A rewritten kernel's decisions, held by each of its kernel objects (`KernelCopies::decisions`)
 /// so that counting a launch looks nothing up by name.
 pub type KernelStats = std::sync::Arc<Mutex<KernelDecisions>>;
 static DECISIONS: Mutex<BTreeMap<String, KernelStats>> = Mutex::new(BTreeMap::new());
@@ -210,7 +210,6 @@ pub fn kernel_stats(kernel: &str) -> KernelStats {
     }
 }
 
-/// One launch of a rewritten kernel ran in form `ran`, for `reason`.
 /// What tells two reasons for a kernel's decisions apart: their kind and words, not their
 /// figures.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -262,6 +261,8 @@ impl Serialize for KeptReason {
     }
 }
 
+/// One launch of the rewritten kernel whose decisions are `kernel` ran in form `ran`, for
+/// `reason`.
 pub fn decision(kernel: &KernelStats, ran: Form, reason: &dyn Reasoned) {
     kernel.lock().count(ran, reason);
 }

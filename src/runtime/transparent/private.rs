@@ -270,20 +270,25 @@ impl Steps {
     fn piece<T>(&mut self, piece: impl Fn() -> Result<T, String>) -> Result<T, String> {
         use crate::cache::binaries::{cache_only, NOT_CACHED};
         let over = !self.ahead && super::super::worker::cancelled();
-        let spent = || Err(STOPPED.to_string());
         if over {
-            if self.slow || self.after_end > LOADED_WITHIN {
-                return spent();
+            if self.spent() {
+                return Err(STOPPED.into());
             }
             match self.timed(true, || cache_only(&piece)) {
                 Err(e) if e.contains(NOT_CACHED) => {}
                 done => return done,
             }
-            if self.slow || self.after_end > LOADED_WITHIN {
-                return spent();
+            // The look in the caches may itself have been slow.
+            if self.spent() {
+                return Err(STOPPED.into());
             }
         }
         self.timed(over, piece)
+    }
+
+    /// Whether the job has had what a run that is over allows it: a compile's time.
+    fn spent(&self) -> bool {
+        self.slow || self.after_end > LOADED_WITHIN
     }
 
     fn timed<T>(&mut self, over: bool, f: impl FnOnce() -> T) -> T {
