@@ -3,9 +3,9 @@
 # sample at one size, on a cache primed as onelaunch.sh primes it (two runs of 100 launches with
 # the builds waited for, three one-launch runs); then REPS interleaved runs of ITERS launches
 # without clayout and for each library in LIBS under each configuration in CONFIGS (auto,
-# never, norewrite: CLAYOUT_REWRITE=0, disable: CLAYOUT_DISABLE=1; default auto), each timing
+# never, always, norewrite: CLAYOUT_REWRITE=0, disable: CLAYOUT_DISABLE=1; default auto), each timing
 # every OpenCL call (bench/calltime.c): per entry point the median over the runs of its total
-# time in the run, and the median total_ms. FRESH=1: no priming, every run on an empty cache
+# time in the run (and of its largest call), and the median total_ms. FRESH=1: no priming, every run on an empty cache
 # (a program's first run). PRIME="SIZE:LAUNCHES ...": prime instead with those runs under auto,
 # in turn (the stress sequence's history: PRIME="262144:100 64000:2 262144:30 64000:1"), with
 # SIZE the sample's -n. Writes $OUT/shortcalls.txt.
@@ -27,16 +27,17 @@ one() {
 }
 # Per entry point: the median of its time per run (us), from the lines of $1.
 medians() {
-    awk '{t[$2] = t[$2] " " $5}
-        END {for (n in t) {k = split(t[n], a, " ")
+    awk 'function med(s,   a, k, i, j, x) {k = split(s, a, " ")
             for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j] + 0 < a[j - 1] + 0; j--) {x = a[j]; a[j] = a[j - 1]; a[j - 1] = x}
-            printf "  %-24s %9.1f us (%d runs)\n", n, a[int((k + 1) / 2)], k}}' $1 | sort
+            return a[int((k + 1) / 2)]}
+        {t[$2] = t[$2] " " $5; sub(/\)/, "", $8); l[$2] = l[$2] " " $8; r[$2]++}
+        END {for (n in t) printf "  %-24s %9.1f us (%d runs; largest call %.1f)\n", n, med(t[n]), r[n], med(l[n])}' $1 | sort
 }
 libs=$(for l in ${LIBS:-.devcarry/rt/libclayout.so}; do readlink -f $l; done)
 configs=${CONFIGS:-auto}
 setting() {
     case $1 in
-    never) echo CLAYOUT_POLICY=never ;; norewrite) echo CLAYOUT_REWRITE=0 ;; disable) echo CLAYOUT_DISABLE=1 ;; *) echo X=1 ;;
+    never) echo CLAYOUT_POLICY=never ;; always) echo CLAYOUT_POLICY=always ;; norewrite) echo CLAYOUT_REWRITE=0 ;; disable) echo CLAYOUT_DISABLE=1 ;; *) echo X=1 ;;
     esac
 }
 {
