@@ -145,7 +145,17 @@ pub struct BufferNeed {
 /// Brings every buffer of `needs` to what it needs before a command on `queue`; returns the
 /// complete wait list for that command, or the OpenCL error the command must fail with.
 pub fn prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_event]) -> Result<WaitList, cl_int> {
-    try_prepare(queue, needs, user).map_err(|f| {
+    prepare_as(queue, needs, Devices::AsNeeded, user)
+}
+
+/// `prepare`, with the needs for a device layout taken as `devices` says (`try_prepare_as`).
+pub fn prepare_as(
+    queue: cl_command_queue,
+    needs: &[BufferNeed],
+    devices: Devices,
+    user: &[cl_event],
+) -> Result<WaitList, cl_int> {
+    try_prepare_as(queue, needs, devices, user).map_err(|f| {
         crate::log::error(&format!(
             "{}: cannot bring it into the layout the command needs ({}); the command fails with CL_OUT_OF_RESOURCES",
             f.object, f.reason
@@ -164,14 +174,45 @@ pub struct NotMet {
 /// `prepare` without the verdict: the caller decides whether a need not met fails the command
 /// (it does for the application's kernel) or only changes which kernel runs (a rewritten copy).
 pub fn try_prepare(queue: cl_command_queue, needs: &[BufferNeed], user: &[cl_event]) -> Result<WaitList, NotMet> {
+    try_prepare_as(queue, needs, Devices::AsNeeded, user)
+}
+
+/// What becomes of the needs for a device layout in a command's needs (`try_prepare_as`): the
+/// forms of a rewritten kernel that run on host-layout buffers take the kernel's needs as they
+/// are, without a copy of them made at every launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Devices {
+    AsNeeded,
+    /// Each buffer in host layout instead (nothing the command cannot run without).
+    InHost,
+    /// Each converted by the command itself as it runs (`BufferNeed::fuse`).
+    Fused,
+}
+
+/// `try_prepare`, with the needs for a device layout taken as `devices` says.
+pub fn try_prepare_as(
+    queue: cl_command_queue,
+    needs: &[BufferNeed],
+    devices: Devices,
+    user: &[cl_event],
+) -> Result<WaitList, NotMet> {
     // The buffer whose bytes each need is about: a sub-buffer shows its parent's bytes, so the
     // parent must be in host layout (a sub-buffer asked for a device layout stays itself:
     // `ensure` refuses it).
     let targets: Few<(&Arc<Buffer>, Need, bool, bool, bool)> = needs
         .iter()
-        .map(|n| match (n.need, &n.buffer.parent) {
-            (Need::Host | Need::HostOverwrite, Some(parent)) => (parent, Need::Host, n.must, false, false),
-            _ => (&n.buffer, n.need, n.must, n.overwrite, n.fuse),
+        .map(|n| {
+            let device = matches!(n.need, Need::Device(_));
+            match devices {
+                Devices::AsNeeded => (n.need, n.must, n.overwrite, n.fuse),
+                Devices::InHost => (if device { Need::Host } else { n.need }, false, n.overwrite, false),
+                Devices::Fused => (n.need, n.must, n.overwrite, device),
+            }
+        })
+        .zip(needs)
+        .map(|((need, must, overwrite, fuse), n)| match (need, &n.buffer.parent) {
+            (Need::Host | Need::HostOverwrite, Some(parent)) => (parent, Need::Host, must, false, false),
+            _ => (&n.buffer, need, must, overwrite, fuse),
         })
         .collect();
     // Every buffer locked once, in handle order, so that two commands never wait on each other.

@@ -241,6 +241,9 @@ pub struct KernelModel {
     pub records: Option<super::Records>,
     /// The model decided a launch of the kernel in this run already.
     pub decided: bool,
+    /// The last decision, while it holds for the launches like it (`model::steady`); dropped
+    /// whenever the kernel's times change.
+    pub steady: Option<super::Steady>,
 }
 
 impl KernelModel {
@@ -253,9 +256,10 @@ impl KernelModel {
         if self.disk_key.as_deref() == Some(key) {
             // Loaded already, by a launch that ran while the copies were built (its times of
             // the kernel as written are newer than `read`): only the tile is the copies'.
-            self.times.at_tile(tile);
+            self.at_tile(tile);
             return;
         }
+        self.steady = None;
         let key: Arc<str> = key.into();
         if let Some(t) = read {
             crate::log::debug(&format!("kernel {key}: times from the cache: {:?}", t.classes));
@@ -271,6 +275,14 @@ impl KernelModel {
 
     /// Keeps a launch's measured time per structure at its size class (or counts that it could
     /// not be timed).
+    /// The times of the copies of tile `tile` (`TimesByClass::at_tile`).
+    pub fn at_tile(&mut self, tile: u32) {
+        if self.times.tile != tile {
+            self.steady = None;
+            self.times.at_tile(tile);
+        }
+    }
+
     /// A launch timed by the application's wait got no time: the next ones are timed with
     /// markers, in this run and the runs after it (`TimesByClass::wait_missed`).
     pub fn wait_missed(&mut self) {
@@ -287,6 +299,7 @@ impl KernelModel {
             return;
         };
         let ns = if crate::fault::inject("tile-timing") { injected_ns(ran, self.times.tile) * structures } else { ns };
+        self.steady = None;
         self.times.record(class, ran, ns / structures);
         crate::stats::kernel_time(kernel, ran.form(), ns);
         self.unwritten();

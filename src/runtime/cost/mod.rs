@@ -176,6 +176,9 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         }
         return d;
     }
+    if let Some(d) = steady(model, offer, buffers) {
+        return d;
+    }
     let m = offer.structures;
     let times = model.times.at(offer.class);
     // What a launch as written costs here, per structure, before it is timed at this size.
@@ -284,7 +287,63 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         crate::log::debug(&format!("kernel {kernel}: runs {} ({})", d.variant.name(), d.reason));
     }
     model.last = Some(d.variant);
+    model.steady = (!offer.launched && model::steady(&l, &d)).then(|| Steady {
+        class: offer.class,
+        policy,
+        staged_ok: offer.staged_ok,
+        asta_blocked: offer.asta_blocked,
+        in_asta: l.in_asta,
+        written_ns: written_estimate.unwrap_or(0.0),
+        gain_ns: gain.and(l.asta_gain_per_structure()),
+        decision: d.clone(),
+    });
     d
+}
+
+/// A decision that holds for the launches like the one it was made for (`model::steady`), and
+/// what those launches are.
+#[derive(Clone, Debug)]
+pub struct Steady {
+    class: SizeClass,
+    policy: Policy,
+    staged_ok: bool,
+    asta_blocked: bool,
+    /// The buffers are in the ASTA layout the copy wants (else in host layout).
+    in_asta: bool,
+    /// The kernel's time as written per structure, at the class, that each launch adds to its
+    /// buffers' epoch.
+    written_ns: f64,
+    /// What each launch in ASTA gains per structure, added to its buffers' balance.
+    gain_ns: Option<f64>,
+    decision: Decision,
+}
+
+/// The kernel's steady decision, if this launch is one it holds for: counted in its buffers'
+/// epoch as the full decision would count it (its launches counted already), nothing else
+/// looked at.
+fn steady(model: &KernelModel, offer: &Offer, buffers: &mut [BufferView]) -> Option<Decision> {
+    let s = model.steady.as_ref()?;
+    let like = s.class == offer.class
+        && s.policy == offer.policy
+        && s.staged_ok == offer.staged_ok
+        && s.asta_blocked == offer.asta_blocked
+        && !offer.launched
+        && !buffers.is_empty()
+        && buffers.iter().all(|b| match s.in_asta {
+            true => b.current == Current::Device(b.want),
+            false => b.current == Current::Host && !b.cost.reuse.sent_back,
+        });
+    if !like {
+        return None;
+    }
+    let (step, gain) = (s.written_ns * offer.structures, s.gain_ns.map(|g| g * offer.structures));
+    for b in buffers.iter_mut() {
+        b.cost.reuse.epoch_ns += step;
+        if let Some(g) = gain {
+            b.cost.reuse.asta_gain_ns += g;
+        }
+    }
+    Some(s.decision.clone())
 }
 
 /// Notes in each buffer this launch converts which kernel argument converted it.
@@ -485,6 +544,51 @@ mod tests {
         assert_eq!((d.variant, d.measure), (Variant::Written, false), "{}", d.reason);
         assert!(d.reason.to_string().contains("no faster"), "{}", d.reason);
         assert_eq!(decide_at(&mut model, small).variant, Variant::Asta);
+    }
+
+    #[test]
+    fn a_steady_decision_is_kept_until_the_kernel_s_times_change() {
+        let class = SizeClass::of(1_000_000, 32_000_000);
+        let mut model = KernelModel::default();
+        for _ in 0..2 {
+            model.times.record(class, Variant::Written, 2.0);
+            model.times.record(class, Variant::Asta, 2.3);
+        }
+        let mut cost = BufferCost::default();
+        let first = decide_with(&mut model, class, 0.0, false, &mut cost);
+        assert_eq!((first.variant, first.measure), (Variant::Written, false), "{}", first.reason);
+        assert!(model.steady.is_some(), "no faster in ASTA: {}", first.reason);
+        // Kept: counted in the buffer's epoch as the full decision counts it.
+        let again = decide_with(&mut model, class, 0.0, false, &mut cost);
+        assert_eq!(again, first);
+        assert_eq!(cost.reuse.epoch_ns, 2.0 * 2.0 * 1e6);
+        // Not for another size class, nor a launch enqueued before the model looked at it.
+        let other = SizeClass::of(64_000, 2_048_000);
+        assert_ne!(decide_at(&mut model, other).reason, first.reason);
+        // A time recorded through the model drops it, to be decided again.
+        model.record("k", class, Variant::Asta, Some(1e6), 1e6);
+        assert!(model.steady.is_none());
+        assert_eq!(decide_at(&mut model, class).variant, Variant::Written);
+        assert!(model.steady.is_some());
+        // In ASTA for good (faster there, its tile timings made): each launch adds its gain to
+        // the buffer's balance, kept or not.
+        let mut model = KernelModel::default();
+        for _ in 0..model::TILE_TIMED {
+            model.times.record(class, Variant::Written, 2.0);
+            model.times.record(class, Variant::Asta, 1.5);
+        }
+        let rates = Rates::default();
+        let (offer, want) = offer(class, &rates, false);
+        let mut cost = BufferCost::default();
+        let mut launch = |model: &mut KernelModel| {
+            let mut views = [BufferView { arg: 0, cost: &mut cost, current: Current::Device(want), want }];
+            decide("k", model, &offer, &mut views)
+        };
+        let first = launch(&mut model);
+        assert_eq!((first.variant, first.reason.to_string().as_str()), (Variant::Asta, model::IN_ASTA));
+        assert!(model.steady.is_some());
+        assert_eq!(launch(&mut model), first);
+        assert_eq!(cost.reuse.asta_gain_ns, 2.0 * 0.5 * 1e6);
     }
 
     #[test]

@@ -242,8 +242,13 @@ impl Launch {
     /// What one launch in ASTA gains over the fastest host-layout form, in ns, once both are
     /// measured (negative: a loss).
     pub fn asta_gain_ns(&self) -> Option<f64> {
+        self.asta_gain_per_structure().map(|g| g * self.m)
+    }
+
+    /// `asta_gain_ns` per structure.
+    pub fn asta_gain_per_structure(&self) -> Option<f64> {
         let (_, h) = host_best(self)?;
-        Some((h - self.times.asta?) * self.m)
+        Some(h - self.times.asta?)
     }
 }
 
@@ -515,9 +520,48 @@ fn host_only(l: &Launch, why: &'static str) -> Decision {
     run(v, Reason::HostFaster { why, v, ns: t })
 }
 
+/// Why a launch runs as written where neither of the kernel's copies can run it.
+pub const NEITHER: &str = "neither copy can run this launch";
+
+/// Why a launch on buffers in ASTA runs the ASTA copy once nothing is left to measure.
+pub const IN_ASTA: &str = "buffers already in ASTA";
+
+/// Whether decision `d`, made for launch `l`, holds for the kernel's later launches at the same
+/// size class and with the same offer (the staged copy allowed or not, the ASTA copy blocked or
+/// not), while their buffers stay in host layout, none sent back in its epoch, and the kernel's
+/// times do not change: none of the rules that lead to it reads what grows from one launch to the
+/// next (the launch's place in its epoch, the epoch's time as written, what its timings spent,
+/// what the history promises). Such a decision is not made again at every launch
+/// (`cost::decide`): in a program of launches of a few microseconds, bound by the host, making
+/// it was a fifth of what clayout added to each.
+pub fn steady(l: &Launch, d: &Decision) -> bool {
+    if d.measure {
+        return false;
+    }
+    if l.in_asta {
+        // In ASTA for good: measured no slower than in host layout (what the launches gain
+        // there is then not read), its timings for the choice of tile made.
+        let no_slower = l.times.asta.is_some_and(|a| host_best(l).is_none_or(|(_, h)| a <= h));
+        return matches!(d.reason, Reason::Static(s) if s == IN_ASTA)
+            && no_slower
+            && l.times.asta_tries() >= TILE_TIMED;
+    }
+    if d.variant == Variant::Asta || l.sent_back {
+        return false;
+    }
+    // A staged copy still to be timed is timed from an epoch's second launch on.
+    let staged_pending = l.staged_ok && l.times.unsettled(Variant::Staged);
+    match &d.reason {
+        Reason::HostFaster { .. } => true,
+        Reason::Static(s) => *s == NEITHER,
+        Reason::CannotConvert(_) | Reason::NoFaster(_) | Reason::NoFasterElsewhere(_) => !staged_pending,
+        _ => false,
+    }
+}
+
 fn auto(l: &Launch) -> Decision {
     if !l.staged_ok && !l.asta_ok {
-        return run(Variant::Written, "neither copy can run this launch".into());
+        return run(Variant::Written, NEITHER.into());
     }
     if l.in_asta {
         // The conversion is paid; only a measured loss sends the buffers back, and only while
@@ -541,10 +585,10 @@ fn auto(l: &Launch) -> Decision {
                         "buffers already in ASTA: timing the ASTA copy for the choice of tile".into(),
                         c,
                     ),
-                    None => run(Variant::Asta, "buffers already in ASTA".into()),
+                    None => run(Variant::Asta, IN_ASTA.into()),
                 }
             }
-            _ => run(Variant::Asta, "buffers already in ASTA".into()),
+            _ => run(Variant::Asta, IN_ASTA.into()),
         };
     }
     if l.times.unsettled(Variant::Written) {
@@ -1024,6 +1068,67 @@ mod tests {
         // Where it gained much elsewhere, the bet is made as before.
         l.asta_share_elsewhere = Some(0.25);
         assert_eq!(decide(&l).variant, Variant::Asta);
+    }
+
+    #[test]
+    fn a_steady_decision_holds_whatever_grows_from_launch_to_launch() {
+        // Every decision `steady` keeps must come out the same at any later launch of its
+        // epoch, whatever its history promises and whatever the conversion costs, its times,
+        // offer and buffers' layout unchanged.
+        let opts = [None, Some(0.5), Some(1.0), Some(2.0)];
+        let (mut kept, mut kept_in_asta) = (0, 0);
+        let forms = opts.iter().flat_map(|&w| opts.iter().map(move |&s| (w, s)));
+        for (w, s, a) in forms.flat_map(|(w, s)| opts.iter().map(move |&a| (w, s, a))) {
+            for (policy, staged_ok, asta_ok) in [
+                (Policy::Auto, false, false),
+                (Policy::Auto, true, true),
+                (Policy::Auto, false, true),
+                (Policy::Auto, true, false),
+                (Policy::Never, true, true),
+            ] {
+                for (share, in_asta) in [(None, false), (Some(0.5), false), (Some(1.5), false), (None, true)] {
+                    let mut l = launch(t(w, s, a));
+                    (l.policy, l.staged_ok, l.asta_ok, l.asta_share_elsewhere) = (policy, staged_ok, asta_ok, share);
+                    l.in_asta = in_asta;
+                    l.times.tries[Variant::Asta as usize] = if w == Some(1.0) { 1 } else { TILE_TIMED };
+                    let d = decide(&l);
+                    if !steady(&l, &d) {
+                        continue;
+                    }
+                    kept += 1;
+                    kept_in_asta += usize::from(in_asta);
+                    for (nth, promised, undone, balance) in
+                        [(1, None, false, 0.0), (2, Some(1000), false, -1e9), (40, Some(100_000), true, 1e9)]
+                    {
+                        for epoch in [0.0, 1e6, 1e12] {
+                            for (convert, spent) in [(0.0, 0.0), (1e3, 1e9), (1e9, 0.0)] {
+                                let later = Launch {
+                                    nth,
+                                    promised,
+                                    undone,
+                                    epoch_written_ns: epoch,
+                                    convert_ns: convert,
+                                    timing_spent_ns: spent,
+                                    asta_balance_ns: balance,
+                                    ..l.clone()
+                                };
+                                // (`more_coming` matters to a launch that is timed only.)
+                                let same = |d: &Decision| (d.variant, d.measure, d.reason.clone(), d.charged_ns);
+                                assert_eq!(same(&decide(&later)), same(&d), "{l:?} then {later:?}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(kept >= 20 && kept_in_asta >= 5, "only {kept} steady decisions in the grid ({kept_in_asta} in ASTA)");
+        // Decisions that change as the epoch grows are never kept.
+        let mut l = launch(t(Some(1.0), None, Some(0.5)));
+        l.convert_ns = 1e9;
+        assert!(matches!(decide(&l).reason, Reason::NotYet { .. }));
+        assert!(!steady(&l, &decide(&l)), "the budget grows with the epoch");
+        l.sent_back = true;
+        assert!(!steady(&l, &decide(&l)), "a buffer sent back is so until its epoch ends");
     }
 
     #[test]

@@ -19,7 +19,17 @@ pub struct PrivateKernel {
     kernel: Kernel,
     /// The program the kernel comes from stays while the kernel does.
     _program: Arc<super::private::PrivateProgram>,
-    args: Mutex<Vec<Option<ArgValue>>>,
+    args: Mutex<SetArgs>,
+}
+
+/// The arguments a copy was last given.
+#[derive(Debug, Default)]
+struct SetArgs {
+    values: Vec<Option<ArgValue>>,
+    /// The application's arguments they were taken from. The registry replaces its arguments
+    /// rather than change them while this is held (`Arc::make_mut`): the same ones again were
+    /// given already, and only the copy's extra arguments are compared.
+    from: Option<crate::registry::Args>,
 }
 
 /// The copies of one application kernel object, each made at its first launch.
@@ -52,7 +62,7 @@ fn create(info: &KernelInfo, plan: &TransparentPlan, private_name: &str, full: b
     };
     let kernel = cmd::create_kernel(program.raw(), private_name)
         .map_err(|e| format!("the rewritten copy of {} could not be created ({e})", info.name))?;
-    Ok(PrivateKernel { kernel, _program: plan.program.clone(), args: Mutex::new(Vec::new()) })
+    Ok(PrivateKernel { kernel, _program: plan.program.clone(), args: Mutex::new(SetArgs::default()) })
 }
 
 /// The kernel object of a copy (created at its first launch, in `cell`; from the whole-tiles
@@ -83,23 +93,23 @@ pub struct Extra<'a, F: Fn(&str, usize) -> Option<u64>> {
     pub orders: &'a [(String, (u64, u64))],
 }
 
-/// Brings the buffers to `needs`, gives copy `private` the application's arguments and its
+/// Brings the buffers to `needs` (their device layouts taken as `devices` says), gives copy `private` the application's arguments and its
 /// extra ones, and enqueues it with work-group size `local` (None: the application's). `what`
 /// names the copy in the reasons.
 #[allow(clippy::too_many_arguments)]
 pub fn enqueue<F: Fn(&str, usize) -> Option<u64>>(
     queue: cl_command_queue,
     private: &PrivateKernel,
-    args: &[Option<ArgValue>],
+    args: &crate::registry::Args,
     plan: &TransparentPlan,
-    needs: &[BufferNeed],
+    (needs, devices): (&[BufferNeed], access::Devices),
     (user, event): (&[cl_event], *mut cl_event),
     extra: Extra<F>,
     local: Option<usize>,
     what: &str,
     enqueue: &impl Enqueue,
 ) -> Result<cl_int, String> {
-    let wait = access::try_prepare(queue, needs, user).map_err(|f| f.reason)?;
+    let wait = access::try_prepare_as(queue, needs, devices, user).map_err(|f| f.reason)?;
     let mut set = private.args.lock();
     let ready = set_args(private.kernel.raw(), &mut set, args, plan, &extra).and_then(|()| {
         if crate::fault::inject("kernel") {
@@ -123,11 +133,13 @@ pub fn enqueue<F: Fn(&str, usize) -> Option<u64>>(
 /// and the extra ones: M of each rewritten buffer, the staged slices' orders.
 fn set_args<F: Fn(&str, usize) -> Option<u64>>(
     k: cl_kernel,
-    set: &mut Vec<Option<ArgValue>>,
-    args: &[Option<ArgValue>],
+    set_args: &mut SetArgs,
+    args: &crate::registry::Args,
     plan: &TransparentPlan,
     extra: &Extra<F>,
 ) -> Result<(), String> {
+    let given = set_args.from.as_ref().is_some_and(|from| Arc::ptr_eq(from, args));
+    let set = &mut set_args.values;
     // Every launch comes here: what is already set is compared in place, and only a value that
     // changed is copied.
     let mut extras: access::Few<(usize, [u8; 8])> = access::Few::new();
@@ -151,6 +163,9 @@ fn set_args<F: Fn(&str, usize) -> Option<u64>>(
     for i in 0..len {
         // An extra argument's place wins over the application's argument of that index.
         let extra = extras.iter().rev().find(|(j, _)| *j == i).map(|(_, b)| b);
+        if extra.is_none() && given {
+            continue;
+        }
         let same = match (extra, &set[i]) {
             (Some(b), Some(ArgValue::Bytes(s))) => s.as_slice() == b.as_slice(),
             (Some(_), _) => false,
@@ -172,9 +187,11 @@ fn set_args<F: Fn(&str, usize) -> Option<u64>>(
         };
         if let Err(e) = cmd::set_arg(k, i as u32, arg) {
             set.clear();
+            set_args.from = None;
             return Err(format!("argument {i} of the rewritten copy was refused ({e})"));
         }
         set[i] = Some(v);
     }
+    set_args.from = Some(args.clone());
     Ok(())
 }

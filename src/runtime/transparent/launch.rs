@@ -2,7 +2,7 @@
 //! picks: its ASTA copy on converted buffers, its staged copy or the application's kernel on
 //! host-layout buffers. Whatever keeps a copy from running falls back to the kernel as written.
 
-use super::super::access::{self, BufferNeed, Few};
+use super::super::access::{self, BufferNeed, Devices, Few};
 use super::super::convert::stays_host;
 use super::super::cost::{self, measure, BufferView, Decision, Offer, Reason, SizeClass, Variant};
 use super::super::dims::{Dims, Enqueue};
@@ -248,7 +248,7 @@ fn decide(
         model.load(&plan.program.times_key(&plan.kernel.private_name), plan.program.tile);
     } else if model.times.tile == 0 {
         // Loaded by a launch made while the copies were built, before their tile was known.
-        model.times.at_tile(plan.program.tile);
+        model.at_tile(plan.program.tile);
     }
     let devices: Few<(&BufferNeed, _)> = needs
         .iter()
@@ -257,6 +257,31 @@ fn decide(
             _ => None,
         })
         .collect();
+    let offer = Offer {
+        policy,
+        staged_ok,
+        asta_blocked,
+        rates: &plan.program.rates,
+        structures: structures(needs).unwrap_or(1.0),
+        class,
+        launched: super::super::speculate::noting(),
+        timing_free: profiling,
+    };
+    let mut decide = |views: &mut [BufferView]| {
+        let in_host = views.iter().any(|v| v.current == Current::Host);
+        let d = cost::decide(&info.name, &mut model, &offer, views);
+        let converts = views.iter().any(|v| match d.variant {
+            Variant::Asta => v.current != Current::Device(v.want),
+            _ => v.current != Current::Host,
+        });
+        (d, in_host, converts)
+    };
+    if let [(n, want)] = devices[..] {
+        // One buffer (most kernels): nothing to order or match.
+        let mut st = n.buffer.state.lock();
+        let st = &mut *st;
+        return decide(&mut [BufferView { arg: 0, current: st.current, want, cost: &mut st.cost }]);
+    }
     // Locked in handle order, as commands lock them (`access`), then taken in the order of the
     // kernel's converted arguments (the key of their habits), each buffer once.
     let mut order: Few<usize> = (0..devices.len()).collect();
@@ -274,23 +299,7 @@ fn decide(
         .iter_mut()
         .map(|(arg, want, st)| BufferView { arg: *arg, current: st.current, want: *want, cost: &mut st.cost })
         .collect();
-    let in_host = views.iter().any(|v| v.current == Current::Host);
-    let offer = Offer {
-        policy,
-        staged_ok,
-        asta_blocked,
-        rates: &plan.program.rates,
-        structures: structures(needs).unwrap_or(1.0),
-        class,
-        launched: super::super::speculate::noting(),
-        timing_free: profiling,
-    };
-    let d = cost::decide(&info.name, &mut model, &offer, &mut views);
-    let converts = views.iter().any(|v| match d.variant {
-        Variant::Asta => v.current != Current::Device(v.want),
-        _ => v.current != Current::Host,
-    });
-    (d, in_host, converts)
+    decide(&mut views)
 }
 
 /// The application's kernel, every buffer in host layout: the path that is always correct.
@@ -302,25 +311,11 @@ fn as_written(
     event: *mut cl_event,
     enqueue: &impl Enqueue,
 ) -> cl_int {
-    let host = host_needs(needs);
-    match crate::guard("launch conversions", || access::prepare(queue, &host, user)) {
+    match crate::guard("launch conversions", || access::prepare_as(queue, needs, Devices::InHost, user)) {
         Some(Ok(w)) => w.run(queue, event, |n, l, ev| enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS),
         Some(Err(e)) => e,
         None => CL_OUT_OF_RESOURCES,
     }
-}
-
-/// `needs` with every buffer in its host layout.
-fn host_needs(needs: &[BufferNeed]) -> Few<BufferNeed> {
-    needs
-        .iter()
-        .map(|n| BufferNeed {
-            need: if matches!(n.need, Need::Device(_)) { Need::Host } else { n.need },
-            must: false,
-            fuse: false,
-            ..n.clone()
-        })
-        .collect()
 }
 
 /// Why the ASTA copy cannot run this launch, decided before converting anything, so that one
@@ -384,7 +379,7 @@ fn try_copy(
         })
     };
     let extra = Extra { args: &plan.kernel.extra_args, m_of, orders: &[] };
-    copies::enqueue(queue, private, &args, plan, needs, wait, extra, None, "rewritten", enqueue)
+    copies::enqueue(queue, private, &args, plan, (needs, Devices::AsNeeded), wait, extra, None, "rewritten", enqueue)
 }
 
 /// The work-group size the staged copy runs this launch with, if it can run it: a 1-D launch
@@ -457,13 +452,11 @@ fn try_staged(
     let (private, args) = copies::with_args(&copies.staged, info, plan, &copy.private_name, false)?;
     // The write-back of a staged slice would overwrite what the kernel wrote to the same bytes
     // through another argument.
-    let owner = |i: usize| needs.iter().find(|n| n.arg == Some(i)).map(|n| n.buffer.bytes_owner().handle);
-    let mems: Vec<(usize, usize)> = (0..args.len()).filter_map(|i| Some((i, owner(i)?))).collect();
-    for &i in plan.kernel.indices.values() {
-        if let Some(&(_, b)) = mems.iter().find(|(j, _)| *j == i) {
-            if mems.iter().any(|&(j, c)| j != i && c == b) {
-                return Err("a staged buffer is also passed for another argument".into());
-            }
+    let staged = |n: &&BufferNeed| n.arg.is_some_and(|i| plan.kernel.indices.values().any(|&j| j == i));
+    for n in needs.iter().filter(staged) {
+        let b = n.buffer.bytes_owner().handle;
+        if needs.iter().any(|o| o.arg.is_some() && o.arg != n.arg && o.buffer.bytes_owner().handle == b) {
+            return Err("a staged buffer is also passed for another argument".into());
         }
     }
     let size_of = |i: usize| needs.iter().find(|n| n.arg == Some(i)).map(|n| n.buffer.facts.size as u64);
@@ -482,15 +475,10 @@ fn try_staged(
         let size = size_of(*plan.kernel.indices.get(param)?)?;
         Some(size / (l.words as u64 * l.word_bytes as u64).max(1))
     };
-    let (needs, orders, what) = match fuse {
-        Some(f) => (fused_needs(needs), f.orders.as_slice(), "fused staged"),
-        None => (host_needs(needs), &[][..], "staged"),
+    let (devices, orders, what) = match fuse {
+        Some(f) => (Devices::Fused, f.orders.as_slice(), "fused staged"),
+        None => (Devices::InHost, &[][..], "staged"),
     };
     let extra = Extra { args: &copy.extra_args, m_of, orders };
-    copies::enqueue(queue, private, &args, plan, &needs, wait, extra, Some(local), what, enqueue)
-}
-
-/// `needs` with every buffer to be converted converted by the launch itself.
-fn fused_needs(needs: &[BufferNeed]) -> Few<BufferNeed> {
-    needs.iter().map(|n| BufferNeed { fuse: matches!(n.need, Need::Device(_)), ..n.clone() }).collect()
+    copies::enqueue(queue, private, &args, plan, (needs, devices), wait, extra, Some(local), what, enqueue)
 }
