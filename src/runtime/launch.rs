@@ -128,13 +128,11 @@ unsafe fn launch_with(
     event: *mut cl_event,
     enqueue: impl Enqueue,
 ) -> cl_int {
-    // While the copies are built: the times key, this launch's place in its epoch, and when its
-    // launch path began (for its timing; the clock is read on this path only).
+    // While the copies are built: the times key and this launch's place in its epoch.
     let mut building = None;
     let plan = match planned {
         Some(Some(Ok(plan))) => plan,
         Some(None) => {
-            let started = std::time::Instant::now();
             crate::stats::transparent_launch(false);
             // Every launch until the copies are ready comes here: no text is made unless logged.
             if crate::log::enabled(crate::config::LogLevel::Debug) {
@@ -147,9 +145,7 @@ unsafe fn launch_with(
             let written = super::cost::model::Variant::Written.form();
             let why = super::cost::Reason::Static("its copies are still being built");
             crate::stats::decision(k.copies.decisions(&k.facts.name), written, &why);
-            building = crate::guard("cost model", || counted_while_building(&k, &dims))
-                .flatten()
-                .map(|(key, nth)| (key, nth, started));
+            building = crate::guard("cost model", || counted_while_building(&k, &dims)).flatten();
             None
         }
         Some(Some(Err(why))) => return cannot_run(&k.facts, &why),
@@ -192,11 +188,13 @@ unsafe fn launch_with(
             return cannot_run(&k.facts, &why);
         }
     }
-    let timing = building.and_then(|(key, nth, started)| {
-        crate::guard("cost model", || timing_while_building(&k, &key, nth, &dims, user)).flatten().map(|t| (t, started))
+    let timing = building.and_then(|(key, nth)| {
+        crate::guard("cost model", || timing_while_building(&k, &key, nth, &dims, user)).flatten()
     });
+    // The form's start, for its timing (`Timed::host_start`); the clock is read on this path only.
+    let started = timing.as_ref().map(|_| std::time::Instant::now());
     match crate::guard("launch conversions", || prepare(queue, &needs, user)) {
-        Some(Ok(w)) => match timing {
+        Some(Ok(w)) => match timing.zip(started) {
             None => w.run(queue, event, |n, l, ev| enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS),
             Some((t, started)) => {
                 // Events of clayout's own to wait for (a buffer another kernel's copy left in

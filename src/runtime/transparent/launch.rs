@@ -33,7 +33,6 @@ pub fn launch(
 ) -> cl_int {
     // What the launches timed by their events have measured since, before this one decides.
     crate::guard("cost model", measure::harvest);
-    let host_start = std::time::Instant::now();
     let class = size_class(needs, dims);
     if super::super::suggest::active() {
         return suggest_launch(queue, kernel, info, plan, needs, class, user, event, &enqueue);
@@ -52,7 +51,8 @@ pub fn launch(
         })
         .unwrap_or_else(|| written("internal error in the cost model".into())),
     };
-    let mut timed = Timed::new(queue, decision.measure, decision.more_coming, converts, user, host_start);
+    let form_start = std::time::Instant::now();
+    let mut timed = Timed::new(queue, decision.measure, decision.more_coming, converts, user, form_start);
     let event = timed.event(event);
     let enqueue = timed.wrap(enqueue);
     // The ASTA copy's launch ran as the staged copy converting its buffers (`fused`).
