@@ -562,7 +562,9 @@ mod tests {
         let again = decide_with(&mut model, class, 0.0, false, &mut cost);
         assert_eq!(again, first);
         assert_eq!(cost.reuse.epoch_ns, 2.0 * 2.0 * 1e6);
-        // Not for another size class, nor a launch enqueued before the model looked at it.
+        // Not for a launch enqueued before the model looked at it, nor at another size class.
+        let launched = decide_with(&mut model, class, 0.0, true, &mut cost);
+        assert_eq!(launched.reason.to_string(), LAUNCHED);
         let other = SizeClass::of(64_000, 2_048_000);
         assert_ne!(decide_at(&mut model, other).reason, first.reason);
         // A time recorded through the model drops it, to be decided again.

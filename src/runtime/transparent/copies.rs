@@ -93,9 +93,9 @@ pub struct Extra<'a, F: Fn(&str, usize) -> Option<u64>> {
     pub orders: &'a [(String, (u64, u64))],
 }
 
-/// Brings the buffers to `needs` (their device layouts taken as `devices` says), gives copy `private` the application's arguments and its
-/// extra ones, and enqueues it with work-group size `local` (None: the application's). `what`
-/// names the copy in the reasons.
+/// Brings the buffers to `needs` (their device layouts taken as `devices` says), gives copy
+/// `private` the application's arguments and its extra ones, and enqueues it with work-group
+/// size `local` (None: the application's). `what` names the copy in the reasons.
 #[allow(clippy::too_many_arguments)]
 pub fn enqueue<F: Fn(&str, usize) -> Option<u64>>(
     queue: cl_command_queue,
