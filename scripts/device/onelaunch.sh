@@ -6,7 +6,8 @@
 # cache is primed as buildload.sh part 4 does (two runs of 100 launches, builds waited for),
 # then taught three one-launch runs, so that the history holds long and short runs. One more
 # run per library with CLAYOUT_STATS says why its first launch ran as it did; every run's
-# checksum is counted (one value: every configuration printed the same results).
+# checksum is counted (one value: every configuration printed the same results). ITERS=n
+# measures runs of n launches instead of one.
 #   LIBS=".devcarry/rt/base.so .devcarry/rt/libclayout.so" PAIRS=9 scripts/device/onelaunch.sh [PLATFORM]
 # Writes $OUT/onelaunch.txt.
 set -uo pipefail
@@ -33,7 +34,7 @@ libs=$(for l in ${LIBS:-.devcarry/rt/libclayout.so}; do readlink -f $l; done)
             for w in 1 2 3; do run env LD_PRELOAD=$l >/dev/null; done
         done
         rm -f /tmp/ol-*.txt
-        i=1
+        i=${ITERS:-1}
         for r in $(seq ${PAIRS:-9}); do
             cache=/tmp/ol-unused run env >>/tmp/ol-none.txt
             for l in $libs; do
@@ -41,7 +42,7 @@ libs=$(for l in ${LIBS:-.devcarry/rt/libclayout.so}; do readlink -f $l; done)
                 run env LD_PRELOAD=$l >>/tmp/ol-$(basename $l).txt
             done
         done
-        echo "== $s -i 1, kernel_ms: median (range); checksums: $(cut -d' ' -f2 /tmp/ol-*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"
+        echo "== $s -i $i, kernel_ms: median (range); checksums: $(cut -d' ' -f2 /tmp/ol-*.txt | sort | uniq -c | tr -s ' ' | tr '\n' ' ')"
         echo "none: $(med </tmp/ol-none.txt)"
         for l in $libs; do
             cache=/tmp/ol-cache-$s-$(basename $l)
