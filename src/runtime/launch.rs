@@ -200,7 +200,7 @@ unsafe fn launch_with(
                 // Events of clayout's own to wait for (a buffer another kernel's copy left in
                 // ASTA, converted back): the application's wait would hold them too.
                 let converts = w.len() as usize > user.len();
-                let mut timed = Timed::new(queue, true, t.more_coming, converts, user, started);
+                let mut timed = Timed::new(queue, true, t.more_coming, converts, user, Some(started));
                 let event = timed.event(event);
                 let timed_enqueue = timed.wrap(&enqueue);
                 let r = w.run(queue, event, |n, l, ev| timed_enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS);

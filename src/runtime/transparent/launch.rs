@@ -51,7 +51,7 @@ pub fn launch(
         })
         .unwrap_or_else(|| written("internal error in the cost model".into())),
     };
-    let form_start = std::time::Instant::now();
+    let form_start = decision.measure.then(std::time::Instant::now);
     let mut timed = Timed::new(queue, decision.measure, decision.more_coming, converts, user, form_start);
     let event = timed.event(event);
     let enqueue = timed.wrap(enqueue);

@@ -25,12 +25,14 @@ pub struct Timed {
     launched: Cell<cl_event>,
     /// When the launch's enqueue began (its arguments and the enqueue itself; for a launch that
     /// converts its buffers first, the enqueue alone), and when the launch itself was enqueued.
-    enqueuing: Cell<Instant>,
+    enqueuing: Cell<Option<Instant>>,
     converts: bool,
     enqueued: Cell<Option<Instant>>,
     /// When the launch's form began to be enqueued: after the model's decision (the same for
-    /// every form), before its buffers' conversions, its arguments and its enqueue.
-    host_start: Instant,
+    /// every form), before its buffers' conversions, its arguments and its enqueue. The clock is
+    /// read only for a launch that is timed: three reads a launch were some 100 ns of the 2 us
+    /// clayout adds to each on the H100.
+    host_start: Option<Instant>,
 }
 
 impl Timed {
@@ -39,14 +41,14 @@ impl Timed {
     /// buffers, so the application's next wait would not be this launch's; `converts`: the
     /// launch converts buffers first, which that wait would hold too (with markers, the one
     /// before goes in after the conversions, and the launch alone is timed); `host_start`: when
-    /// the form's enqueue began (`Timed::host_start`).
+    /// the form's enqueue began (`Timed::host_start`), read where `measure`.
     pub fn new(
         queue: cl_command_queue,
         measure: bool,
         more_coming: bool,
         converts: bool,
         user: &[cl_event],
-        host_start: Instant,
+        host_start: Option<Instant>,
     ) -> Timed {
         // On a queue that profiles, the launch's own event says its time later: nothing waits.
         let by_event = measure && measure::profiles(queue);
@@ -64,7 +66,7 @@ impl Timed {
             timer: Cell::new(None),
             own: OwnEvent(std::ptr::null_mut()),
             launched: Cell::new(std::ptr::null_mut()),
-            enqueuing: Cell::new(Instant::now()),
+            enqueuing: Cell::new(host_start),
             converts,
             enqueued: Cell::new(None),
             host_start,
@@ -73,8 +75,11 @@ impl Timed {
 
     /// The timing of a launch on `queue` that waits for `user`, with markers only, when `on`.
     pub fn markers(queue: cl_command_queue, on: bool, user: &[cl_event]) -> Timed {
-        let mut t = Timed::new(queue, false, false, false, user, Instant::now());
+        let mut t = Timed::new(queue, false, false, false, user, None);
         t.by_markers = on && super::super::order::free(queue, user);
+        if t.by_markers {
+            t.enqueuing.set(Some(Instant::now()));
+        }
         t
     }
 
@@ -87,8 +92,10 @@ impl Timed {
     /// look bound by the host, and the kernels as written the fastest).
     pub fn stop(&self, ok: bool) -> Option<f64> {
         let t = self.timer.take()?;
-        let enqueue_ns =
-            self.enqueued.get().map_or(0.0, |at| at.duration_since(self.enqueuing.get()).as_nanos() as f64);
+        let enqueue_ns = match (self.enqueued.get(), self.enqueuing.get()) {
+            (Some(at), Some(from)) => at.duration_since(from).as_nanos() as f64,
+            _ => 0.0,
+        };
         let device = if ok { measure::stop(self.queue, t) } else { None };
         device.map(|d| d + enqueue_ns)
     }
@@ -109,9 +116,10 @@ impl Timed {
     /// event is kept.
     pub fn wrap<'a>(&'a self, enqueue: impl Enqueue + 'a) -> impl Enqueue + 'a {
         move |k, local, n, l, ev: *mut cl_event| {
-            if self.converts {
+            let timed = self.by_event || self.app_wait || self.by_markers;
+            if self.converts && timed {
                 // The conversions' enqueue is not the launch's: it is counted from here.
-                self.enqueuing.set(Instant::now());
+                self.enqueuing.set(Some(Instant::now()));
             }
             if self.by_markers {
                 // SAFETY: `l` holds `n` events, as the launch's own enqueue requires.
@@ -124,7 +132,9 @@ impl Timed {
                 }
             }
             let r = enqueue(k, local, n, l, ev);
-            self.enqueued.set(Some(Instant::now()));
+            if timed {
+                self.enqueued.set(Some(Instant::now()));
+            }
             if (self.by_event || self.app_wait) && r == CL_SUCCESS && !ev.is_null() {
                 // SAFETY: the enqueue succeeded, so it wrote the launch's event there.
                 self.launched.set(unsafe { *ev });
@@ -155,7 +165,10 @@ impl Timed {
         // and a kernel's first launches in a process run it on a cold CPU (particles at 64,000
         // on the H100, counted from the launch path's start: the kernel as written timed at ten
         // times its warm time, and converted to ASTA, 37 % slower there, on that "gain").
-        let host_ns = self.enqueued.get().map_or(0.0, |at| at.duration_since(self.host_start).as_nanos() as f64);
+        let host_ns = match (self.enqueued.get(), self.host_start) {
+            (Some(at), Some(from)) => at.duration_since(from).as_nanos() as f64,
+            _ => 0.0,
+        };
         let record: measure::Record = Box::new(move |ns| {
             let ns = ns.map(|device| device.max(host_ns));
             crate::guard("cost model", || {
@@ -171,7 +184,8 @@ impl Timed {
         } else {
             let k = kernel.clone();
             let missed = Box::new(move || crate::guard("cost model", || k.model.lock().wait_missed()).unwrap_or(()));
-            measure::after_app_wait(self.queue, launched, self.enqueuing.get(), record, missed)
+            let enqueuing = self.enqueuing.get().unwrap_or_else(Instant::now);
+            measure::after_app_wait(self.queue, launched, enqueuing, record, missed)
         };
         if !kept {
             crate::guard("cost model", || kernel.model.lock().in_flight -= 1);
