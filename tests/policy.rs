@@ -421,7 +421,9 @@ fn a_quick_build_is_no_price_for_clayout_s_builds() {
 /// every run moves the copies on. Stopped before every piece instead, such runs loaded the
 /// pieces cached first, run after run, and never reached the conversion kernels (on the H100
 /// with the driver's cache cold, particles in the stress sequence). PoCL's kernel cache is the
-/// test's own and starts empty, as a cold driver's does.
+/// test's own and starts empty, as a cold driver's does. A run may add nothing where loading
+/// what the caches hold took a compile's time (a machine under load: the test beside this one),
+/// but not two runs in turn.
 #[test]
 fn short_runs_build_one_piece_of_the_copies_each() {
     let base = run(&seq("launches"), TIMEOUT);
@@ -435,16 +437,24 @@ fn short_runs_build_one_piece_of_the_copies_each() {
             .env("CLAYOUT_LOG", "debug")
     };
     let pieces = || ["private", "conv", "tune"].iter().map(|k| record_files(&cache, k).len()).sum::<usize>();
-    for i in 1..=6 {
+    let mut idle = false;
+    for i in 1..=9 {
         let before = pieces();
         let out = run(&cmd(), TIMEOUT);
         assert_same(&base, &out);
         if out.shim_lines().iter().any(|l| l.contains("built the rewritten copies")) {
             return;
         }
-        assert!(pieces() > before, "run {i} added no piece of the copies to the cache: {}", out.show("a short run"));
+        let added = pieces() > before;
+        assert!(
+            added || !idle,
+            "runs {} and {i} added no piece of the copies to the cache: {}",
+            i - 1,
+            out.show("a short run")
+        );
+        idle = !added;
     }
-    panic!("the copies were not built within six runs");
+    panic!("the copies were not built within nine runs");
 }
 
 /// How long each epoch lasted (launches of a kernel on a buffer until the host has it again or
