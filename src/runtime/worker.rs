@@ -200,9 +200,29 @@ pub fn submit_ticket(ticket: Ticket, context: usize, not_before: Option<Instant>
 }
 
 /// Whether the running job was asked to stop (its context or the process is going): a job of
-/// several builds checks between them.
+/// several builds checks between them. Not inside [`finishing`].
 pub fn cancelled() -> bool {
-    worker().is_some_and(|w| w.cancel.load(Ordering::Acquire))
+    !FINISHING.get() && worker().is_some_and(|w| w.cancel.load(Ordering::Acquire))
+}
+
+thread_local! {
+    /// This thread runs a piece of a stopped job that is let finish (`finishing`).
+    static FINISHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, a piece of a job asked to stop that the job lets finish (the one piece a build of
+/// the copies still makes once its run is over: transparent::private's `Steps`), as if the job
+/// had not been asked: the timing of a conversion checks `cancelled` before it starts, and a
+/// run's exit otherwise never got one made (nor kept).
+pub fn finishing<T>(f: impl FnOnce() -> T) -> T {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            FINISHING.set(self.0);
+        }
+    }
+    let _reset = Reset(FINISHING.replace(true));
+    f()
 }
 
 /// Waits, at most `limit`, for the ticket's job to run or be dropped; whether it did.

@@ -248,7 +248,10 @@ pub const STOPPED: &str = "stopped between its builds: its run is over";
 /// with the driver's cache cold, particles' conversion kernels were never built in the stress
 /// sequence; on PoCL, `tests/policy.rs`, `short_runs_build_one_piece_of_the_copies_each`).
 /// Copies built ahead for a tile to try run to the end: stopped, they would delay the climb by
-/// several runs.
+/// several runs. The one piece is let finish (`worker::finishing`): a conversion's timings,
+/// which check whether their job was asked to stop before they start, were otherwise never made
+/// at an exit, so that a program of short runs got its copies ready without the conversions'
+/// costs, and could not convert until a run lasted long enough to time them.
 struct Steps {
     ahead: bool,
     /// A piece of this job took a compile's time.
@@ -282,8 +285,9 @@ impl Steps {
             if self.spent() {
                 return Err(STOPPED.into());
             }
+            return self.timed(true, || super::super::worker::finishing(&piece));
         }
-        self.timed(over, piece)
+        self.timed(false, piece)
     }
 
     /// Whether the job has had what a run that is over allows it: a compile's time.
