@@ -164,7 +164,7 @@ impl Timed {
         // the form's start to its enqueue's end: the model's decision before it is every form's,
         // and a kernel's first launches in a process run it on a cold CPU (particles at 64,000
         // on the H100, counted from the launch path's start: the kernel as written timed at ten
-        // times its warm time, and converted to ASTA, 37 % slower there, on that "gain").
+        // times its warm time, and converted to ASTA on that "gain", which is not there).
         let host_ns = match (self.enqueued.get(), self.host_start) {
             (Some(at), Some(from)) => at.duration_since(from).as_nanos() as f64,
             _ => 0.0,
