@@ -11,7 +11,7 @@ S=/tmp/sc-samples
 . scripts/device/samples-env.sh ${PLAT:-NVIDIA}
 $CC -O2 -shared -fPIC -o /tmp/calltime.so bench/calltime.c -ldl || exit 1
 A=$root/samples/particles/particles.dl
-c=/tmp/b4-cache; rm -rf $c
+c=/tmp/forms-cache; rm -rf $c
 cd samples/particles
 for p in always auto never; do for i in 100 100; do CLAYOUT_POLICY=$p CLAYOUT_BUILD_AFTER=wait CLAYOUT_CACHE_DIR=$c CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$lib $S/particles/particles -n ${N:-262144} -i $i --platform ${PLAT:-NVIDIA} >/dev/null 2>&1; done; done
 one() { local tag=$1; shift; env "$@" $S/particles/particles -n ${N:-262144} -i $it --platform ${PLAT:-NVIDIA} 2>&1 >/tmp/o.txt | grep '^calltime: clEnqueueNDRange\|^calltime: clEnqueueRead' | awk -v t=$tag -v it=$it '{print t, it, $2, $5, $8}' >> $OUT/forms.lines; awk -v t=$tag -v it=$it '/^total_ms/ {print t, it, "total", $2*1000, 0}' /tmp/o.txt >> $OUT/forms.lines; }

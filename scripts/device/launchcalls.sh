@@ -19,7 +19,7 @@ cd samples/particles
 # Each policy's cache: auto's holds the stress history, never's and always' their own runs.
 cache() { case $2 in auto) echo $1 ;; *) echo $1-$2 ;; esac; }
 for l in $LIBS; do
-  L=$root/$l; c=/tmp/b5-cache-$(basename $l); rm -rf $c $c-never $c-always
+  L=$root/$l; c=/tmp/launchcalls-cache-$(basename $l); rm -rf $c $c-never $c-always
   for p in 262144:100 64000:2 262144:30 64000:1 262144:1000 64000:8 ${N:-64000}:100; do
     CLAYOUT_BUILD_AFTER=wait CLAYOUT_CACHE_DIR=$c CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$L $S/particles/particles -n ${p%%:*} -i ${p##*:} --platform ${PLAT:-NVIDIA} >/dev/null 2>&1
   done
@@ -31,14 +31,14 @@ for it in ${ITERS:-8 100}; do
   for r in $(seq ${REPS:-9}); do
     one none LD_PRELOAD=/tmp/calltime.so
     for l in $LIBS; do
-      L=$root/$l; c=/tmp/b5-cache-$(basename $l); b=$(basename $l .so)
+      L=$root/$l; c=/tmp/launchcalls-cache-$(basename $l); b=$(basename $l .so)
       for p in ${CONFIGS:-auto never}; do
         one $p-$b CLAYOUT_POLICY=$p LD_PRELOAD="/tmp/calltime.so $L" CLAYOUT_CACHE_DIR=$(cache $c $p) CLAYOUT_ANNOTATIONS=$A
       done
     done
   done
 done
-for l in $LIBS; do for p in ${CONFIGS:-auto never}; do L=$root/$l; c=/tmp/b5-cache-$(basename $l); echo "== $(basename $l) $p reasons:"; CLAYOUT_POLICY=$p CLAYOUT_STATS=/tmp/launchcalls.json CLAYOUT_CACHE_DIR=$(cache $c $p) CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$L $S/particles/particles -n ${N:-64000} -i 100 --platform ${PLAT:-NVIDIA} >/dev/null 2>&1; python3 -c "
+for l in $LIBS; do for p in ${CONFIGS:-auto never}; do L=$root/$l; c=/tmp/launchcalls-cache-$(basename $l); echo "== $(basename $l) $p reasons:"; CLAYOUT_POLICY=$p CLAYOUT_STATS=/tmp/launchcalls.json CLAYOUT_CACHE_DIR=$(cache $c $p) CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$L $S/particles/particles -n ${N:-64000} -i 100 --platform ${PLAT:-NVIDIA} >/dev/null 2>&1; python3 -c "
 import json; d=json.load(open('/tmp/launchcalls.json'))['policy']['kernels']
 for k,v in d.items(): print(' ', k, v['launches'], v['reasons'][-2:])"; done; done
 python3 - $OUT/launchcalls.lines <<'PY'

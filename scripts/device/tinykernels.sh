@@ -12,9 +12,9 @@ $CC -O2 -shared -fPIC -o /tmp/calltime.so bench/calltime.c -ldl || exit 1
 A=$root/samples/particles/particles.dl
 cd samples/particles
 N=${N:-64000}; IT=${IT:-1000}
-c=/tmp/b6-cache; rm -rf $c
+c=/tmp/tinykernels-cache; rm -rf $c
 for p in always never; do for i in 100 100; do CLAYOUT_POLICY=$p CLAYOUT_BUILD_AFTER=wait CLAYOUT_CACHE_DIR=$c-$p CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$lib $S/particles/particles -n $N -i $i --platform NVIDIA >/dev/null 2>&1; done; done
-one() { local tag=$1; shift; env "$@" $S/particles/particles -n $N -i $IT --platform NVIDIA 2>&1 >/tmp/o.txt | grep '^calltime: clEnqueueNDRange' | awk -v t=$tag '{print t, "launch", $5}' >> $OUT/tinykernels.lines; awk -v t=$tag '/^total_ms/ {print t, "total", $2*1000}' /tmp/o.txt >> $OUT/tinykernels.lines; }
+one() { local tag=$1; shift; env "$@" $S/particles/particles -n $N -i $IT --platform NVIDIA 2>&1 >/tmp/tinykernels-out.txt | grep '^calltime: clEnqueueNDRange' | awk -v t=$tag '{print t, "launch", $5}' >> $OUT/tinykernels.lines; awk -v t=$tag '/^total_ms/ {print t, "total", $2*1000}' /tmp/tinykernels-out.txt >> $OUT/tinykernels.lines; }
 rm -f $OUT/tinykernels.lines
 for r in 1 2 3 4 5; do
   one none LD_PRELOAD=/tmp/calltime.so
