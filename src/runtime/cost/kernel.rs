@@ -273,8 +273,6 @@ impl KernelModel {
         self.disk_key = Some(key);
     }
 
-    /// Keeps a launch's measured time per structure at its size class (or counts that it could
-    /// not be timed).
     /// The times of the copies of tile `tile` (`TimesByClass::at_tile`).
     pub fn at_tile(&mut self, tile: u32) {
         if self.times.tile != tile {
@@ -293,6 +291,8 @@ impl KernelModel {
         self.unwritten();
     }
 
+    /// Keeps a launch's measured time per structure at its size class (or counts that it could
+    /// not be timed).
     pub fn record(&mut self, kernel: &str, class: SizeClass, ran: Variant, ns: Option<f64>, structures: f64) {
         let Some(ns) = ns else {
             self.untimed += 1;

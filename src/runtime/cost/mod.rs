@@ -176,7 +176,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         }
         return d;
     }
-    if let Some(d) = steady(model, offer, buffers) {
+    if let Some(d) = kept_decision(model, offer, buffers) {
         return d;
     }
     let m = offer.structures;
@@ -321,7 +321,7 @@ pub struct Steady {
 /// The kernel's steady decision, if this launch is one it holds for: counted in its buffers'
 /// epoch as the full decision would count it (its launches counted already), nothing else
 /// looked at.
-fn steady(model: &KernelModel, offer: &Offer, buffers: &mut [BufferView]) -> Option<Decision> {
+fn kept_decision(model: &KernelModel, offer: &Offer, buffers: &mut [BufferView]) -> Option<Decision> {
     let s = model.steady.as_ref()?;
     let like = s.class == offer.class
         && s.policy == offer.policy
@@ -438,10 +438,7 @@ mod tests {
         // made while they fit 2 % of the epoch, and charged to each buffer until the host sees it.
         let class = SizeClass::of(1_000_000, 32_000_000);
         let mut model = KernelModel::default();
-        for _ in 0..2 {
-            model.times.record(class, Variant::Written, 0.7);
-            model.times.record(class, Variant::Asta, 0.5);
-        }
+        timed(&mut model, class, 0.7, 0.5, 2);
         let rates = Rates::default();
         let (offer, want) = offer(class, &rates, false);
         let mut cost = BufferCost::default();
@@ -459,6 +456,15 @@ mod tests {
         assert_eq!(cost.reuse.timing_ns, 2.0 * model::TIMING_NS);
         cost.host_access();
         assert_eq!(cost.reuse.timing_ns, 0.0, "a new epoch");
+    }
+
+    /// Records `n` timings at `class` of the kernel as written (`written` per structure) and of
+    /// its ASTA copy (`asta`), in turn.
+    fn timed(model: &mut KernelModel, class: SizeClass, written: f64, asta: f64, n: u32) {
+        for _ in 0..n {
+            model.times.record(class, Variant::Written, written);
+            model.times.record(class, Variant::Asta, asta);
+        }
     }
 
     /// A million-structure class, and a model that timed the kernel as written there twice
@@ -521,10 +527,7 @@ mod tests {
         assert_eq!(d.reason.to_string(), "first launch: measuring the kernel as written");
         // ASTA measured twice as fast at the small size: converting pays there at once...
         let mut model = KernelModel::default();
-        for _ in 0..2 {
-            model.times.record(small, Variant::Written, 2.0);
-            model.times.record(small, Variant::Asta, 1.0);
-        }
+        timed(&mut model, small, 2.0, 1.0, 2);
         let d = decide_at(&mut model, small);
         assert_eq!((d.variant, d.measure), (Variant::Asta, false), "{}", d.reason);
         // ...and decides nothing at the large size, which is measured first.
@@ -536,10 +539,7 @@ mod tests {
             d.reason
         );
         // Measured slower in ASTA at the large size, it stays in host layout there.
-        for _ in 0..2 {
-            model.times.record(large, Variant::Written, 2.0);
-            model.times.record(large, Variant::Asta, 2.3);
-        }
+        timed(&mut model, large, 2.0, 2.3, 2);
         let d = decide_at(&mut model, large);
         assert_eq!((d.variant, d.measure), (Variant::Written, false), "{}", d.reason);
         assert!(d.reason.to_string().contains("no faster"), "{}", d.reason);
@@ -550,10 +550,7 @@ mod tests {
     fn a_steady_decision_is_kept_until_the_kernel_s_times_change() {
         let class = SizeClass::of(1_000_000, 32_000_000);
         let mut model = KernelModel::default();
-        for _ in 0..2 {
-            model.times.record(class, Variant::Written, 2.0);
-            model.times.record(class, Variant::Asta, 2.3);
-        }
+        timed(&mut model, class, 2.0, 2.3, 2);
         let mut cost = BufferCost::default();
         let first = decide_with(&mut model, class, 0.0, false, &mut cost);
         assert_eq!((first.variant, first.measure), (Variant::Written, false), "{}", first.reason);
@@ -575,10 +572,7 @@ mod tests {
         // In ASTA for good (faster there, its tile timings made): each launch adds its gain to
         // the buffer's balance, kept or not.
         let mut model = KernelModel::default();
-        for _ in 0..model::TILE_TIMED {
-            model.times.record(class, Variant::Written, 2.0);
-            model.times.record(class, Variant::Asta, 1.5);
-        }
+        timed(&mut model, class, 2.0, 1.5, model::TILE_TIMED);
         let rates = Rates::default();
         let (offer, want) = offer(class, &rates, false);
         let mut cost = BufferCost::default();
