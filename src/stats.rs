@@ -21,6 +21,7 @@ static REWRITTEN: AtomicU64 = AtomicU64::new(0);
 static REFUSED: AtomicU64 = AtomicU64::new(0);
 static LAUNCH_REWRITTEN: AtomicU64 = AtomicU64::new(0);
 static LAUNCH_ORIGINAL: AtomicU64 = AtomicU64::new(0);
+static LAUNCH_REPEATED: AtomicU64 = AtomicU64::new(0);
 static CONTEXTS_RELEASED: AtomicU64 = AtomicU64::new(0);
 static CONTEXTS_LEFT: AtomicU64 = AtomicU64::new(0);
 static FALLBACKS: Mutex<Vec<Fallback>> = Mutex::new(Vec::new());
@@ -267,6 +268,13 @@ pub fn decision(kernel: &KernelStats, ran: Form, reason: &dyn Reasoned) {
     kernel.lock().count(ran, reason);
 }
 
+/// A launch of `kernel` repeated its last one in form `ran` (`transparent::repeat`): the
+/// decision and its reason are the last launch's, counted already.
+pub fn repeated_launch(kernel: &KernelStats, ran: Form) {
+    LAUNCH_REPEATED.fetch_add(1, Relaxed);
+    *kernel.lock().launches.entry(ran).or_default() += 1;
+}
+
 impl KernelDecisions {
     fn count(&mut self, ran: Form, reason: &dyn Reasoned) {
         *self.launches.entry(ran).or_default() += 1;
@@ -384,6 +392,9 @@ pub struct Report {
     /// Launches of rewritten kernels that ran the ASTA copy / the kernel as written.
     pub launches_rewritten: u64,
     pub launches_as_written: u64,
+    /// Launches of rewritten kernels in a host-layout form that repeated their kernel object's
+    /// last launch, its decision not made again (`transparent::repeat`).
+    pub launches_repeated: u64,
     /// Contexts the application released for the last time, and how many of them were still
     /// referenced by an object clayout created (see runtime::check_context_references).
     pub contexts_released: u64,
@@ -418,6 +429,7 @@ pub fn report() -> Report {
         rewrite_refusals: REFUSED.load(Relaxed),
         launches_rewritten: LAUNCH_REWRITTEN.load(Relaxed),
         launches_as_written: LAUNCH_ORIGINAL.load(Relaxed),
+        launches_repeated: LAUNCH_REPEATED.load(Relaxed),
         contexts_released: CONTEXTS_RELEASED.load(Relaxed),
         contexts_left_referenced: CONTEXTS_LEFT.load(Relaxed),
         policy: PolicyReport {
@@ -477,6 +489,9 @@ pub fn summary(r: &Report) -> String {
             "  launches of rewritten kernels: {} in ASTA, {} as written",
             r.launches_rewritten, r.launches_as_written
         );
+    }
+    if r.launches_repeated > 0 {
+        let _ = writeln!(s, "  of those, repeating their kernel's last launch: {}", r.launches_repeated);
     }
     for (k, d) in &r.policy.kernels {
         let runs: Vec<String> = d.launches.iter().map(|(v, n)| format!("{n} {}", v.label)).collect();

@@ -766,3 +766,47 @@ fn a_conversion_waits_for_a_first_launch_enqueued_before_clayout_looked_at_it() 
     let converted = runs.iter().filter(|r| first(r) && r.1 > 0).count();
     eprintln!("runs that enqueued the first launch at once and converted after it: {converted} of 3");
 }
+
+/// A host-bound loop that launches one kernel with the same arguments again and again
+/// (`dl_repeat`, 1000 particles), with between its runs of launches everything that must keep
+/// a launch from repeating the one before (`transparent::repeat`): a kernel written for ASTA
+/// converting the buffer on another queue (its conversion must wait for launches that asked for
+/// no event), on the loop's own queue too, reads, an argument set again, an event asked, a wait
+/// list, two kernel objects in turn, another buffer, an out-of-order queue, a sub-buffer. Under
+/// `never`, once the kernel's timings are made, most launches repeat the one before; `always`
+/// runs the ASTA copy, which never does. Every run gives the plain run's results.
+#[test]
+fn a_launch_like_the_last_repeats_it_and_nothing_else_does() {
+    let bin = build_c_in("tests/dl", "dl_repeat");
+    let cmd = |variant: &str| {
+        Cmd::new([
+            bin.as_os_str(),
+            dl("particles_aos.cl").as_os_str(),
+            variant.as_ref(),
+            "1000".as_ref(),
+            "12".as_ref(),
+        ])
+    };
+    let base = run(&cmd("plain"), TIMEOUT);
+    assert_ok(&base);
+    for policy in ["never", "auto", "always"] {
+        let dir = fresh_dir(&format!("repeat-{policy}"));
+        let json = scratch(&format!("repeat-{policy}")).join("stats.json");
+        for nth in 0..2 {
+            let shimmed = annotated(cmd("asta").shimmed(), policy, dir.as_os_str()).env("CLAYOUT_BUILD_AFTER", "wait");
+            let (out, stats) = with_stats(shimmed, &json);
+            assert_same(&base, &out);
+            let repeated = stats["launches_repeated"].as_u64().unwrap();
+            let launched: u64 = ["written", "staged", "asta"].iter().map(|f| launches(&stats, "advance", f)).sum();
+            eprintln!(
+                "{policy}, run {}: {repeated} of {launched} launches of advance repeated the one before",
+                nth + 1
+            );
+            match policy {
+                "never" if nth == 1 => assert!(repeated * 2 > launched, "{stats:#}"),
+                "always" => assert_eq!(repeated, 0),
+                _ => {}
+            }
+        }
+    }
+}

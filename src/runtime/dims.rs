@@ -29,6 +29,7 @@ impl std::ops::Deref for Sizes {
 }
 
 /// The work sizes of a launch, as the extents see them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dims {
     pub global: Sizes,
     pub local: Option<Sizes>,

@@ -40,6 +40,9 @@ pub unsafe fn launch(
         return enqueue(kernel, None, n, list, event);
     }
     let Some(k) = kernels::get(key(kernel)) else { return enqueue(kernel, None, n, list, event) };
+    if let Some(r) = super::transparent::repeat::again(&k.copies, &k.facts, queue, &dims, n, event, &enqueue) {
+        return r;
+    }
     // Under the cost model a launch does not wait for what clayout's worker is still building
     // for it: it runs as written until the copies are ready (a kernel written for a device
     // layout always waits, it has no such way out). Under `always` and `never` (and with

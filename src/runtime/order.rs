@@ -155,6 +155,15 @@ fn join(queue: cl_command_queue) -> Arc<Stretch> {
     OPEN.lock().entry(q).or_insert_with(|| Arc::new(Stretch { queue: q, marked: Mutex::new(None) })).clone()
 }
 
+/// The stretch the next launch without an event on `queue` joins, if one is open.
+pub fn open_stretch(queue: cl_command_queue) -> Option<Arc<Stretch>> {
+    OPEN.lock().get(&registry::key(queue)).cloned()
+}
+
+/// A stretch held open: its marker is not enqueued while this is held, so a launch enqueued
+/// meanwhile on its queue is one of the launches the marker stands for.
+pub struct HeldOpen<'a>(#[allow(dead_code)] parking_lot::MutexGuard<'a, Option<Marker>>);
+
 /// A command that is not free is about to be enqueued on `queue` (or the application releases
 /// it): the launches of its open stretch get their marker now, while it waits only for free
 /// commands.
@@ -167,6 +176,18 @@ pub fn close(queue: cl_command_queue) {
 }
 
 impl Stretch {
+    /// Holds the stretch open for one more launch on its queue, if it is still the queue's open
+    /// one and its marker is not enqueued yet (`transparent::repeat`). Taken while the launch's
+    /// buffers are locked, as `marker` is.
+    pub fn held_open(&self) -> Option<HeldOpen<'_>> {
+        let marked = self.marked.lock();
+        if marked.is_some() {
+            return None;
+        }
+        let open = OPEN.lock().get(&self.queue).is_some_and(|s| std::ptr::eq(Arc::as_ptr(s), self));
+        open.then_some(HeldOpen(marked))
+    }
+
     /// The event of the marker that stands for the stretch's launches, enqueued on first need,
     /// and whether it is free. None: nothing to wait for (they were waited for instead).
     fn marker(&self) -> (Option<cl_event>, bool) {
@@ -328,6 +349,12 @@ impl Users {
     pub fn record(&mut self, queue: cl_command_queue, in_order: bool, event: cl_event, free: bool) {
         let Some(event) = Event::retained_in(event, queue) else { return };
         self.push(queue, in_order, Seen::Event(event), free);
+    }
+
+    /// Whether a launch of stretch `s` is among the users: a later launch in `s` stands in
+    /// its place, and needs no record of its own.
+    pub fn joined(&self, s: &Stretch) -> bool {
+        self.0.iter().any(|u| matches!(&u.seen, Seen::Stretch(x) if std::ptr::eq(Arc::as_ptr(x), s)))
     }
 
     /// Records a free launch enqueued on the in-order `queue` without an event (a [`Stretch`]).

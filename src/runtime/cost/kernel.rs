@@ -243,7 +243,7 @@ pub struct KernelModel {
     pub decided: bool,
     /// The last decision, while it holds for the launches like it (`model::steady`); dropped
     /// whenever the kernel's times change.
-    pub steady: Option<super::Steady>,
+    pub steady: Option<std::sync::Arc<super::Steady>>,
 }
 
 impl KernelModel {

@@ -23,6 +23,7 @@ use super::state::{Current, DeviceLayout};
 use crate::config::Policy;
 use crate::layout::Layout;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use tune::Tuned;
 
 /// A map keyed by a kernel's record key (`times_key`: some 400 bytes naming the platform,
@@ -287,15 +288,18 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         crate::log::debug(&format!("kernel {kernel}: runs {} ({})", d.variant.name(), d.reason));
     }
     model.last = Some(d.variant);
-    model.steady = (!offer.launched && model::steady(&l, &d)).then(|| Steady {
-        class: offer.class,
-        policy,
-        staged_ok: offer.staged_ok,
-        asta_blocked: offer.asta_blocked,
-        in_asta: l.in_asta,
-        written_ns: written_estimate.unwrap_or(0.0),
-        gain_ns: gain.and(l.asta_gain_per_structure()),
-        decision: d.clone(),
+    model.steady = (!offer.launched && model::steady(&l, &d)).then(|| {
+        Arc::new(Steady {
+            class: offer.class,
+            policy,
+            staged_ok: offer.staged_ok,
+            asta_blocked: offer.asta_blocked,
+            in_asta: l.in_asta,
+            sent_back: l.sent_back,
+            written_ns: written_estimate.unwrap_or(0.0),
+            gain_ns: gain.and(l.asta_gain_per_structure()),
+            decision: d.clone(),
+        })
     });
     d
 }
@@ -310,12 +314,41 @@ pub struct Steady {
     asta_blocked: bool,
     /// The buffers are in the ASTA layout the copy wants (else in host layout).
     in_asta: bool,
+    /// One of the buffers was sent back in its epoch (`model::Launch::sent_back`).
+    sent_back: bool,
     /// The kernel's time as written per structure, at the class, that each launch adds to its
     /// buffers' epoch.
     written_ns: f64,
     /// What each launch in ASTA gains per structure, added to its buffers' balance.
     gain_ns: Option<f64>,
     decision: Decision,
+}
+
+impl Steady {
+    /// The host-layout form its launches run, where they run one: such a launch needs its
+    /// buffers in host layout and converts nothing (`transparent::repeat`).
+    pub fn host_form(&self) -> Option<Variant> {
+        (!self.in_asta && self.decision.variant != Variant::Asta).then_some(self.decision.variant)
+    }
+
+    /// Whether it is the decision `d`: the one a launch just got.
+    pub fn holds(&self, d: &Decision) -> bool {
+        self.decision == *d
+    }
+
+    /// Whether one of its launch's buffers was sent back in its epoch.
+    pub fn sent_back(&self) -> bool {
+        self.sent_back
+    }
+
+    /// Counts a launch it holds for in one of its buffers' epoch (and balance), as the full
+    /// decision counts it; `structures` are the launch's (`Offer::structures`).
+    pub fn count(&self, structures: f64, cost: &mut BufferCost) {
+        cost.reuse.epoch_ns += self.written_ns * structures;
+        if let Some(g) = self.gain_ns {
+            cost.reuse.asta_gain_ns += g * structures;
+        }
+    }
 }
 
 /// The kernel's steady decision, if this launch is one it holds for: counted in its buffers'
@@ -331,17 +364,14 @@ fn kept_decision(model: &KernelModel, offer: &Offer, buffers: &mut [BufferView])
         && !buffers.is_empty()
         && buffers.iter().all(|b| match s.in_asta {
             true => b.current == Current::Device(b.want),
-            false => b.current == Current::Host && !b.cost.reuse.sent_back,
-        });
+            false => b.current == Current::Host,
+        })
+        && buffers.iter().any(|b| b.cost.reuse.sent_back) == s.sent_back;
     if !like {
         return None;
     }
-    let (step, gain) = (s.written_ns * offer.structures, s.gain_ns.map(|g| g * offer.structures));
     for b in buffers.iter_mut() {
-        b.cost.reuse.epoch_ns += step;
-        if let Some(g) = gain {
-            b.cost.reuse.asta_gain_ns += g;
-        }
+        s.count(offer.structures, b.cost);
     }
     Some(s.decision.clone())
 }
@@ -569,6 +599,24 @@ mod tests {
         assert!(model.steady.is_none());
         assert_eq!(decide_at(&mut model, class).variant, Variant::Written);
         assert!(model.steady.is_some());
+        // Faster in ASTA, but the buffer was sent back in its epoch: kept while it is so, and
+        // decided again in the buffer's next epoch.
+        let mut model = KernelModel::default();
+        timed(&mut model, class, 2.0, 1.0, 2);
+        let mut cost = BufferCost::default();
+        cost.reuse.sent_back = true;
+        let first = decide_with(&mut model, class, 0.0, false, &mut cost);
+        assert!(matches!(first.reason, Reason::SentBack(Variant::Written)), "{}", first.reason);
+        let kept = model.steady.clone().expect("kept");
+        assert!(kept.holds(&first) && kept.sent_back() && kept.host_form() == Some(Variant::Written));
+        assert_eq!(decide_with(&mut model, class, 0.0, false, &mut cost), first);
+        assert!(
+            std::sync::Arc::ptr_eq(model.steady.as_ref().expect("kept"), &kept),
+            "the same decision, not a new one"
+        );
+        let mut next_epoch = BufferCost::default();
+        let d = decide_with(&mut model, class, 0.0, false, &mut next_epoch);
+        assert_eq!(d.variant, Variant::Asta, "{}", d.reason);
         // In ASTA for good (faster there, its tile timings made): each launch adds its gain to
         // the buffer's balance, kept or not.
         let mut model = KernelModel::default();

@@ -43,12 +43,19 @@ pub struct KernelCopies {
     pub staged: OnceCell<Result<PrivateKernel, String>>,
     /// Its launches' decisions (`stats::decision`), found at the first.
     decisions: OnceCell<crate::stats::KernelStats>,
+    /// What its next launch must match to repeat the last one (`repeat`).
+    pub repeat: Mutex<Option<super::repeat::Ticket>>,
 }
 
 impl KernelCopies {
     /// The decisions of the kernel object's launches, kernel `name`'s.
     pub fn decisions(&self, name: &str) -> &crate::stats::KernelStats {
         self.decisions.get_or_init(|| crate::stats::kernel_stats(name))
+    }
+
+    /// The staged copy's kernel object, once made.
+    pub fn staged_kernel(&self) -> Option<cl_kernel> {
+        self.staged.get()?.as_ref().ok().map(|p| p.kernel.raw())
     }
 }
 

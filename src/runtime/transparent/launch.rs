@@ -10,6 +10,7 @@ use super::super::state::{Current, Need};
 use super::copies::{self, Extra, KernelCopies};
 use super::fused::{fusion, Fusion};
 use super::private::{TransparentPlan, STAGE_WG_MIN};
+use super::repeat;
 use super::timed::Timed;
 use crate::config::LogLevel;
 use crate::registry::{ArgValue, KernelInfo};
@@ -33,6 +34,8 @@ pub fn launch(
 ) -> cl_int {
     // What the launches timed by their events have measured since, before this one decides.
     crate::guard("cost model", measure::harvest);
+    // This launch may set the staged copy's arguments: the next repeats it or none.
+    repeat::forget(copies);
     let class = size_class(needs, dims);
     if super::super::suggest::active() {
         return suggest_launch(queue, kernel, info, plan, needs, class, user, event, &enqueue);
@@ -42,8 +45,8 @@ pub fn launch(
     let rounding = crate::guard("transparent launch", || rounding_risk(plan, needs))
         .unwrap_or_else(|| Some("internal error while checking the copy's floating-point rounding".into()));
     let policy = crate::config::get().policy;
-    let written = |reason: String| (cost::model::run(Variant::Written, Reason::Text(reason)), false, false);
-    let (decision, in_host, converts) = match &rounding {
+    let written = |reason: String| (cost::model::run(Variant::Written, Reason::Text(reason)), false, false, None);
+    let (decision, in_host, converts, kept) = match &rounding {
         // Nothing to measure under `always`: the kernel as written, on host-layout buffers.
         Some(why) if policy == crate::config::Policy::Always => written(format!("policy always, but {why}")),
         _ => crate::guard("cost model", || {
@@ -51,6 +54,7 @@ pub fn launch(
         })
         .unwrap_or_else(|| written("internal error in the cost model".into())),
     };
+    let asked_event = !event.is_null();
     let form_start = decision.measure.then(std::time::Instant::now);
     let mut timed = Timed::new(queue, decision.measure, decision.more_coming, converts, user, form_start);
     let event = timed.event(event);
@@ -125,6 +129,30 @@ pub fn launch(
     }
     drop(enqueue);
     timed.finish(r == CL_SUCCESS && ran == decision.variant, &plan.kernel, &info.name, class, ran, m);
+    if let Some((steady, model_key)) = kept.filter(|_| r == CL_SUCCESS && ran == decision.variant) {
+        if user.is_empty() && !asked_event {
+            let run = match ran {
+                Variant::Staged => copies.staged_kernel().map(|k| (k, staged_local)),
+                _ => Some((kernel, None)),
+            };
+            if let Some(run) = run {
+                let ran = repeat::Ran {
+                    queue,
+                    info,
+                    kernel: &plan.kernel,
+                    needs,
+                    dims,
+                    run,
+                    form: ran,
+                    steady,
+                    model_key,
+                    items: class.items,
+                    structures: m,
+                };
+                crate::guard("repeated launch", || repeat::note(copies, ran));
+            }
+        }
+    }
     r
 }
 
@@ -228,9 +256,14 @@ fn rounding_fallback(info: &KernelInfo, plan: &TransparentPlan, ran: Variant, wh
     crate::stats::fallback(&format!("kernel {}", info.name), why);
 }
 
+/// A decision the model keeps, and the key of the kernel's records.
+type Kept = (std::sync::Arc<cost::Steady>, Option<std::sync::Arc<str>>);
+
 /// Asks the cost model which form this launch runs in, with the states of the buffers it would
 /// convert held locked while it reads and notes them, and says whether one of them is in its
-/// host layout now, and whether the form decided on converts one first (to ASTA, or back).
+/// host layout now, whether the form decided on converts one first (to ASTA, or back), and,
+/// where the model keeps the decision for the launches like this one, that decision and the
+/// key of the kernel's records (`repeat`).
 /// `no_asta`: the ASTA copy must not run.
 fn decide(
     profiling: bool,
@@ -240,7 +273,7 @@ fn decide(
     class: SizeClass,
     staged_ok: bool,
     no_asta: bool,
-) -> (Decision, bool, bool) {
+) -> (Decision, bool, bool, Option<Kept>) {
     let policy = crate::config::get().policy;
     let asta_blocked = policy == crate::config::Policy::Auto && (no_asta || asta_blocker(needs).is_some());
     let mut model = plan.kernel.model.lock();
@@ -274,7 +307,8 @@ fn decide(
             Variant::Asta => v.current != Current::Device(v.want),
             _ => v.current != Current::Host,
         });
-        (d, in_host, converts)
+        let kept = model.steady.clone().filter(|s| s.holds(&d)).map(|s| (s, model.disk_key.clone()));
+        (d, in_host, converts, kept)
     };
     if let [(n, want)] = devices[..] {
         // One buffer (most kernels): nothing to order or match.

@@ -9,6 +9,7 @@ pub mod copies;
 pub mod fused;
 pub mod launch;
 pub mod private;
+pub mod repeat;
 pub mod rewrite;
 pub mod timed;
 

@@ -1,0 +1,205 @@
+//! A launch that repeats its kernel object's last one, past the cost model and the buffers'
+//! bookkeeping.
+//!
+//! A program of kernels of a few microseconds is bound by the host: every microsecond clayout
+//! adds to a launch call shows in the run's time. Where the kernel's last launch ran a
+//! host-layout form under a decision the cost model keeps (`cost::Steady`), on an in-order
+//! queue, without a wait list or an event asked, and joined its queue's open stretch
+//! (`order::Stretch`), the next launch on the same queue, with the same arguments and work
+//! sizes, needs nothing of what the launch path works out: nothing to convert, no decision to
+//! make, no record of its own for the order of later conversions (the stretch's marker, once
+//! enqueued, stands for it). It checks that this still holds, with its buffers locked as any
+//! command locks them, enqueues the same form, and counts the launch where the full path
+//! would: its buffers' epoch and the kernel's decisions.
+//!
+//! Whatever differs (another queue or work size, an argument set again, a buffer converted or
+//! used by a command that is not free, the kernel's times changed) takes the full path, which
+//! makes the next ticket.
+
+use super::super::access::{BufferNeed, Few};
+use super::super::buffers::{Buffer, BufferState};
+use super::super::cost::{Steady, Variant};
+use super::super::dims::{Dims, Enqueue};
+use super::super::order::{self, Stretch};
+use super::super::state::{Current, Need};
+use super::copies::KernelCopies;
+use super::rewrite::RewrittenKernel;
+use crate::registry::{key, Args, Handle, KernelInfo};
+use opencl_sys::*;
+use parking_lot::lock_api::ArcMutexGuard;
+use parking_lot::RawMutex;
+use std::sync::{Arc, Weak};
+
+/// What the next launch must match to repeat the last one, and what it then enqueues and counts.
+#[derive(Debug)]
+pub struct Ticket {
+    queue: Handle,
+    /// The application's arguments the last launch had: the registry replaces its list when one
+    /// is set while this is held, so the same list means no argument was set since.
+    args: Args,
+    dims: Dims,
+    /// The kernel object to enqueue (the application's, or its staged copy, whose arguments only
+    /// this kernel object's launches set) and the work-group size it replaces, if it does.
+    run: (Handle, Option<usize>),
+    form: Variant,
+    kernel: Arc<RewrittenKernel>,
+    /// The decision it repeats: the kernel's while its model keeps it.
+    steady: Arc<Steady>,
+    /// Every buffer the launch uses, in handle order, once; not kept alive by the ticket.
+    buffers: Few<Weak<Buffer>>,
+    /// The buffers the decision counts (`BufferView`): index in `buffers`, converted argument.
+    counted: Few<(usize, u32)>,
+    model_key: Option<Arc<str>>,
+    items: u8,
+    structures: f64,
+    stretch: Weak<Stretch>,
+}
+
+/// The last launch, as `transparent::launch` saw it run.
+pub struct Ran<'a> {
+    pub queue: cl_command_queue,
+    pub info: &'a KernelInfo,
+    pub kernel: &'a Arc<RewrittenKernel>,
+    pub needs: &'a [BufferNeed],
+    pub dims: &'a Dims,
+    pub run: (cl_kernel, Option<usize>),
+    pub form: Variant,
+    pub steady: Arc<Steady>,
+    pub model_key: Option<Arc<str>>,
+    pub items: u8,
+    pub structures: f64,
+}
+
+/// Makes the ticket for the launches like `ran`, which ran its kept decision's form with no
+/// wait list and no event asked and was enqueued: none if it did not join its queue's open
+/// stretch (its queue executes out of order, or it was not free), or a buffer is a sub-buffer
+/// (whose bytes are its parent's).
+pub fn note(copies: &KernelCopies, ran: Ran) {
+    *copies.repeat.lock() = ticket(ran);
+}
+
+/// Drops the kernel object's ticket: a launch of it takes the full path.
+pub fn forget(copies: &KernelCopies) {
+    copies.repeat.lock().take();
+}
+
+fn ticket(ran: Ran) -> Option<Ticket> {
+    if ran.steady.host_form() != Some(ran.form) || ran.needs.iter().any(|n| n.buffer.parent.is_some()) {
+        return None;
+    }
+    let stretch = order::open_stretch(ran.queue)?;
+    let mut all: Few<&Arc<Buffer>> = ran.needs.iter().map(|n| &n.buffer).collect();
+    all.sort_unstable_by_key(|b| b.handle);
+    all.dedup_by_key(|b| b.handle);
+    // Numbered as `transparent::launch::decide` numbers its views: the kernel's converted
+    // arguments in order, each buffer once.
+    let mut counted: Few<(usize, u32)> = Few::new();
+    let devices = ran.needs.iter().filter(|n| matches!(n.need, Need::Device(_)));
+    for (arg, n) in (0u32..).zip(devices) {
+        let at = all.iter().position(|b| b.handle == n.buffer.handle)?;
+        if !counted.iter().any(|&(i, _)| i == at) {
+            counted.push((at, arg));
+        }
+    }
+    Some(Ticket {
+        queue: key(ran.queue),
+        args: ran.info.args.lock().clone(),
+        dims: *ran.dims,
+        run: (key(ran.run.0), ran.run.1),
+        form: ran.form,
+        kernel: Arc::clone(ran.kernel),
+        steady: ran.steady,
+        buffers: all.iter().map(|b| Arc::downgrade(b)).collect(),
+        counted,
+        model_key: ran.model_key,
+        items: ran.items,
+        structures: ran.structures,
+        stretch: Arc::downgrade(&stretch),
+    })
+}
+
+/// Enqueues a launch of kernel object `copies` belongs to as its last one, if it repeats it
+/// (`n` events waited for, `event` asked): Some(what the enqueue returned), or None when the
+/// launch must take the full path (nothing was enqueued).
+pub fn again(
+    copies: &KernelCopies,
+    info: &KernelInfo,
+    queue: cl_command_queue,
+    dims: &Dims,
+    n: cl_uint,
+    event: *mut cl_event,
+    enqueue: &impl Enqueue,
+) -> Option<cl_int> {
+    if n != 0 || !event.is_null() {
+        return None;
+    }
+    let mut slot = copies.repeat.lock();
+    let t = slot.as_ref()?;
+    let r = crate::guard("repeated launch", || repeat(t, copies, info, queue, dims, enqueue)).flatten();
+    if r.is_none() {
+        *slot = None;
+    }
+    r
+}
+
+fn repeat(
+    t: &Ticket,
+    copies: &KernelCopies,
+    info: &KernelInfo,
+    queue: cl_command_queue,
+    dims: &Dims,
+    enqueue: &impl Enqueue,
+) -> Option<cl_int> {
+    if t.queue != key(queue) || t.dims != *dims || !Arc::ptr_eq(&t.args, &info.args.lock()) {
+        return None;
+    }
+    // What launches timed by their events measured since: a time recorded for this kernel
+    // drops its kept decision.
+    crate::guard("cost model", super::super::cost::measure::harvest);
+    if !t.kernel.model.lock().steady.as_ref().is_some_and(|s| Arc::ptr_eq(s, &t.steady)) {
+        return None;
+    }
+    let stretch = t.stretch.upgrade()?;
+    let buffers: Few<Arc<Buffer>> = t.buffers.iter().map(Weak::upgrade).collect::<Option<_>>()?;
+    // Locked in handle order, as every command locks them (`access`), until the launch is
+    // enqueued: no conversion comes between what is checked here and the launch.
+    let mut locked: Few<ArcMutexGuard<RawMutex, BufferState>> = buffers.iter().map(|b| b.state.lock_arc()).collect();
+    for (b, st) in buffers.iter().zip(locked.iter_mut()) {
+        st.settle(b);
+        // In host layout with nothing pending, defined, and used last on this queue by the
+        // stretch the launch joins, which stands for it.
+        let ready = st.current == Current::Host && st.last_event.is_none() && st.defined && st.users.joined(&stretch);
+        if !ready {
+            return None;
+        }
+    }
+    let sent_back = t.counted.iter().any(|&(i, _)| locked[i].cost.reuse.sent_back);
+    if sent_back != t.steady.sent_back() {
+        return None;
+    }
+    // The stretch's marker, should another thread enqueue it now, comes after this launch.
+    let _open = stretch.held_open()?;
+    if !order::free(queue, &[]) {
+        return None;
+    }
+    let r = enqueue(t.run.0 as cl_kernel, t.run.1, 0, std::ptr::null(), std::ptr::null_mut());
+    if r != CL_SUCCESS && t.form != Variant::Written {
+        // The full path falls back to the kernel as written.
+        return None;
+    }
+    // Enqueued: whatever happens to the counting, the launch must not be enqueued again.
+    crate::guard("repeated launch counted", || {
+        for &(i, arg) in &t.counted {
+            let cost = &mut locked[i].cost;
+            if let Some(k) = &t.model_key {
+                cost.launched(k, arg, t.items);
+            }
+            t.steady.count(t.structures, cost);
+        }
+        drop(_open);
+        drop(locked);
+        crate::stats::transparent_launch(false);
+        crate::stats::repeated_launch(copies.decisions(&info.name), t.form.form());
+    });
+    Some(r)
+}

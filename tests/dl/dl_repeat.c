@@ -1,0 +1,268 @@
+/* A time-stepping loop that launches the same kernel with the same arguments again and again,
+ * as host-bound codes do, and between its runs of launches everything that must stop clayout
+ * from taking such a launch as a repeat of the one before (`transparent::repeat`): a kernel
+ * written for ASTA converting the buffer on another queue, reads, an argument set again, an
+ * event asked, a wait list, a second kernel object on the same buffer, another buffer, an
+ * out-of-order queue, a sub-buffer, a reference count asked.
+ *   dl_repeat AOS_KERNELS.cl plain|asta [N] [STEPS]
+ * `advance` and `gather` come from AOS_KERNELS.cl (the transparent mode rewrites them); `nudge`
+ * is a small kernel of this program's own, in its AoS form (`plain`, the run without clayout)
+ * or written for ASTA with a //DL: annotation (`asta`, under clayout): every checksum printed
+ * must be the same in both. */
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../include/pick_platform.h"
+#include "../include/fnv.h"
+
+#include "../include/check.h"
+
+typedef struct {
+    float x, y, z, vx, vy;
+} particle_t;
+
+static const char *nudge_aos =
+    "#pragma OPENCL FP_CONTRACT OFF\n"
+    "typedef struct { float x, y, z, vx, vy; } particle_t;\n"
+    "__kernel void nudge(__global particle_t *p, uint n, float k)\n"
+    "{\n"
+    "    uint i = get_global_id(0);\n"
+    "    if (i >= n) return;\n"
+    "    p[i].vx = p[i].vx + k * p[i].z;\n"
+    "    p[i].y = p[i].y - k;\n"
+    "}\n";
+
+static const char *nudge_asta =
+    "#pragma OPENCL FP_CONTRACT OFF\n"
+    "typedef struct { float x, y, z, vx, vy; } particle_t;\n"
+    "#define ASTA(i, s, S, T, m) \\\n"
+    "    ((i) < (m) - (m) % (T) ? ((i) / (T) * (S) + (s)) * (T) + (i) % (T) \\\n"
+    "                           : ((m) - (m) % (T)) * (S) + (s) * ((m) % (T)) + (i) - ((m) - (m) % (T)))\n"
+    "#define P(s) w[ASTA(i, s, 5, CLAYOUT_TILE, n)]\n"
+    "//DL: AoS: p[n] -> ASTA\n"
+    "__kernel void nudge(__global particle_t *p, uint n, float k)\n"
+    "{\n"
+    "    __global float *w = (__global float *)p;\n"
+    "    uint i = get_global_id(0);\n"
+    "    if (i >= n) return;\n"
+    "    P(3) = P(3) + k * P(2);\n"
+    "    P(1) = P(1) - k;\n"
+    "}\n";
+
+static cl_context ctx;
+static cl_device_id dev;
+static cl_uint n;
+static size_t global;
+
+static cl_program build(const char *src)
+{
+    cl_int err;
+    cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+    CHECK(err);
+    err = clBuildProgram(p, 1, &dev, "", NULL, NULL);
+    if (err != CL_SUCCESS) {
+        char log[8192] = "";
+        clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+        printf("build failed %d\n%s\n", err, log);
+        exit(1);
+    }
+    return p;
+}
+
+static cl_kernel kernel(cl_program p, const char *name)
+{
+    cl_int err;
+    cl_kernel k = clCreateKernel(p, name, &err);
+    CHECK(err);
+    return k;
+}
+
+/* advance's arguments: the buffer, n, dt. */
+static void bind(cl_kernel k, cl_mem b, float dt)
+{
+    CHECK(clSetKernelArg(k, 0, sizeof b, &b));
+    CHECK(clSetKernelArg(k, 1, sizeof n, &n));
+    CHECK(clSetKernelArg(k, 2, sizeof dt, &dt));
+}
+
+/* `count` launches of k on q, no wait list, no event: the loop clayout repeats. */
+static void steps(cl_command_queue q, cl_kernel k, int count)
+{
+    for (int i = 0; i < count; i++)
+        CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+}
+
+static void show(const char *what, cl_command_queue q, cl_mem b, particle_t *h)
+{
+    CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, n * sizeof *h, h, 0, NULL, NULL));
+    printf("%s %016llx\n", what, (unsigned long long)fnv(h, n * sizeof *h));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: dl_repeat AOS_KERNELS.cl plain|asta [N] [STEPS]\n");
+        return 2;
+    }
+    n = argc > 3 ? (cl_uint)atoi(argv[3]) : 1000;
+    int s = argc > 4 ? atoi(argv[4]) : 12;
+    global = (n + 63) / 64 * 64;
+    cl_platform_id plat = pick_platform();
+    CHECK(clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
+    cl_int err;
+    ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    CHECK(err);
+    cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
+    CHECK(err);
+    cl_command_queue q2 = clCreateCommandQueue(ctx, dev, 0, &err);
+    CHECK(err);
+    cl_command_queue qo = clCreateCommandQueue(ctx, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+    CHECK(err);
+
+    FILE *f = fopen(argv[1], "rb");
+    if (!f) {
+        printf("cannot open %s\n", argv[1]);
+        return 1;
+    }
+    static char src[1 << 16];
+    size_t len = fread(src, 1, sizeof src - 1, f);
+    fclose(f);
+    src[len] = 0;
+    cl_program aos = build(src);
+    cl_program other = build(strcmp(argv[2], "asta") ? nudge_aos : nudge_asta);
+
+    size_t bytes = n * sizeof(particle_t);
+    particle_t *h = malloc(bytes);
+    for (cl_uint i = 0; i < n; i++)
+        h[i] = (particle_t){1.0f + i * 0.5f, 1.0f - i * 0.25f, (float)(i % 13), 1.0f / (i + 1), (float)(i % 5) - 2.0f};
+    cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
+    CHECK(err);
+    cl_mem c = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
+    CHECK(err);
+
+    cl_kernel k = kernel(aos, "advance"), k2 = kernel(aos, "advance"), nudge = kernel(other, "nudge");
+    bind(k, b, 0.01f);
+    bind(k2, b, 0.02f);
+    float nk = 0.125f;
+    CHECK(clSetKernelArg(nudge, 0, sizeof b, &b));
+    CHECK(clSetKernelArg(nudge, 1, sizeof n, &n));
+    CHECK(clSetKernelArg(nudge, 2, sizeof nk, &nk));
+
+    /* 1. The loop, read back. */
+    steps(q, k, s);
+    show("loop", q, b, h);
+
+    /* 2. The loop, then the ASTA kernel on another queue, ordered after the loop by a marker's
+     * event only: clayout's conversion of b on q2 must wait for the repeated launches, which
+     * asked for no event. Then the loop again, which brings b back to its host layout. */
+    for (int round = 0; round < 3; round++) {
+        cl_event m, e;
+        steps(q, k, s);
+        CHECK(clEnqueueMarkerWithWaitList(q, 0, NULL, &m));
+        CHECK(clEnqueueNDRangeKernel(q2, nudge, 1, NULL, &global, NULL, 1, &m, &e));
+        CHECK(clFlush(q2));
+        CHECK(clEnqueueMarkerWithWaitList(q, 1, &e, NULL));
+        steps(q, k, s);
+        CHECK(clFinish(q));
+        clReleaseEvent(m);
+        clReleaseEvent(e);
+    }
+    show("after the ASTA kernel on another queue", q, b, h);
+
+    /* 3. An argument set again (the same value, then another), mid-loop. */
+    steps(q, k, s);
+    float dt = 0.01f;
+    CHECK(clSetKernelArg(k, 2, sizeof dt, &dt));
+    steps(q, k, s);
+    dt = 0.015f;
+    CHECK(clSetKernelArg(k, 2, sizeof dt, &dt));
+    steps(q, k, s);
+    show("arguments set again", q, b, h);
+
+    /* 4. An event asked, a wait list, between repeats. */
+    cl_event ev;
+    steps(q, k, s);
+    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, &ev));
+    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 1, &ev, NULL));
+    steps(q, k, s);
+    clReleaseEvent(ev);
+    show("an event and a wait list", q, b, h);
+
+    /* 5. Two kernel objects of one kernel, each with its own dt, on one buffer, in turn; a
+     * non-blocking read on another queue in between. */
+    particle_t *h2 = malloc(bytes);
+    for (int i = 0; i < s; i++) {
+        steps(q, k, 2);
+        steps(q, k2, 2);
+        if (i == s / 2) {
+            cl_event r;
+            CHECK(clFinish(q));
+            CHECK(clEnqueueReadBuffer(q2, b, CL_FALSE, 0, bytes, h2, 0, NULL, &r));
+            CHECK(clWaitForEvents(1, &r));
+            clReleaseEvent(r);
+            printf("mid-loop read %016llx\n", (unsigned long long)fnv(h2, bytes));
+        }
+    }
+    show("two kernel objects", q, b, h);
+
+    /* 6. Another buffer, then back; the ASTA kernel converts c in between, on this queue. */
+    bind(k, c, 0.01f);
+    steps(q, k, s);
+    CHECK(clSetKernelArg(nudge, 0, sizeof c, &c));
+    CHECK(clEnqueueNDRangeKernel(q, nudge, 1, NULL, &global, NULL, 0, NULL, NULL));
+    /* A reference count asked, as leak checks do: clayout first lets go of what completed,
+     * the conversion's event among them, and the next launch finds c in ASTA with nothing
+     * pending. (The count is not printed: on PoCL it is 3 without clayout and 17 under it
+     * here, an open finding of this test's.) */
+    CHECK(clFinish(q));
+    cl_uint refs;
+    CHECK(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, NULL));
+    steps(q, k, s);
+    show("another buffer", q, c, h);
+    bind(k, b, 0.01f);
+    steps(q, k, s);
+    show("back to the first", q, b, h);
+
+    /* 7. The out-of-order queue, each launch ordered by the one before. */
+    cl_event prev = NULL;
+    for (int i = 0; i < s; i++) {
+        cl_event e;
+        CHECK(clEnqueueNDRangeKernel(qo, k, 1, NULL, &global, NULL, prev ? 1 : 0, prev ? &prev : NULL, &e));
+        if (prev)
+            clReleaseEvent(prev);
+        prev = e;
+    }
+    CHECK(clWaitForEvents(1, &prev));
+    clReleaseEvent(prev);
+    show("out-of-order queue", q, b, h);
+
+    /* 8. A sub-buffer over the first half of c. */
+    cl_buffer_region half = {0, (n / 2) * sizeof(particle_t)};
+    cl_mem sub = clCreateSubBuffer(c, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &half, &err);
+    if (err == CL_SUCCESS) {
+        cl_uint h_n = n / 2;
+        CHECK(clSetKernelArg(k, 0, sizeof sub, &sub));
+        CHECK(clSetKernelArg(k, 1, sizeof h_n, &h_n));
+        steps(q, k, s);
+        clReleaseMemObject(sub);
+        show("sub-buffer", q, c, h);
+    }
+
+    clReleaseKernel(k);
+    clReleaseKernel(k2);
+    clReleaseKernel(nudge);
+    clReleaseMemObject(b);
+    clReleaseMemObject(c);
+    clReleaseProgram(aos);
+    clReleaseProgram(other);
+    clReleaseCommandQueue(q);
+    clReleaseCommandQueue(q2);
+    clReleaseCommandQueue(qo);
+    clReleaseContext(ctx);
+    free(h);
+    free(h2);
+    return 0;
+}
