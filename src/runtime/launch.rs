@@ -40,7 +40,10 @@ pub unsafe fn launch(
         return enqueue(kernel, None, n, list, event);
     }
     let Some(k) = kernels::get(key(kernel)) else { return enqueue(kernel, None, n, list, event) };
-    if let Some(r) = super::transparent::repeat::again(&k.copies, &k.facts, queue, &dims, n, event, &enqueue) {
+    let decisions = || k.copies.decisions(&k.facts.name);
+    if let Some(r) =
+        super::transparent::repeat::again(&k.copies.repeat, decisions, &k.facts, queue, &dims, n, event, &enqueue)
+    {
         return r;
     }
     // Under the cost model a launch does not wait for what clayout's worker is still building

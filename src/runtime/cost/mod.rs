@@ -325,10 +325,10 @@ pub struct Steady {
 }
 
 impl Steady {
-    /// The host-layout form its launches run, where they run one: such a launch needs its
-    /// buffers in host layout and converts nothing (`transparent::repeat`).
-    pub fn host_form(&self) -> Option<Variant> {
-        (!self.in_asta && self.decision.variant != Variant::Asta).then_some(self.decision.variant)
+    /// The form its launches run: the ASTA copy on buffers in ASTA already, or a host-layout
+    /// form on buffers in host layout (a steady decision converts nothing).
+    pub fn form(&self) -> Variant {
+        self.decision.variant
     }
 
     /// Whether it is the decision `d`: the one a launch just got.
@@ -608,7 +608,7 @@ mod tests {
         let first = decide_with(&mut model, class, 0.0, false, &mut cost);
         assert!(matches!(first.reason, Reason::SentBack(Variant::Written)), "{}", first.reason);
         let kept = model.steady.clone().expect("kept");
-        assert!(kept.holds(&first) && kept.sent_back() && kept.host_form() == Some(Variant::Written));
+        assert!(kept.holds(&first) && kept.sent_back() && kept.form() == Variant::Written);
         assert_eq!(decide_with(&mut model, class, 0.0, false, &mut cost), first);
         assert!(
             std::sync::Arc::ptr_eq(model.steady.as_ref().expect("kept"), &kept),

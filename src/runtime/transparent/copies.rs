@@ -44,7 +44,7 @@ pub struct KernelCopies {
     /// Its launches' decisions (`stats::decision`), found at the first.
     decisions: OnceCell<crate::stats::KernelStats>,
     /// What its next launch must match to repeat the last one (`repeat`).
-    pub repeat: Mutex<Option<super::repeat::Ticket>>,
+    pub repeat: super::repeat::Slot,
 }
 
 impl KernelCopies {
@@ -56,6 +56,12 @@ impl KernelCopies {
     /// The staged copy's kernel object, once made.
     pub fn staged_kernel(&self) -> Option<cl_kernel> {
         self.staged.get()?.as_ref().ok().map(|p| p.kernel.raw())
+    }
+
+    /// The ASTA copy's kernel object (`full`: the one built for whole tiles only), once made.
+    pub fn asta_kernel(&self, full: bool) -> Option<cl_kernel> {
+        let cell = if full { &self.rewritten_full } else { &self.rewritten };
+        cell.get()?.as_ref().ok().map(|p| p.kernel.raw())
     }
 }
 

@@ -35,7 +35,7 @@ pub fn launch(
     // What the launches timed by their events have measured since, before this one decides.
     crate::guard("cost model", measure::harvest);
     // This launch may set the staged copy's arguments: the next repeats it or none.
-    repeat::forget(copies);
+    repeat::forget(&copies.repeat);
     let class = size_class(needs, dims);
     if super::super::suggest::active() {
         return suggest_launch(queue, kernel, info, plan, needs, class, user, event, &enqueue);
@@ -133,7 +133,8 @@ pub fn launch(
         if user.is_empty() && !asked_event {
             let run = match ran {
                 Variant::Staged => copies.staged_kernel().map(|k| (k, staged_local)),
-                _ => Some((kernel, None)),
+                Variant::Asta => copies.asta_kernel(whole_tiles(plan, needs)).map(|k| (k, None)),
+                Variant::Written => Some((kernel, None)),
             };
             if let Some(run) = run {
                 let ran = repeat::Ran {
@@ -149,7 +150,7 @@ pub fn launch(
                     items: class.items,
                     structures: m,
                 };
-                crate::guard("repeated launch", || repeat::note(copies, ran));
+                crate::guard("repeated launch", || repeat::note(&copies.repeat, ran));
             }
         }
     }
@@ -392,10 +393,7 @@ fn try_copy(
     if let Some(why) = asta_blocker(needs) {
         return Err(why);
     }
-    // Every buffer in whole tiles: the copy built without the narrower last tile's branch.
-    let tile = plan.program.tile as u64;
-    let full = plan.program.full_tiles.is_some()
-        && needs.iter().all(|n| !matches!(n.need, Need::Device(d) if d.shape.m % tile != 0));
+    let full = whole_tiles(plan, needs);
     let cell = if full { &copies.rewritten_full } else { &copies.rewritten };
     if crate::log::enabled(LogLevel::Debug) {
         let form = if full { "whole tiles only" } else { "a narrower last tile" };
@@ -414,6 +412,14 @@ fn try_copy(
     };
     let extra = Extra { args: &plan.kernel.extra_args, m_of, orders: &[] };
     copies::enqueue(queue, private, &args, plan, (needs, Devices::AsNeeded), wait, extra, None, "rewritten", enqueue)
+}
+
+/// Whether the launch runs the ASTA copy built for whole tiles only: every buffer's structures
+/// fill whole tiles, and that copy built (the other has the narrower last tile's branch).
+fn whole_tiles(plan: &TransparentPlan, needs: &[BufferNeed]) -> bool {
+    let tile = plan.program.tile as u64;
+    plan.program.full_tiles.is_some()
+        && needs.iter().all(|n| !matches!(n.need, Need::Device(d) if d.shape.m % tile != 0))
 }
 
 /// The work-group size the staged copy runs this launch with, if it can run it: a 1-D launch

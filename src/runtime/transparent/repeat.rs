@@ -2,15 +2,16 @@
 //! bookkeeping.
 //!
 //! A program of kernels of a few microseconds is bound by the host: every microsecond clayout
-//! adds to a launch call shows in the run's time. Where the kernel's last launch ran a
-//! host-layout form under a decision the cost model keeps (`cost::Steady`), on an in-order
-//! queue, without a wait list or an event asked, and joined its queue's open stretch
-//! (`order::Stretch`), the next launch on the same queue, with the same arguments and work
-//! sizes, needs nothing of what the launch path works out: nothing to convert, no decision to
-//! make, no record of its own for the order of later conversions (the stretch's marker, once
-//! enqueued, stands for it). It checks that this still holds, with its buffers locked as any
-//! command locks them, enqueues the same form, and counts the launch where the full path
-//! would: its buffers' epoch and the kernel's decisions.
+//! adds to a launch call shows in the run's time, and in ASTA it can eat what the copy gains.
+//! Where the kernel's last launch ran the form of a decision the cost model keeps
+//! (`cost::Steady`: a host-layout form on buffers in host layout, or the ASTA copy on buffers
+//! in ASTA already), on an in-order queue, without a wait list or an event asked, and joined
+//! its queue's open stretch (`order::Stretch`), the next launch on the same queue, with the
+//! same arguments and work sizes, needs nothing of what the launch path works out: nothing to
+//! convert, no decision to make, no record of its own for the order of later conversions (the
+//! stretch's marker, once enqueued, stands for it). It checks that this still holds, with its
+//! buffers locked as any command locks them, enqueues the same form, and counts the launch
+//! where the full path would: its buffers' epoch and balance, the kernel's decisions.
 //!
 //! Whatever differs (another queue or work size, an argument set again, a buffer converted or
 //! used by a command that is not free, the kernel's times changed) takes the full path, which
@@ -22,13 +23,15 @@ use super::super::cost::{Steady, Variant};
 use super::super::dims::{Dims, Enqueue};
 use super::super::order::{self, Stretch};
 use super::super::state::{Current, Need};
-use super::copies::KernelCopies;
 use super::rewrite::RewrittenKernel;
 use crate::registry::{key, Args, Handle, KernelInfo};
 use opencl_sys::*;
 use parking_lot::lock_api::ArcMutexGuard;
-use parking_lot::RawMutex;
+use parking_lot::{Mutex, RawMutex};
 use std::sync::{Arc, Weak};
+
+/// Where a kernel object keeps its ticket (`KernelCopies::repeat`).
+pub type Slot = Mutex<Option<Ticket>>;
 
 /// What the next launch must match to repeat the last one, and what it then enqueues and counts.
 #[derive(Debug)]
@@ -38,15 +41,16 @@ pub struct Ticket {
     /// is set while this is held, so the same list means no argument was set since.
     args: Args,
     dims: Dims,
-    /// The kernel object to enqueue (the application's, or its staged copy, whose arguments only
-    /// this kernel object's launches set) and the work-group size it replaces, if it does.
+    /// The kernel object to enqueue (the application's, or one of its copies, whose arguments
+    /// only this kernel object's launches set) and the work-group size it replaces, if it does.
     run: (Handle, Option<usize>),
     form: Variant,
     kernel: Arc<RewrittenKernel>,
     /// The decision it repeats: the kernel's while its model keeps it.
     steady: Arc<Steady>,
-    /// Every buffer the launch uses, in handle order, once; not kept alive by the ticket.
-    buffers: Few<Weak<Buffer>>,
+    /// Every buffer the launch uses, in handle order, once, and the layout it must be in; not
+    /// kept alive by the ticket.
+    buffers: Few<(Weak<Buffer>, Current)>,
     /// The buffers the decision counts (`BufferView`): index in `buffers`, converted argument.
     counted: Few<(usize, u32)>,
     model_key: Option<Arc<str>>,
@@ -72,31 +76,39 @@ pub struct Ran<'a> {
 
 /// Makes the ticket for the launches like `ran`, which ran its kept decision's form with no
 /// wait list and no event asked and was enqueued: none if it did not join its queue's open
-/// stretch (its queue executes out of order, or it was not free), or a buffer is a sub-buffer
-/// (whose bytes are its parent's).
-pub fn note(copies: &KernelCopies, ran: Ran) {
-    *copies.repeat.lock() = ticket(ran);
+/// stretch (its queue executes out of order, or it was not free), a buffer is a sub-buffer
+/// (whose bytes are its parent's), or one is passed for arguments that want it in different
+/// layouts.
+pub fn note(slot: &Slot, ran: Ran) {
+    *slot.lock() = ticket(ran);
 }
 
 /// Drops the kernel object's ticket: a launch of it takes the full path.
-pub fn forget(copies: &KernelCopies) {
-    copies.repeat.lock().take();
+pub fn forget(slot: &Slot) {
+    slot.lock().take();
 }
 
 fn ticket(ran: Ran) -> Option<Ticket> {
-    if ran.steady.host_form() != Some(ran.form) || ran.needs.iter().any(|n| n.buffer.parent.is_some()) {
+    if ran.steady.form() != ran.form || ran.needs.iter().any(|n| n.buffer.parent.is_some()) {
         return None;
     }
     let stretch = order::open_stretch(ran.queue)?;
-    let mut all: Few<&Arc<Buffer>> = ran.needs.iter().map(|n| &n.buffer).collect();
-    all.sort_unstable_by_key(|b| b.handle);
-    all.dedup_by_key(|b| b.handle);
+    let layout = |n: &BufferNeed| match (n.need, ran.form) {
+        (Need::Device(d), Variant::Asta) => Current::Device(d),
+        _ => Current::Host,
+    };
+    let mut all: Few<(&Arc<Buffer>, Current)> = ran.needs.iter().map(|n| (&n.buffer, layout(n))).collect();
+    all.sort_unstable_by_key(|(b, _)| b.handle);
+    all.dedup_by(|a, b| a.0.handle == b.0.handle && a.1 == b.1);
+    if all.windows(2).any(|w| w[0].0.handle == w[1].0.handle) {
+        return None;
+    }
     // Numbered as `transparent::launch::decide` numbers its views: the kernel's converted
     // arguments in order, each buffer once.
     let mut counted: Few<(usize, u32)> = Few::new();
     let devices = ran.needs.iter().filter(|n| matches!(n.need, Need::Device(_)));
     for (arg, n) in (0u32..).zip(devices) {
-        let at = all.iter().position(|b| b.handle == n.buffer.handle)?;
+        let at = all.iter().position(|(b, _)| b.handle == n.buffer.handle)?;
         if !counted.iter().any(|&(i, _)| i == at) {
             counted.push((at, arg));
         }
@@ -109,7 +121,7 @@ fn ticket(ran: Ran) -> Option<Ticket> {
         form: ran.form,
         kernel: Arc::clone(ran.kernel),
         steady: ran.steady,
-        buffers: all.iter().map(|b| Arc::downgrade(b)).collect(),
+        buffers: all.iter().map(|(b, c)| (Arc::downgrade(b), *c)).collect(),
         counted,
         model_key: ran.model_key,
         items: ran.items,
@@ -118,11 +130,14 @@ fn ticket(ran: Ran) -> Option<Ticket> {
     })
 }
 
-/// Enqueues a launch of kernel object `copies` belongs to as its last one, if it repeats it
-/// (`n` events waited for, `event` asked): Some(what the enqueue returned), or None when the
-/// launch must take the full path (nothing was enqueued).
-pub fn again(
-    copies: &KernelCopies,
+/// Enqueues a launch of the kernel object whose ticket `slot` holds as its last one, if it
+/// repeats it (`n` events waited for, `event` asked), and counts it in `decisions`, the kernel's:
+/// Some(what the enqueue returned), or None when the launch must take the full path (nothing
+/// was enqueued).
+#[allow(clippy::too_many_arguments)]
+pub fn again<'a>(
+    slot: &Slot,
+    decisions: impl FnOnce() -> &'a crate::stats::KernelStats,
     info: &KernelInfo,
     queue: cl_command_queue,
     dims: &Dims,
@@ -133,18 +148,18 @@ pub fn again(
     if n != 0 || !event.is_null() {
         return None;
     }
-    let mut slot = copies.repeat.lock();
+    let mut slot = slot.lock();
     let t = slot.as_ref()?;
-    let r = crate::guard("repeated launch", || repeat(t, copies, info, queue, dims, enqueue)).flatten();
+    let r = crate::guard("repeated launch", || repeat(t, decisions, info, queue, dims, enqueue)).flatten();
     if r.is_none() {
         *slot = None;
     }
     r
 }
 
-fn repeat(
+fn repeat<'a>(
     t: &Ticket,
-    copies: &KernelCopies,
+    decisions: impl FnOnce() -> &'a crate::stats::KernelStats,
     info: &KernelInfo,
     queue: cl_command_queue,
     dims: &Dims,
@@ -160,15 +175,15 @@ fn repeat(
         return None;
     }
     let stretch = t.stretch.upgrade()?;
-    let buffers: Few<Arc<Buffer>> = t.buffers.iter().map(Weak::upgrade).collect::<Option<_>>()?;
+    let buffers: Few<Arc<Buffer>> = t.buffers.iter().map(|(b, _)| b.upgrade()).collect::<Option<_>>()?;
     // Locked in handle order, as every command locks them (`access`), until the launch is
     // enqueued: no conversion comes between what is checked here and the launch.
     let mut locked: Few<ArcMutexGuard<RawMutex, BufferState>> = buffers.iter().map(|b| b.state.lock_arc()).collect();
-    for (b, st) in buffers.iter().zip(locked.iter_mut()) {
+    for ((b, st), (_, layout)) in buffers.iter().zip(locked.iter_mut()).zip(&t.buffers) {
         st.settle(b);
-        // In host layout with nothing pending, defined, and used last on this queue by the
-        // stretch the launch joins, which stands for it.
-        let ready = st.current == Current::Host && st.last_event.is_none() && st.defined && st.users.joined(&stretch);
+        // In the layout the form runs on with nothing pending, defined, and used last on this
+        // queue by the stretch the launch joins, which stands for it.
+        let ready = st.current == *layout && st.last_event.is_none() && st.defined && st.users.joined(&stretch);
         if !ready {
             return None;
         }
@@ -184,7 +199,7 @@ fn repeat(
     }
     let r = enqueue(t.run.0 as cl_kernel, t.run.1, 0, std::ptr::null(), std::ptr::null_mut());
     if r != CL_SUCCESS && t.form != Variant::Written {
-        // The full path falls back to the kernel as written.
+        // Not enqueued: the full path falls back to the kernel as written.
         return None;
     }
     // Enqueued: whatever happens to the counting, the launch must not be enqueued again.
@@ -198,8 +213,8 @@ fn repeat(
         }
         drop(_open);
         drop(locked);
-        crate::stats::transparent_launch(false);
-        crate::stats::repeated_launch(copies.decisions(&info.name), t.form.form());
+        crate::stats::transparent_launch(t.form == Variant::Asta);
+        crate::stats::repeated_launch(decisions(), t.form.form());
     });
     Some(r)
 }
