@@ -35,11 +35,15 @@ cargo test --release --test transparent threads >/dev/null 2>&1   # builds the C
 bin=target/clayout-shim-tests/tests-dl/dl_threads
 preload="$(readlink -f "$tsan") $out/libcompat.so $out/target/x86_64-unknown-linux-gnu/debug/libclayout.so"
 status=0
-for args in "tests/dl/particles_aos.cl $threads $rounds gather" "tests/dl/particles_aos.cl $threads $rounds"; do
+# (`repeat` under `never`: launches that repeat their kernel object's last one, beside the
+# other threads' launches on the shared buffer.)
+for run in "gather auto" "- auto" "repeat never"; do
+    mode=${run% *} policy=${run#* }
+    args="tests/dl/particles_aos.cl $threads $rounds ${mode#-}"
     want=$($bin $args)
-    got=$(CLAYOUT_ANNOTATIONS=tests/dl/particles.dl LD_PRELOAD="$preload" TSAN_OPTIONS="$opts" $bin $args 2>/dev/null)
+    got=$(CLAYOUT_POLICY=$policy CLAYOUT_ANNOTATIONS=tests/dl/particles.dl LD_PRELOAD="$preload" TSAN_OPTIONS="$opts" $bin $args 2>/dev/null)
     [ "$want" = "$got" ] && same=identical || { same=DIFFERENT; status=1; }
-    echo "dl_threads $args: results $same"
+    echo "dl_threads $args (CLAYOUT_POLICY=$policy): results $same"
 done
 # The shim's own thread test: 8 threads creating, launching and releasing without annotations.
 cargo test --release --test shim threads >/dev/null 2>&1

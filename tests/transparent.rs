@@ -182,6 +182,45 @@ fn threads_with_rewritten_kernels_on_a_shared_buffer() {
     }
 }
 
+/// The same eight threads with every kernel's arguments set once (`dl_threads repeat`), under
+/// `never` (nothing converted by the policy, kernels timed in their host-layout forms) and
+/// `auto`: once a kernel's decision is kept, a launch like its kernel object's last repeats it
+/// (`transparent::repeat`) while the other threads' launches lock and use the shared buffer, and
+/// each thread's reads of its own buffer (on its queue, with an event of clayout's) make the
+/// next launch take the full path. The results are the plain run's, and launches repeat.
+#[test]
+fn threads_repeating_their_launches_on_a_shared_buffer() {
+    let bin = build_c_in("tests/dl", "dl_threads");
+    let cmd = Cmd::new([
+        bin.as_os_str(),
+        dl("particles_aos.cl").as_os_str(),
+        "8".as_ref(),
+        "200".as_ref(),
+        "repeat".as_ref(),
+    ]);
+    let base = run(&cmd, TIMEOUT);
+    assert_ok(&base);
+    for policy in ["never", "auto"] {
+        let json = scratch(&format!("threads-repeat-{policy}")).join("stats.json");
+        let out = run(
+            &cmd.clone()
+                .shimmed()
+                .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+                .env("CLAYOUT_POLICY", policy)
+                .env("CLAYOUT_BUILD_AFTER", "wait")
+                .env("CLAYOUT_STATS", json.as_os_str()),
+            TIMEOUT,
+        );
+        assert_same(&base, &out);
+        let stats = read_stats(&json, &out);
+        let (to_device, to_host) = conversions(&stats);
+        assert_eq!(to_device, to_host, "{policy}: {stats:#}");
+        if policy == "never" {
+            assert!(n(&stats, &["launches_repeated"]) > 0, "{stats:#}");
+        }
+    }
+}
+
 /// A buffer mapped for reading stays readable through the map while kernels read it: it is
 /// not converted while mapped (the kernel runs as written), and is once unmapped.
 #[test]

@@ -6,7 +6,9 @@
  * transparent mode a rewritten kernel, so the shared buffer keeps moving between ASTA (for
  * `gather`) and the host layout (for `accumulate`, which runs as written) while the other
  * threads use it. With `exit`, the same, and the main thread calls exit() while the workers are
- * still enqueueing. */
+ * still enqueueing. With `repeat`, as `gather`, but every kernel's arguments are set once, before
+ * the first round: under clayout each launch may repeat its kernel object's last one
+ * (`transparent::repeat`) while the other threads' launches use the shared buffer. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
@@ -36,6 +38,7 @@ static cl_program prog;
 static cl_mem shared;
 static int rounds;
 static int with_gather;
+static int set_once;
 static uint64_t results[64];
 
 static void *worker(void *arg)
@@ -60,19 +63,26 @@ static void *worker(void *arg)
     size_t g = (N + 63) / 64 * 64;
     uint64_t hash = 0;
     for (int r = 0; r < rounds; r++) {
+        int set = !set_once || r == 0;
         if (gat) {
-            CHECK(clSetKernelArg(gat, 0, sizeof own, &own));
-            CHECK(clSetKernelArg(gat, 1, sizeof shared, &shared));
-            CHECK(clSetKernelArg(gat, 2, sizeof n, &n));
+            if (set) {
+                CHECK(clSetKernelArg(gat, 0, sizeof own, &own));
+                CHECK(clSetKernelArg(gat, 1, sizeof shared, &shared));
+                CHECK(clSetKernelArg(gat, 2, sizeof n, &n));
+            }
             CHECK(clEnqueueNDRangeKernel(q, gat, 1, NULL, &g, NULL, 0, NULL, NULL));
         }
-        CHECK(clSetKernelArg(acc, 0, sizeof own, &own));
-        CHECK(clSetKernelArg(acc, 1, sizeof shared, &shared));
-        CHECK(clSetKernelArg(acc, 2, sizeof n, &n));
+        if (set) {
+            CHECK(clSetKernelArg(acc, 0, sizeof own, &own));
+            CHECK(clSetKernelArg(acc, 1, sizeof shared, &shared));
+            CHECK(clSetKernelArg(acc, 2, sizeof n, &n));
+        }
         CHECK(clEnqueueNDRangeKernel(q, acc, 1, NULL, &g, NULL, 0, NULL, NULL));
-        CHECK(clSetKernelArg(adv, 0, sizeof own, &own));
-        CHECK(clSetKernelArg(adv, 1, sizeof n, &n));
-        CHECK(clSetKernelArg(adv, 2, sizeof dt, &dt));
+        if (set) {
+            CHECK(clSetKernelArg(adv, 0, sizeof own, &own));
+            CHECK(clSetKernelArg(adv, 1, sizeof n, &n));
+            CHECK(clSetKernelArg(adv, 2, sizeof dt, &dt));
+        }
         CHECK(clEnqueueNDRangeKernel(q, adv, 1, NULL, &g, NULL, 0, NULL, NULL));
         if (r % 10 == 9) {
             CHECK(clEnqueueReadBuffer(q, own, CL_TRUE, 0, N * WORDS * sizeof(float), h, 0, NULL, NULL));
@@ -112,7 +122,8 @@ int main(int argc, char **argv)
         return 2;
     int threads = argc > 2 ? atoi(argv[2]) : 6;
     rounds = argc > 3 ? atoi(argv[3]) : 100;
-    with_gather = argc > 4 && (strcmp(argv[4], "gather") == 0 || strcmp(argv[4], "exit") == 0);
+    set_once = argc > 4 && strcmp(argv[4], "repeat") == 0;
+    with_gather = argc > 4 && (strcmp(argv[4], "gather") == 0 || strcmp(argv[4], "exit") == 0 || set_once);
     int exit_early = argc > 4 && strcmp(argv[4], "exit") == 0;
     if (threads > 64)
         threads = 64;
