@@ -779,8 +779,9 @@ fn a_conversion_waits_for_a_first_launch_enqueued_before_clayout_looked_at_it() 
 /// converting the buffer on another queue (its conversion must wait for launches that asked for
 /// no event), on the loop's own queue too, reads, an argument set again, an event asked, a wait
 /// list, two kernel objects in turn, another buffer, an out-of-order queue, a sub-buffer. Under
-/// `never`, once the kernel's timings are made, most launches repeat the one before; `always`
-/// runs the ASTA copy, which never does. Every run gives the plain run's results.
+/// `never`, once the kernel's timings are made, and under `always`, once its buffer is in ASTA,
+/// many launches repeat the one before (under `auto`, as its timings fall). Every run gives the
+/// plain run's results.
 #[test]
 fn a_launch_like_the_last_repeats_it_and_nothing_else_does() {
     let bin = build_c_in("tests/dl", "dl_repeat");
@@ -808,10 +809,8 @@ fn a_launch_like_the_last_repeats_it_and_nothing_else_does() {
                 "{policy}, run {}: {repeated} of {launched} launches of advance repeated the one before",
                 nth + 1
             );
-            match policy {
-                "never" if nth == 1 => assert!(repeated * 2 > launched, "{stats:#}"),
-                "always" => assert_eq!(repeated, 0),
-                _ => {}
+            if policy != "auto" && nth == 1 {
+                assert!(repeated * 3 > launched, "{stats:#}");
             }
         }
     }

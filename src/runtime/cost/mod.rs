@@ -175,6 +175,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         if d.variant == Variant::Asta {
             note_converters(model, buffers);
         }
+        policy_alone(model, offer, buffers, &d);
         return d;
     }
     if let Some(d) = kept_decision(model, offer, buffers) {
@@ -325,6 +326,15 @@ pub struct Steady {
 }
 
 impl Steady {
+    /// Whether `offer` is the one it was made for: the same size class, policy and copies
+    /// allowed.
+    fn offered(&self, offer: &Offer) -> bool {
+        self.class == offer.class
+            && self.policy == offer.policy
+            && self.staged_ok == offer.staged_ok
+            && self.asta_blocked == offer.asta_blocked
+    }
+
     /// The form its launches run: the ASTA copy on buffers in ASTA already, or a host-layout
     /// form on buffers in host layout (a steady decision converts nothing).
     pub fn form(&self) -> Variant {
@@ -356,10 +366,7 @@ impl Steady {
 /// looked at.
 fn kept_decision(model: &KernelModel, offer: &Offer, buffers: &mut [BufferView]) -> Option<Decision> {
     let s = model.steady.as_ref()?;
-    let like = s.class == offer.class
-        && s.policy == offer.policy
-        && s.staged_ok == offer.staged_ok
-        && s.asta_blocked == offer.asta_blocked
+    let like = s.offered(offer)
         && !offer.launched
         && !buffers.is_empty()
         && buffers.iter().all(|b| match s.in_asta {
@@ -374,6 +381,35 @@ fn kept_decision(model: &KernelModel, offer: &Offer, buffers: &mut [BufferView])
         s.count(offer.structures, b.cost);
     }
     Some(s.decision.clone())
+}
+
+/// Keeps decision `d`, which the policy alone made (`always`, or `never` where the staged copy
+/// cannot run), for the launches like this one once their buffers are where it leaves them: it
+/// is the same at every such launch, and counts nothing in their epoch but the launch, so that
+/// a launch like the kernel object's last can repeat it (`transparent::repeat`).
+fn policy_alone(model: &mut KernelModel, offer: &Offer, buffers: &[BufferView], d: &Decision) {
+    let in_asta = d.variant == Variant::Asta;
+    let settled = !offer.launched
+        && !buffers.is_empty()
+        && buffers.iter().all(|b| b.current == if in_asta { Current::Device(b.want) } else { Current::Host });
+    let sent_back = buffers.iter().any(|b| b.cost.reuse.sent_back);
+    let like = |s: &Steady| s.offered(offer) && s.in_asta == in_asta && s.sent_back == sent_back && s.decision == *d;
+    if settled && model.steady.as_deref().is_some_and(like) {
+        return;
+    }
+    model.steady = settled.then(|| {
+        Arc::new(Steady {
+            class: offer.class,
+            policy: offer.policy,
+            staged_ok: offer.staged_ok,
+            asta_blocked: offer.asta_blocked,
+            in_asta,
+            sent_back,
+            written_ns: 0.0,
+            gain_ns: None,
+            decision: d.clone(),
+        })
+    });
 }
 
 /// Notes in each buffer this launch converts which kernel argument converted it.
@@ -633,6 +669,37 @@ mod tests {
         assert!(model.steady.is_some());
         assert_eq!(launch(&mut model), first);
         assert_eq!(cost.reuse.asta_gain_ns, 2.0 * 0.5 * 1e6);
+    }
+
+    #[test]
+    fn a_decision_the_policy_alone_makes_is_kept_once_the_buffers_are_where_it_leaves_them() {
+        let class = SizeClass::of(1_000_000, 32_000_000);
+        let rates = Rates::default();
+        for (policy, form) in [(Policy::Never, Variant::Written), (Policy::Always, Variant::Asta)] {
+            let (mut offer, want) = offer(class, &rates, false);
+            offer.policy = policy;
+            let mut model = KernelModel::default();
+            let mut cost = BufferCost::default();
+            let mut launch = |model: &mut KernelModel, current: Current| {
+                let mut views = [BufferView { arg: 0, cost: &mut cost, current, want }];
+                decide("k", model, &offer, &mut views)
+            };
+            let there = if form == Variant::Asta { Current::Device(want) } else { Current::Host };
+            let elsewhere = if form == Variant::Asta { Current::Host } else { Current::Device(want) };
+            // Converting first (or bringing back): nothing kept.
+            assert_eq!(launch(&mut model, elsewhere).variant, form);
+            assert!(model.steady.is_none(), "{policy:?}");
+            let d = launch(&mut model, there);
+            let kept = model.steady.clone().expect("kept");
+            assert!(kept.holds(&d) && kept.form() == form, "{policy:?}");
+            // The same decision kept, not a new one: a launch like the last one repeats it.
+            launch(&mut model, there);
+            assert!(std::sync::Arc::ptr_eq(model.steady.as_ref().unwrap(), &kept), "{policy:?}");
+            // Nothing counted in the epoch but the launch, as the policy's own decision counts.
+            let mut again = BufferCost::default();
+            kept.count(offer.structures, &mut again);
+            assert_eq!((again.reuse.epoch_ns, again.reuse.asta_gain_ns), (0.0, 0.0));
+        }
     }
 
     #[test]

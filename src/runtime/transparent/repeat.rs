@@ -7,15 +7,16 @@
 //! (`cost::Steady`: a host-layout form on buffers in host layout, or the ASTA copy on buffers
 //! in ASTA already), on an in-order queue, without a wait list or an event asked, and joined
 //! its queue's open stretch (`order::Stretch`), the next launch on the same queue, with the
-//! same arguments and work sizes, needs nothing of what the launch path works out: nothing to
-//! convert, no decision to make, no record of its own for the order of later conversions (the
-//! stretch's marker, once enqueued, stands for it). It checks that this still holds, with its
-//! buffers locked as any command locks them, enqueues the same form, and counts the launch
-//! where the full path would: its buffers' epoch and balance, the kernel's decisions.
+//! same arguments (set again or not) and work sizes, needs nothing of what the launch path
+//! works out: nothing to convert, no decision to make, no record of its own for the order of
+//! later conversions (the stretch's marker, once enqueued, stands for it). It checks that this
+//! still holds, with its buffers locked as any command locks them, enqueues the same form, and
+//! counts the launch where the full path would: its buffers' epoch and balance, the kernel's
+//! decisions.
 //!
-//! Whatever differs (another queue or work size, an argument set again, a buffer converted or
-//! used by a command that is not free, the kernel's times changed) takes the full path, which
-//! makes the next ticket.
+//! Whatever differs (another queue or work size, an argument of another value, a buffer
+//! converted or used by a command that is not free, the kernel's times changed) takes the full
+//! path, which makes the next ticket.
 
 use super::super::access::{BufferNeed, Few};
 use super::super::buffers::{Buffer, BufferState};
@@ -24,7 +25,7 @@ use super::super::dims::{Dims, Enqueue};
 use super::super::order::{self, Stretch};
 use super::super::state::{Current, Need};
 use super::rewrite::RewrittenKernel;
-use crate::registry::{key, Args, Handle, KernelInfo};
+use crate::registry::{key, ArgValue, Args, Handle, KernelInfo};
 use opencl_sys::*;
 use parking_lot::lock_api::ArcMutexGuard;
 use parking_lot::{Mutex, RawMutex};
@@ -38,8 +39,13 @@ pub type Slot = Mutex<Option<Ticket>>;
 pub struct Ticket {
     queue: Handle,
     /// The application's arguments the last launch had: the registry replaces its list when one
-    /// is set while this is held, so the same list means no argument was set since.
+    /// is set while this is held, so the same list means no argument was set since. A list set
+    /// again to the same values (programs that set every argument before every launch) is the
+    /// same launch too, where every buffer argument is one of `buffers` and each handle still
+    /// names the same buffer (not one created since at a released one's address).
     args: Args,
+    /// Every buffer argument of `args` is one of `buffers`.
+    args_covered: bool,
     dims: Dims,
     /// The kernel object to enqueue (the application's, or one of its copies, whose arguments
     /// only this kernel object's launches set) and the work-group size it replaces, if it does.
@@ -50,7 +56,7 @@ pub struct Ticket {
     steady: Arc<Steady>,
     /// Every buffer the launch uses, in handle order, once, and the layout it must be in; not
     /// kept alive by the ticket.
-    buffers: Few<(Weak<Buffer>, Current)>,
+    buffers: Few<(Handle, Weak<Buffer>, Current)>,
     /// The buffers the decision counts (`BufferView`): index in `buffers`, converted argument.
     counted: Few<(usize, u32)>,
     model_key: Option<Arc<str>>,
@@ -113,15 +119,21 @@ fn ticket(ran: Ran) -> Option<Ticket> {
             counted.push((at, arg));
         }
     }
+    let args = ran.info.args.lock().clone();
+    let args_covered = args.iter().all(|a| match a {
+        Some(ArgValue::Mem(h)) if *h != 0 => all.iter().any(|(b, _)| b.handle == *h),
+        _ => true,
+    });
     Some(Ticket {
         queue: key(ran.queue),
-        args: ran.info.args.lock().clone(),
+        args,
+        args_covered,
         dims: *ran.dims,
         run: (key(ran.run.0), ran.run.1),
         form: ran.form,
         kernel: Arc::clone(ran.kernel),
         steady: ran.steady,
-        buffers: all.iter().map(|(b, c)| (Arc::downgrade(b), *c)).collect(),
+        buffers: all.iter().map(|(b, c)| (b.handle, Arc::downgrade(b), *c)).collect(),
         counted,
         model_key: ran.model_key,
         items: ran.items,
@@ -149,7 +161,7 @@ pub fn again<'a>(
         return None;
     }
     let mut slot = slot.lock();
-    let t = slot.as_ref()?;
+    let t = slot.as_mut()?;
     let r = crate::guard("repeated launch", || repeat(t, decisions, info, queue, dims, enqueue)).flatten();
     if r.is_none() {
         *slot = None;
@@ -158,15 +170,22 @@ pub fn again<'a>(
 }
 
 fn repeat<'a>(
-    t: &Ticket,
+    t: &mut Ticket,
     decisions: impl FnOnce() -> &'a crate::stats::KernelStats,
     info: &KernelInfo,
     queue: cl_command_queue,
     dims: &Dims,
     enqueue: &impl Enqueue,
 ) -> Option<cl_int> {
-    if t.queue != key(queue) || t.dims != *dims || !Arc::ptr_eq(&t.args, &info.args.lock()) {
+    if t.queue != key(queue) || t.dims != *dims {
         return None;
+    }
+    let args = info.args.lock().clone();
+    if !Arc::ptr_eq(&t.args, &args) {
+        if !(t.args_covered && t.args == args && t.same_buffers()) {
+            return None;
+        }
+        t.args = args;
     }
     // What launches timed by their events measured since: a time recorded for this kernel
     // drops its kept decision.
@@ -175,11 +194,11 @@ fn repeat<'a>(
         return None;
     }
     let stretch = t.stretch.upgrade()?;
-    let buffers: Few<Arc<Buffer>> = t.buffers.iter().map(|(b, _)| b.upgrade()).collect::<Option<_>>()?;
+    let buffers: Few<Arc<Buffer>> = t.buffers.iter().map(|(_, b, _)| b.upgrade()).collect::<Option<_>>()?;
     // Locked in handle order, as every command locks them (`access`), until the launch is
     // enqueued: no conversion comes between what is checked here and the launch.
     let mut locked: Few<ArcMutexGuard<RawMutex, BufferState>> = buffers.iter().map(|b| b.state.lock_arc()).collect();
-    for ((b, st), (_, layout)) in buffers.iter().zip(locked.iter_mut()).zip(&t.buffers) {
+    for ((b, st), (_, _, layout)) in buffers.iter().zip(locked.iter_mut()).zip(&t.buffers) {
         st.settle(b);
         // In the layout the form runs on with nothing pending, defined, and used last on this
         // queue by the stretch the launch joins, which stands for it.
@@ -217,4 +236,14 @@ fn repeat<'a>(
         crate::stats::repeated_launch(decisions(), t.form.form());
     });
     Some(r)
+}
+
+impl Ticket {
+    /// Whether each of its buffers' handles still names the buffer it did (a handle set again
+    /// may be a new buffer's, created where a released one was).
+    fn same_buffers(&self) -> bool {
+        self.buffers.iter().all(|(h, b, _)| {
+            super::super::buffers::get(*h).is_some_and(|now| std::ptr::eq(Arc::as_ptr(&now), b.as_ptr()))
+        })
+    }
 }
