@@ -4,10 +4,11 @@
 # (default base.so and libclayout.so of .devcarry/rt), with clayout's cache primed by the stress
 # sequence's history (runs of 1 100 2 30 1 1000 8 30 launches at 64,000 and 262,144 in turn,
 # scripts/policy-stress.sh), then ROUNDS interleaved rounds (default 7) of: without clayout,
-# and under `never` and `auto` with each library. Prints the medians of the run's total and of
-# its launch calls (bench/calltime.c), and the launches that repeated the one before
-# (`launches_repeated`) with each kernel's forms. Writes $OUT/repeat.lines.
-#   LIBS="a.so b.so" N=64000 IT=1000 ROUNDS=7 PLATFORM=NVIDIA scripts/device/repeat.sh
+# and under each policy of POLICIES (default `never auto`) with each library. Prints the
+# medians of the run's total and of its launch calls (bench/calltime.c), and the launches that
+# repeated the one before (`launches_repeated`) with each kernel's forms. Writes
+# $OUT/repeat.lines.
+#   LIBS="a.so b.so" POLICIES="never auto always" N=64000 IT=1000 ROUNDS=7 PLATFORM=NVIDIA scripts/device/repeat.sh
 S=/tmp/rp-samples
 P=${PLATFORM:-NVIDIA}
 . scripts/device/samples-env.sh $P
@@ -19,7 +20,7 @@ A=$root/samples/particles/particles.dl
 tags=()
 for l in $LIBS; do
   t=$(basename $l .so)
-  for p in never auto; do
+  for p in ${POLICIES:-never auto}; do
     CLAYOUT_POLICY=$p prime_cache /tmp/rp-cache-$t-$p particles $(readlink -f $l) "$history"
     tags+=("$t-$p")
   done
@@ -34,7 +35,7 @@ one() { # TAG LIB POLICY
 rm -f $OUT/repeat.lines
 for r in $(seq $ROUNDS); do
   one none none
-  for l in $LIBS; do t=$(basename $l .so); one $t-never $l never; one $t-auto $l auto; done
+  for l in $LIBS; do t=$(basename $l .so); for p in ${POLICIES:-never auto}; do one $t-$p $l $p; done; done
 done
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 echo "particles -n $N -i $IT, $ROUNDS rounds, medians (us)"

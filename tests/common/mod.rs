@@ -369,9 +369,14 @@ pub fn build_c_as(dir: &str, name: &str, bin_name: &str, args: &[&str]) -> PathB
     let bin_dir = paths().work.join(dir.replace('/', "-"));
     fs::create_dir_all(&bin_dir).unwrap();
     let bin = bin_dir.join(bin_name);
+    // Built aside and renamed into place: tests running side by side build the same program,
+    // and one may be starting it while another writes it (EACCES, ETXTBSY).
+    static BUILDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let aside = bin_dir.join(format!(".{bin_name}.{}.{n}", std::process::id()));
     let out = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
         .args(["-O1", "-Wall", "-pthread", "-DCL_TARGET_OPENCL_VERSION=300", "-o"])
-        .arg(&bin)
+        .arg(&aside)
         .arg(&src)
         .args(args)
         .output()
@@ -383,6 +388,7 @@ pub fn build_c_as(dir: &str, name: &str, bin_name: &str, args: &[&str]) -> PathB
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    fs::rename(&aside, &bin).unwrap();
     bin
 }
 
