@@ -392,8 +392,8 @@ pub struct Report {
     /// Launches of rewritten kernels that ran the ASTA copy / the kernel as written.
     pub launches_rewritten: u64,
     pub launches_as_written: u64,
-    /// Launches of rewritten kernels in a host-layout form that repeated their kernel object's
-    /// last launch, its decision not made again (`transparent::repeat`).
+    /// Of those launches (either kind), the ones that repeated their kernel object's last
+    /// launch, its decision not made again (`transparent::repeat`).
     pub launches_repeated: u64,
     /// Contexts the application released for the last time, and how many of them were still
     /// referenced by an object clayout created (see runtime::check_context_references).
