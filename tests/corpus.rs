@@ -12,7 +12,8 @@
 //! Environment: `CLAYOUT_CORPUS_SCALE=N` runs the large sizes (default 1, the CI sizes);
 //! `CLAYOUT_CORPUS_ONLY=a,b` runs only those entries; `CLAYOUT_CORPUS_JOBS=N` entries at a time
 //! (default 2); `CLAYOUT_TEST_PLATFORM=NAME` picks the OpenCL platform; `CLAYOUT_CORPUS_LIB=PATH`
-//! runs another build of libclayout.so (a release build, or another branch's). The report is
+//! runs another build of libclayout.so (a release build, or another branch's);
+//! `CLAYOUT_CORPUS_POLICY=never` (or `auto`) runs the shimmed runs under that policy. The report is
 //! also written to `<target>/clayout-shim-tests/corpus-report.txt`.
 
 mod common;
@@ -182,6 +183,11 @@ fn run_entry(driver: &Path, e: &Entry, scale: &str, platform: &Option<String>) -
     .env("CLAYOUT_LOG", "info");
     if let Some(s) = &e.side_file {
         shim_cmd = shim_cmd.env("CLAYOUT_ANNOTATIONS", s);
+    }
+    if let Some(p) = std::env::var_os("CLAYOUT_CORPUS_POLICY") {
+        // Another policy than `always`, by hand (`never`, `auto`: launches that repeat their
+        // kernel object's last one in a host-layout form, decisions made on CPU timings).
+        shim_cmd = shim_cmd.env("CLAYOUT_POLICY", p);
     }
     if let Some(a) = std::env::var_os("CLAYOUT_CORPUS_ANNOTATIONS") {
         // A look at another source of annotations (`auto`: inferred), by hand; the rate below
