@@ -828,10 +828,14 @@ fn transparent_plan(
     fixed: Vec<(ScalarArg, u64)>,
 ) -> Result<KernelPlan, String> {
     let (params, scalars) = rewritten_params(rewritten, layout, Some(&private))?;
+    let mut reads: Vec<usize> =
+        scalars.iter().chain(fixed.iter().map(|(s, _)| s)).map(|s| s.arg_index as usize).collect();
+    reads.sort_unstable();
+    reads.dedup();
     Ok(KernelPlan {
         params,
         scalars,
-        transparent: Some(TransparentPlan { program: private, kernel: rewritten.clone() }),
+        transparent: Some(TransparentPlan { program: private, kernel: rewritten.clone(), reads }),
         fixed,
     })
 }

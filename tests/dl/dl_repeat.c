@@ -2,8 +2,8 @@
  * as host-bound codes do, and between its runs of launches everything that must stop clayout
  * from taking such a launch as a repeat of the one before (`transparent::repeat`): a kernel
  * written for ASTA converting the buffer on another queue, reads, an argument set again, an
- * event asked, a wait list, a second kernel object on the same buffer, another buffer, an
- * out-of-order queue, a sub-buffer, a reference count asked.
+ * event asked, a wait list, a second kernel object on the same buffer, another buffer, a time
+ * step changed at every launch, an out-of-order queue, a sub-buffer, a reference count asked.
  *   dl_repeat AOS_KERNELS.cl plain|asta [N] [STEPS]
  * `advance` and `gather` come from AOS_KERNELS.cl (the transparent mode rewrites them); `nudge`
  * is a small kernel of this program's own, in its AoS form (`plain`, the run without clayout)
@@ -225,6 +225,18 @@ int main(int argc, char **argv)
     bind(k, b, 0.01f);
     steps(q, k, s);
     show("back to the first", q, b, h);
+
+    /* 7a. A time step that changes at every launch (a scalar no extent reads), over exactly n
+     * work-items: at n = 1000 no work-group of 32 or more divides them, so the staged copy
+     * cannot run and the kernel runs as written, whose arguments are the application's. */
+    size_t exact = n;
+    for (int i = 0; i < s; i++) {
+        float step = 0.001f * (float)(i + 1);
+        CHECK(clSetKernelArg(k, 2, sizeof step, &step));
+        CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &exact, NULL, 0, NULL, NULL));
+    }
+    show("a time step changed at every launch", q, b, h);
+    CHECK(clSetKernelArg(k, 2, sizeof dt, &dt));
 
     /* 7. The out-of-order queue, each launch ordered by the one before. */
     cl_event prev = NULL;

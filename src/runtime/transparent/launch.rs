@@ -141,6 +141,7 @@ pub fn launch(
                     queue,
                     info,
                     kernel: &plan.kernel,
+                    reads: &plan.reads,
                     needs,
                     dims,
                     run,

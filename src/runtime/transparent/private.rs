@@ -76,6 +76,10 @@ impl PrivateProgram {
 pub struct TransparentPlan {
     pub program: Arc<PrivateProgram>,
     pub kernel: Arc<RewrittenKernel>,
+    /// The scalar arguments whose values change what a launch needs (those the extents and
+    /// proved bounds read, those whose values the plan assumed), by index: any other scalar
+    /// may change between launches as written that repeat each other (`repeat`).
+    pub reads: Vec<usize>,
 }
 
 /// Where the private program of one build of the application's program is.

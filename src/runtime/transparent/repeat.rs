@@ -7,12 +7,12 @@
 //! (`cost::Steady`: a host-layout form on buffers in host layout, or the ASTA copy on buffers
 //! in ASTA already), on an in-order queue, without a wait list or an event asked, and joined
 //! its queue's open stretch (`order::Stretch`), the next launch on the same queue, with the
-//! same arguments (set again or not) and work sizes, needs nothing of what the launch path
-//! works out: nothing to convert, no decision to make, no record of its own for the order of
-//! later conversions (the stretch's marker, once enqueued, stands for it). It checks that this
-//! still holds, with its buffers locked as any command locks them, enqueues the same form, and
-//! counts the launch where the full path would: its buffers' epoch and balance, the kernel's
-//! decisions.
+//! same arguments (set again or not; as written, a scalar no extent reads may change) and
+//! work sizes, needs nothing of what the launch path works out: nothing to convert, no
+//! decision to make, no record of its own for the order of later conversions (the stretch's
+//! marker, once enqueued, stands for it). It checks that this still holds, with its buffers
+//! locked as any command locks them, enqueues the same form, and counts the launch where the
+//! full path would: its buffers' epoch and balance, the kernel's decisions.
 //!
 //! Whatever differs (another queue or work size, an argument of another value, a buffer
 //! converted or used by a command that is not free, the kernel's times changed) takes the full
@@ -46,6 +46,10 @@ pub struct Ticket {
     args: Args,
     /// Every buffer argument of `args` is one of `buffers`.
     args_covered: bool,
+    /// The scalar arguments that must keep their values (`TransparentPlan::reads`); the
+    /// others may change between launches as written, whose kernel object the application
+    /// sets itself (a copy's arguments are clayout's, set at its last full launch).
+    reads: Option<Vec<usize>>,
     dims: Dims,
     /// The kernel object to enqueue (the application's, or one of its copies, whose arguments
     /// only this kernel object's launches set) and the work-group size it replaces, if it does.
@@ -70,6 +74,8 @@ pub struct Ran<'a> {
     pub queue: cl_command_queue,
     pub info: &'a KernelInfo,
     pub kernel: &'a Arc<RewrittenKernel>,
+    /// `TransparentPlan::reads`.
+    pub reads: &'a [usize],
     pub needs: &'a [BufferNeed],
     pub dims: &'a Dims,
     pub run: (cl_kernel, Option<usize>),
@@ -128,6 +134,7 @@ fn ticket(ran: Ran) -> Option<Ticket> {
         queue: key(ran.queue),
         args,
         args_covered,
+        reads: (ran.form == Variant::Written).then(|| ran.reads.to_vec()),
         dims: *ran.dims,
         run: (key(ran.run.0), ran.run.1),
         form: ran.form,
@@ -182,7 +189,7 @@ fn repeat<'a>(
     }
     let args = info.args.lock().clone();
     if !Arc::ptr_eq(&t.args, &args) {
-        if !(t.args_covered && t.args == args && t.same_buffers()) {
+        if !(t.args_covered && t.same_args(&args) && t.same_buffers()) {
             return None;
         }
         t.args = args;
@@ -239,6 +246,18 @@ fn repeat<'a>(
 }
 
 impl Ticket {
+    /// Whether arguments `now`, set since the last launch, make the same launch: the same
+    /// values, but for scalars no part of the launch path reads, where the kernel as written
+    /// runs (a time step, a seed).
+    fn same_args(&self, now: &Args) -> bool {
+        self.args.len() == now.len()
+            && self.args.iter().zip(now.iter()).enumerate().all(|(i, (was, is))| {
+                was == is
+                    || matches!((was, is), (Some(ArgValue::Bytes(_)), Some(ArgValue::Bytes(_))))
+                        && self.reads.as_ref().is_some_and(|r| r.binary_search(&i).is_err())
+            })
+    }
+
     /// Whether each of its buffers' handles still names the buffer it did (a handle set again
     /// may be a new buffer's, created where a released one was).
     fn same_buffers(&self) -> bool {
