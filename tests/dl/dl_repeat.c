@@ -216,7 +216,7 @@ int main(int argc, char **argv)
     /* A reference count asked, as leak checks do: clayout first lets go of what completed,
      * the conversion's event among them, and the next launch finds c in ASTA with nothing
      * pending. (The count is not printed: on PoCL it is 3 without clayout and 17 under it
-     * here, an open finding of this test's.) */
+     * here, clayout's released events until PoCL's own thread frees them, 50 ms later.) */
     CHECK(clFinish(q));
     cl_uint refs;
     CHECK(clGetCommandQueueInfo(q, CL_QUEUE_REFERENCE_COUNT, sizeof refs, &refs, NULL));
