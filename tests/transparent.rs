@@ -18,17 +18,34 @@ fn plain(mode: &str) -> Output {
 
 /// `mode` under the shim with the side file and the extra environment.
 fn transparent(mode: &str, env: &[(&str, &str)]) -> (Output, Value) {
-    let json = scratch(mode).join("stats.json");
-    let mut cmd = seq(mode)
-        .shimmed()
-        .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
-        .env("CLAYOUT_STATS", json.as_os_str());
+    shimmed(seq(mode), mode, env)
+}
+
+/// `cmd` under clayout with the AoS kernels' side file and `env`, its statistics written in
+/// the scratch directory `tag`: its output and statistics.
+fn shimmed(cmd: Cmd, tag: &str, env: &[(&str, &str)]) -> (Output, Value) {
+    let json = scratch(tag).join("stats.json");
+    let mut cmd =
+        cmd.shimmed().env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str()).env("CLAYOUT_STATS", json.as_os_str());
     for (k, v) in env {
         cmd = cmd.env(k, v);
     }
     let out = run(&cmd, TIMEOUT);
     let stats = read_stats(&json, &out);
     (out, stats)
+}
+
+/// `dl_threads` on the AoS kernels: `threads` threads of `rounds` rounds in `mode`.
+fn dl_threads(threads: u64, rounds: u64, mode: &str) -> Cmd {
+    static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let bin = BIN.get_or_init(|| build_c_in("tests/dl", "dl_threads"));
+    Cmd::new([
+        bin.as_os_str(),
+        dl("particles_aos.cl").as_os_str(),
+        threads.to_string().as_ref(),
+        rounds.to_string().as_ref(),
+        mode.as_ref(),
+    ])
 }
 
 fn n(stats: &Value, path: &[&str]) -> u64 {
@@ -151,28 +168,13 @@ fn dump_dir_holds_the_rewritten_source() {
 /// an ordinary launch and not counted).
 #[test]
 fn threads_with_rewritten_kernels_on_a_shared_buffer() {
-    let bin = build_c_in("tests/dl", "dl_threads");
     let (threads, rounds) = (8u64, 500u64);
-    let cmd = Cmd::new([
-        bin.as_os_str(),
-        dl("particles_aos.cl").as_os_str(),
-        threads.to_string().as_ref(),
-        rounds.to_string().as_ref(),
-        "gather".as_ref(),
-    ]);
+    let cmd = dl_threads(threads, rounds, "gather");
     let base = run(&cmd, TIMEOUT);
     assert_ok(&base);
     for attempt in 0..2 {
-        let json = scratch("threads").join("stats.json");
-        let out = run(
-            &cmd.clone()
-                .shimmed()
-                .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
-                .env("CLAYOUT_STATS", json.as_os_str()),
-            TIMEOUT,
-        );
+        let (out, stats) = shimmed(cmd.clone(), "threads", &[]);
         assert_same(&base, &out);
-        let stats = read_stats(&json, &out);
         let (to_device, to_host) = conversions(&stats);
         assert_eq!(to_device, to_host, "attempt {attempt}: {stats:#}");
         assert!(to_device >= threads * rounds, "attempt {attempt}: {stats:#}");
@@ -190,29 +192,13 @@ fn threads_with_rewritten_kernels_on_a_shared_buffer() {
 /// next launch take the full path. The results are the plain run's, and launches repeat.
 #[test]
 fn threads_repeating_their_launches_on_a_shared_buffer() {
-    let bin = build_c_in("tests/dl", "dl_threads");
-    let cmd = Cmd::new([
-        bin.as_os_str(),
-        dl("particles_aos.cl").as_os_str(),
-        "8".as_ref(),
-        "200".as_ref(),
-        "repeat".as_ref(),
-    ]);
+    let cmd = dl_threads(8, 200, "repeat");
     let base = run(&cmd, TIMEOUT);
     assert_ok(&base);
     for policy in ["never", "auto"] {
-        let json = scratch(&format!("threads-repeat-{policy}")).join("stats.json");
-        let out = run(
-            &cmd.clone()
-                .shimmed()
-                .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
-                .env("CLAYOUT_POLICY", policy)
-                .env("CLAYOUT_BUILD_AFTER", "wait")
-                .env("CLAYOUT_STATS", json.as_os_str()),
-            TIMEOUT,
-        );
+        let env = [("CLAYOUT_POLICY", policy), ("CLAYOUT_BUILD_AFTER", "wait")];
+        let (out, stats) = shimmed(cmd.clone(), &format!("threads-repeat-{policy}"), &env);
         assert_same(&base, &out);
-        let stats = read_stats(&json, &out);
         let (to_device, to_host) = conversions(&stats);
         assert_eq!(to_device, to_host, "{policy}: {stats:#}");
         if policy == "never" {
@@ -249,25 +235,10 @@ fn program_from_binary_runs_as_written() {
 /// statistics are written.
 #[test]
 fn exit_while_threads_enqueue() {
-    let bin = build_c_in("tests/dl", "dl_threads");
     for attempt in 0..3 {
-        let json = scratch("exit").join("stats.json");
-        let cmd = Cmd::new([
-            bin.as_os_str(),
-            dl("particles_aos.cl").as_os_str(),
-            "8".as_ref(),
-            "100000".as_ref(),
-            "exit".as_ref(),
-        ]);
-        let out = run(
-            &cmd.shimmed()
-                .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
-                .env("CLAYOUT_STATS", json.as_os_str()),
-            TIMEOUT,
-        );
+        let (out, stats) = shimmed(dl_threads(8, 100_000, "exit"), "exit", &[]);
         assert_eq!(out.code, Some(0), "attempt {attempt}\n{}", out.show("with shim"));
         assert!(out.stdout.contains("exit while enqueueing"), "{}", out.show("with shim"));
-        let stats = read_stats(&json, &out);
         assert!(n(&stats, &["launches_rewritten"]) > 0, "{stats:#}");
     }
 }

@@ -290,17 +290,8 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     }
     model.last = Some(d.variant);
     model.steady = (!offer.launched && model::steady(&l, &d)).then(|| {
-        Arc::new(Steady {
-            class: offer.class,
-            policy,
-            staged_ok: offer.staged_ok,
-            asta_blocked: offer.asta_blocked,
-            in_asta: l.in_asta,
-            sent_back: l.sent_back,
-            written_ns: written_estimate.unwrap_or(0.0),
-            gain_ns: gain.and(l.asta_gain_per_structure()),
-            decision: d.clone(),
-        })
+        let counts = (written_estimate.unwrap_or(0.0), gain.and(l.asta_gain_per_structure()));
+        Steady::new(offer, (l.in_asta, l.sent_back), counts, &d)
     });
     d
 }
@@ -326,6 +317,23 @@ pub struct Steady {
 }
 
 impl Steady {
+    /// Decision `d` kept for the launches with `offer` whose buffers are in ASTA (or host
+    /// layout) and sent back or not as `(in_asta, sent_back)` say, each counting
+    /// `(written_ns, gain_ns)` per structure in their epoch and balance.
+    fn new(offer: &Offer, (in_asta, sent_back): (bool, bool), counts: (f64, Option<f64>), d: &Decision) -> Arc<Steady> {
+        Arc::new(Steady {
+            class: offer.class,
+            policy: offer.policy,
+            staged_ok: offer.staged_ok,
+            asta_blocked: offer.asta_blocked,
+            in_asta,
+            sent_back,
+            written_ns: counts.0,
+            gain_ns: counts.1,
+            decision: d.clone(),
+        })
+    }
+
     /// Whether `offer` is the one it was made for: the same size class, policy and copies
     /// allowed.
     fn offered(&self, offer: &Offer) -> bool {
@@ -333,6 +341,12 @@ impl Steady {
             && self.policy == offer.policy
             && self.staged_ok == offer.staged_ok
             && self.asta_blocked == offer.asta_blocked
+    }
+
+    /// Whether `buffers` are where its launches find them: all in the ASTA layout the copy
+    /// wants (or all in host layout), and sent back in their epoch as they were.
+    fn found(&self, buffers: &[BufferView]) -> bool {
+        placed(buffers, self.in_asta) && sent_back(buffers) == self.sent_back
     }
 
     /// The form its launches run: the ASTA copy on buffers in ASTA already, or a host-layout
@@ -366,14 +380,7 @@ impl Steady {
 /// looked at.
 fn kept_decision(model: &KernelModel, offer: &Offer, buffers: &mut [BufferView]) -> Option<Decision> {
     let s = model.steady.as_ref()?;
-    let like = s.offered(offer)
-        && !offer.launched
-        && !buffers.is_empty()
-        && buffers.iter().all(|b| match s.in_asta {
-            true => b.current == Current::Device(b.want),
-            false => b.current == Current::Host,
-        })
-        && buffers.iter().any(|b| b.cost.reuse.sent_back) == s.sent_back;
+    let like = s.offered(offer) && !offer.launched && s.found(buffers);
     if !like {
         return None;
     }
@@ -389,27 +396,24 @@ fn kept_decision(model: &KernelModel, offer: &Offer, buffers: &mut [BufferView])
 /// a launch like the kernel object's last can repeat it (`transparent::repeat`).
 fn policy_alone(model: &mut KernelModel, offer: &Offer, buffers: &[BufferView], d: &Decision) {
     let in_asta = d.variant == Variant::Asta;
-    let settled = !offer.launched
-        && !buffers.is_empty()
-        && buffers.iter().all(|b| b.current == if in_asta { Current::Device(b.want) } else { Current::Host });
-    let sent_back = buffers.iter().any(|b| b.cost.reuse.sent_back);
-    let like = |s: &Steady| s.offered(offer) && s.in_asta == in_asta && s.sent_back == sent_back && s.decision == *d;
+    let settled = !offer.launched && placed(buffers, in_asta);
+    let like = |s: &Steady| s.offered(offer) && s.in_asta == in_asta && s.found(buffers) && s.holds(d);
     if settled && model.steady.as_deref().is_some_and(like) {
         return;
     }
-    model.steady = settled.then(|| {
-        Arc::new(Steady {
-            class: offer.class,
-            policy: offer.policy,
-            staged_ok: offer.staged_ok,
-            asta_blocked: offer.asta_blocked,
-            in_asta,
-            sent_back,
-            written_ns: 0.0,
-            gain_ns: None,
-            decision: d.clone(),
-        })
-    });
+    model.steady = settled.then(|| Steady::new(offer, (in_asta, sent_back(buffers)), (0.0, None), d));
+}
+
+/// Whether there are buffers and all are in the ASTA layout the copy wants (`in_asta`), or all
+/// in host layout.
+fn placed(buffers: &[BufferView], in_asta: bool) -> bool {
+    !buffers.is_empty()
+        && buffers.iter().all(|b| b.current == if in_asta { Current::Device(b.want) } else { Current::Host })
+}
+
+/// Whether one of the buffers was sent back in its epoch (`model::Launch::sent_back`).
+fn sent_back(buffers: &[BufferView]) -> bool {
+    buffers.iter().any(|b| b.cost.reuse.sent_back)
 }
 
 /// Notes in each buffer this launch converts which kernel argument converted it.
