@@ -50,6 +50,22 @@ for t in sys.argv[2:]:
     tot = d[(t, 'total')]
     sums = set(d[(t, 'checksum')])
     print(f"{t:22s} launch calls {st.median(d[(t,'launch')]):8.0f}  total {st.median(tot):8.0f} ({100*(st.median(tot)/none-1):+.1f} %)  range {min(tot):.0f}-{max(tot):.0f}  checksums {len(sums)}")
+# Each run against the run without clayout of its own round: a run's total moves by tens of
+# percent from one round to the next on the machine's host.
+rounds = []
+for l in open(sys.argv[1]):
+    t, w, v = l.split()
+    if w == 'checksum':
+        continue
+    if t == 'none' and w == 'launch':
+        rounds.append({})
+    rounds[-1][(t, w)] = float(v)
+print("paired with each round's run without clayout: total, and what clayout adds to the launch calls")
+for t in sys.argv[2:]:
+    r = [x for x in rounds if (t, 'total') in x and ('none', 'total') in x]
+    tot = [100 * (x[(t, 'total')] / x[('none', 'total')] - 1) for x in r]
+    calls = [x[(t, 'launch')] - x[('none', 'launch')] for x in r]
+    print(f"{t:22s} total {st.median(tot):+6.1f} %  launch calls {st.median(calls):+8.0f} us")
 PY
 for t in "${tags[@]}"; do
   python3 -c "

@@ -75,7 +75,7 @@ macro_rules! api_table {
             fwd clGetKernelArgInfo(kernel: cl_kernel, arg_index: cl_uint, param_name: cl_kernel_arg_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int;
             fwd clGetKernelWorkGroupInfo(kernel: cl_kernel, device: cl_device_id, param_name: cl_kernel_work_group_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int;
             fwd clGetKernelSubGroupInfo(kernel: cl_kernel, device: cl_device_id, param_name: cl_kernel_sub_group_info, input_value_size: size_t, input_value: *const c_void, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int;
-            fwd clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> cl_int;
+            hook clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> cl_int;
             hook clGetEventInfo(event: cl_event, param_name: cl_event_info, param_value_size: size_t, param_value: *mut c_void, param_value_size_ret: *mut size_t) -> cl_int;
             fwd clCreateUserEvent(context: cl_context, errcode_ret: *mut cl_int) -> cl_event;
             fwd clRetainEvent(event: cl_event) -> cl_int;

@@ -484,6 +484,9 @@ pub unsafe fn clEnqueueSVMMemcpy(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    if blocking_copy != CL_FALSE {
+        crate::runtime::cost::pace::app_waited();
+    }
     order::forwarded(command_queue, n, list, event, false, |ev| {
         api().clEnqueueSVMMemcpy(command_queue, blocking_copy, dst_ptr, src_ptr, size, n, list, ev)
     })
@@ -514,6 +517,9 @@ pub unsafe fn clEnqueueSVMMap(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    if blocking_map != CL_FALSE {
+        crate::runtime::cost::pace::app_waited();
+    }
     order::forwarded(command_queue, n, list, event, false, |ev| {
         api().clEnqueueSVMMap(command_queue, blocking_map, flags, svm_ptr, size, n, list, ev)
     })

@@ -785,6 +785,12 @@ pub unsafe fn clFinish(command_queue: cl_command_queue) -> cl_int {
     crate::runtime::cost::measure::app_finish(command_queue, || api().clFinish(command_queue))
 }
 
+/// The application waits for events: its device time counts in full (`cost::pace`).
+pub unsafe fn clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) -> cl_int {
+    crate::runtime::cost::pace::app_waited();
+    api().clWaitForEvents(num_events, event_list)
+}
+
 pub unsafe fn clGetEventInfo(
     event: cl_event,
     param_name: cl_event_info,
@@ -792,6 +798,10 @@ pub unsafe fn clGetEventInfo(
     param_value: *mut c_void,
     param_value_size_ret: *mut size_t,
 ) -> cl_int {
+    if param_name == CL_EVENT_COMMAND_EXECUTION_STATUS {
+        // Polling for a command is waiting for it (`cost::pace`).
+        crate::runtime::cost::pace::app_waited();
+    }
     let r = api().clGetEventInfo(event, param_name, param_value_size, param_value, param_value_size_ret);
     if param_name != CL_EVENT_REFERENCE_COUNT {
         return r;

@@ -395,6 +395,9 @@ pub unsafe fn blocking_host_access<
     list: *const cl_event,
     b: Blocking<R, C, F>,
 ) -> R {
+    if b.blocking != CL_FALSE {
+        super::cost::pace::app_waited();
+    }
     if let Some(fast) = order::fast(n) {
         if b.blocking == CL_FALSE || (n == 0 && order::fast_free() && !crate::fault::inject("wait")) {
             // Non-blocking, or blocking on work that completes without the application's help
@@ -487,6 +490,7 @@ pub(super) fn finish_blocking<R>(
     own: Option<Event>,
     failed: impl FnOnce(cl_int) -> R,
 ) -> R {
+    super::cost::pace::app_waited();
     let done = if crate::fault::inject("wait") { Err(()) } else { cmd::wait(&[event]).map_err(|_| ()) };
     let outcome = if done.is_ok() { Ok(()) } else { after_failed_wait(queue, event) };
     drop(own);

@@ -217,6 +217,12 @@ impl TimesByClass {
         self.classes.iter().any(|(c, t)| *c != class && t.timed.iter().any(|&n| n > 0))
     }
 
+    /// The times at `class`, to change (added if not there).
+    pub fn at_mut(&mut self, class: SizeClass) -> &mut Times {
+        let at = self.slot(class);
+        &mut self.classes[at].1
+    }
+
     /// Keeps a measurement made at `class`.
     pub fn record(&mut self, class: SizeClass, ran: Variant, ns_per_structure: f64) {
         let at = self.slot(class);
@@ -244,6 +250,10 @@ pub struct KernelModel {
     /// The last decision, while it holds for the launches like it (`model::steady`); dropped
     /// whenever the kernel's times change.
     pub steady: Option<std::sync::Arc<super::Steady>>,
+    /// Launches of the kernel in this run, and how many there were at the application's last
+    /// wait that measured it (`pace`).
+    pub launches: u64,
+    pub waited_at: u64,
 }
 
 impl KernelModel {
@@ -302,6 +312,43 @@ impl KernelModel {
         self.steady = None;
         self.times.record(class, ran, ns / structures);
         crate::stats::kernel_time(kernel, ran.form(), ns);
+        self.unwritten();
+    }
+
+    /// Whether the kernel was launched since the application's last wait that measured it
+    /// (`pace`); from now on, not.
+    pub fn launched_since_wait(&mut self) -> bool {
+        let since = self.launches != self.waited_at;
+        self.waited_at = self.launches;
+        since
+    }
+
+    /// What one launch of `structures` at `class` takes in the form it ran last, as timed (the
+    /// kernel as written's time where that form's is not known).
+    pub fn launch_ns(&self, class: SizeClass, structures: f64) -> Option<f64> {
+        let t = self.times.at(class);
+        Some(self.last.and_then(|v| t.get(v)).or(t.written)? * structures)
+    }
+
+    /// The application's wait after launches of the kernel at `class` said `wait` (`pace`):
+    /// kept for the form it ran last, where it replaces the verdict kept
+    /// (`hidden::replaces`).
+    pub fn waited(&mut self, class: SizeClass, wait: super::hidden::Wait) {
+        let Some(last) = self.last else { return };
+        let t = self.times.at_mut(class);
+        let slot = &mut t.waited[super::hidden::slot(last == Variant::Asta)];
+        if !super::hidden::replaces(*slot, wait) {
+            return;
+        }
+        *slot = Some(wait);
+        self.steady = None;
+        if let Some(key) = &self.disk_key {
+            crate::log::debug(&format!(
+                "kernel {key}: the application's wait after its launches {} {} ({class}): {wait:?}",
+                last.name(),
+                if wait.paced() { "finds the device keeping up with the host" } else { "finds the device behind" },
+            ));
+        }
         self.unwritten();
     }
 
@@ -460,5 +507,33 @@ mod tests {
         }
         assert_eq!(t.classes.len(), MAX_CLASSES);
         assert_eq!(t.at(SizeClass::of(1, 1)), Times::default(), "the first class recorded went");
+    }
+
+    #[test]
+    fn a_wait_is_kept_for_the_form_that_ran_only_when_it_says_otherwise() {
+        use super::super::hidden::Wait;
+        let class = SizeClass::of(1 << 16, 1 << 21);
+        let w = |share| Wait { share, host_ns: 1e7, backlog: false };
+        let mut model = KernelModel { last: Some(Variant::Written), ..KernelModel::default() };
+        assert!(!model.launched_since_wait());
+        model.launches = 3;
+        assert!(model.launched_since_wait());
+        assert!(!model.launched_since_wait(), "counted once");
+        model.waited(class, w(0.001));
+        assert_eq!(model.times.at(class).waited, [Some(w(0.001)), None]);
+        model.waited(class, w(0.0015));
+        assert_eq!(model.times.at(class).waited[0], Some(w(0.001)), "the same verdict: the record stays");
+        model.last = Some(Variant::Asta);
+        model.waited(class, w(0.5));
+        assert_eq!(model.times.at(class).waited, [Some(w(0.001)), Some(w(0.5))]);
+        model.last = Some(Variant::Staged);
+        model.waited(class, w(0.4));
+        assert_eq!(model.times.at(class).waited, [Some(w(0.4)), Some(w(0.5))], "behind as written now");
+        let old: Times = serde_json::from_str(r#"{"written":1.0,"staged":null,"asta":null,"timed":[2,0,0]}"#).unwrap();
+        assert_eq!(old.waited, [None, None]);
+        let json = serde_json::to_string(&model.times.at(class)).unwrap();
+        assert_eq!(serde_json::from_str::<Times>(&json).unwrap(), model.times.at(class));
+        model.times.record(class, Variant::Written, 2.0);
+        assert_eq!(model.launch_ns(class, 10.0), Some(20.0), "the staged copy's not timed: as written");
     }
 }

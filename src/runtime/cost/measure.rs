@@ -102,7 +102,10 @@ fn drained(queue: cl_command_queue, limit: Duration) -> bool {
 /// marker the launch will follow at once; otherwise waits for everything queued before it.
 pub fn start(queue: cl_command_queue, wait: &[cl_event]) -> Option<Timer> {
     if !crate::runtime::order::in_order(queue) {
-        return drained(queue, DRAIN_LIMIT).then(|| Timer { start: Start::Drained(Instant::now()) });
+        let t0 = Instant::now();
+        let ok = drained(queue, DRAIN_LIMIT);
+        super::pace::ours(t0.elapsed().as_nanos() as u64);
+        return ok.then(|| Timer { start: Start::Drained(Instant::now()) });
     }
     let m = cmd::marker(queue, wait).ok()?;
     Some(Timer { start: Start::Marker(m) })
@@ -110,6 +113,13 @@ pub fn start(queue: cl_command_queue, wait: &[cl_event]) -> Option<Timer> {
 
 /// The launch's time in ns, once it completed.
 pub fn stop(queue: cl_command_queue, t: Timer) -> Option<f64> {
+    let t0 = Instant::now();
+    let ns = stopped(queue, t);
+    super::pace::ours(t0.elapsed().as_nanos() as u64);
+    ns
+}
+
+fn stopped(queue: cl_command_queue, t: Timer) -> Option<f64> {
     let started = match t.start {
         Start::Drained(at) => at,
         Start::Marker(m) => {
@@ -333,8 +343,10 @@ pub fn app_finish(queue: cl_command_queue, finish: impl FnOnce() -> cl_int) -> c
     // Counted before the wait: a command another thread enqueues meanwhile is not taken for
     // one the wait drained.
     let before = enqueued();
+    let entering = super::pace::entering();
     let r = finish();
     let done = Instant::now();
+    crate::guard("cost model", || super::pace::finished(queue, entering, r == CL_SUCCESS));
     crate::guard("cost model", || {
         if let Some((w, end)) = waiting {
             let ns = (r == CL_SUCCESS).then(|| (end.unwrap_or(done) - w.started).as_nanos() as f64);

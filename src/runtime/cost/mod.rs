@@ -6,10 +6,12 @@
 
 pub mod buffer;
 pub mod habits;
+pub mod hidden;
 pub mod kernel;
 pub mod lengths;
 pub mod measure;
 pub mod model;
+pub mod pace;
 pub mod size;
 pub mod tiles;
 pub mod tune;
@@ -162,6 +164,7 @@ pub const LAUNCHED: &str = "its first launch in this run, enqueued as written be
 /// buffers the launch converts.
 pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mut [BufferView]) -> Decision {
     let policy = offer.policy;
+    model.launches += 1;
     // Counted under every policy: runs under `always` or `never` teach `auto` how long they were.
     let counts: smallvec::SmallVec<[u32; 4]> = match &model.disk_key {
         Some(key) => buffers.iter_mut().map(|b| b.cost.launched(key, b.arg, offer.class.items)).collect(),
@@ -175,6 +178,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         if d.variant == Variant::Asta {
             note_converters(model, buffers);
         }
+        model.last = Some(d.variant);
         policy_alone(model, offer, buffers, &d);
         return d;
     }

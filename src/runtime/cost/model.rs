@@ -17,6 +17,7 @@
 //!
 //! Pure: times in, decision and reason out; the runtime measures and carries it out.
 
+use super::hidden;
 use super::size::SizeClass;
 use crate::config::Policy;
 use crate::stats::ReasonKey;
@@ -71,6 +72,10 @@ pub struct Times {
     /// Timings of each form, agreeing or not.
     #[serde(default)]
     pub tries: [u32; 3],
+    /// What the application's waits after launches in a host layout and in ASTA (`hidden::slot`)
+    /// said (`pace`).
+    #[serde(default)]
+    pub waited: [Option<hidden::Wait>; 2],
 }
 
 /// Timings of a form that must agree before the model trusts its time: the first launch of a
@@ -345,6 +350,9 @@ pub enum Reason {
         gained_ns: f64,
     },
     FirstAtSize(SizeClass),
+    HostPaced {
+        share: f64,
+    },
     SentBack(Variant),
     CannotConvert(Variant),
     NoFaster(Variant),
@@ -397,6 +405,7 @@ impl crate::stats::Reasoned for Reason {
             Reason::ToMeasure { .. } => (12, "", ""),
             Reason::NotYet { measured, .. } => (13, *measured, ""),
             Reason::NoFasterElsewhere(v) => (14, v.name(), ""),
+            Reason::HostPaced { .. } => (15, "", ""),
         };
         ReasonKey::Typed(kind, a, b)
     }
@@ -434,6 +443,11 @@ impl std::fmt::Display for Reason {
             Reason::FirstAtSize(class) => write!(
                 f,
                 "first launch at this size ({class}): measuring the kernel as written (times measured at other sizes do not hold here)"
+            ),
+            Reason::HostPaced { share } => write!(
+                f,
+                "the device keeps up with the host at this size (the application's wait after these launches took {:.2}% of the host's time before it): no faster form can gain more than that, so it runs as written",
+                share * 100.0
             ),
             Reason::SentBack(v) => write!(
                 f,
@@ -554,7 +568,7 @@ pub fn steady(l: &Launch, d: &Decision) -> bool {
     // A staged copy still to be timed is timed from an epoch's second launch on.
     let staged_pending = l.staged_ok && l.times.unsettled(Variant::Staged);
     match &d.reason {
-        Reason::HostFaster { .. } => true,
+        Reason::HostFaster { .. } | Reason::HostPaced { .. } => true,
         Reason::Static(s) => *s == NEITHER,
         // Particles' three kernels at 64,000 on the H100, one of which finds ASTA slower, run
         // thousands of launches of a few microseconds each on a buffer sent back.
@@ -567,6 +581,10 @@ pub fn steady(l: &Launch, d: &Decision) -> bool {
 fn auto(l: &Launch) -> Decision {
     if !l.staged_ok && !l.asta_ok {
         return run(Variant::Written, NEITHER.into());
+    }
+    if let Some(share) = hidden::host_paced(l.times.waited).filter(|_| !l.in_asta) {
+        // Nothing to measure either: whatever a form gains hides behind the host's time.
+        return run(Variant::Written, Reason::HostPaced { share });
     }
     if l.in_asta {
         // The conversion is paid; only a measured loss sends the buffers back, and only while
@@ -1276,5 +1294,40 @@ mod tests {
         x.record(Variant::Asta, 2.0);
         x.record(Variant::Asta, 2.5);
         assert_eq!(x.asta, Some(2.0));
+    }
+
+    #[test]
+    fn a_kernel_the_device_keeps_up_with_runs_as_written_for_good() {
+        assert_eq!(hidden::PACED, LOSS_BUDGET, "no faster form gains more than `auto` may lose");
+        let paced = hidden::Wait { share: 0.001, host_ns: 1e7, backlog: false };
+        let behind = hidden::Wait { share: 0.3, ..paced };
+        // ASTA twice as fast, the conversion repaid by one launch: converted, unless the
+        // device kept up with the host as written, where the gain would hide behind the host.
+        let mut l = launch(t(Some(2.0), Some(1.5), Some(1.0)));
+        l.staged_ok = true;
+        l.epoch_written_ns = 1e9;
+        assert_eq!(decide(&l).variant, Variant::Asta);
+        l.times.waited = [Some(paced), None];
+        let d = decide(&l);
+        assert_eq!((d.variant, d.measure), (Variant::Written, false), "{}", d.reason);
+        assert!(matches!(d.reason, Reason::HostPaced { .. }));
+        assert!(steady(&l, &d), "repeated");
+        // Nothing measured yet at this size: nothing timed either.
+        let mut fresh = launch(Times { waited: [Some(paced), None], ..Times::default() });
+        fresh.staged_ok = true;
+        assert!(!decide(&fresh).measure);
+        // Kept up only in ASTA: a run as written finds out; behind as written, ASTA stays.
+        l.times.waited = [None, Some(paced)];
+        assert_eq!(decide(&l).variant, Variant::Written);
+        l.times.waited = [Some(behind), Some(paced)];
+        assert_eq!(decide(&l).variant, Variant::Asta);
+        // Buffers already in ASTA stay there: the way back would cost a conversion.
+        l.times.waited = [Some(paced), None];
+        l.in_asta = true;
+        assert_eq!(decide(&l).variant, Variant::Asta);
+        // `never` keeps its host-layout choice.
+        l.in_asta = false;
+        l.policy = Policy::Never;
+        assert_eq!(decide(&l).variant, Variant::Staged);
     }
 }

@@ -40,6 +40,9 @@ pub fn launch(
     if super::super::suggest::active() {
         return suggest_launch(queue, kernel, info, plan, needs, class, user, event, &enqueue);
     }
+    crate::guard("cost model", || {
+        cost::pace::joined(queue, &plan.kernel, class, structures(needs).unwrap_or(1.0));
+    });
     let staged_local = staged_local(plan, dims);
     // Decided before the cost model, which may convert the buffers for the ASTA copy.
     let rounding = crate::guard("transparent launch", || rounding_risk(plan, needs))
@@ -109,6 +112,7 @@ pub fn launch(
         }
     };
     crate::stats::transparent_launch(ran == Variant::Asta);
+    crate::guard("cost model", || cost::pace::launched(queue));
     match &rounding {
         Some(why) if ran != Variant::Asta && policy != crate::config::Policy::Never => {
             rounding_fallback(info, plan, ran, why);

@@ -20,7 +20,7 @@
 
 use super::super::access::{BufferNeed, Few};
 use super::super::buffers::{Buffer, BufferState};
-use super::super::cost::{Steady, Variant};
+use super::super::cost::{pace, Steady, Variant};
 use super::super::dims::{Dims, Enqueue};
 use super::super::order::{self, Stretch};
 use super::super::state::{Current, Need};
@@ -67,6 +67,8 @@ pub struct Ticket {
     items: u8,
     structures: f64,
     stretch: Weak<Stretch>,
+    /// The application's `clFinish` calls by the last launch (`cost::pace::launched`).
+    finishes: u64,
 }
 
 /// The last launch, as `transparent::launch` saw it run.
@@ -146,6 +148,7 @@ fn ticket(ran: Ran) -> Option<Ticket> {
         items: ran.items,
         structures: ran.structures,
         stretch: Arc::downgrade(&stretch),
+        finishes: pace::finishes(),
     })
 }
 
@@ -197,8 +200,14 @@ fn repeat<'a>(
     // What launches timed by their events measured since: a time recorded for this kernel
     // drops its kept decision.
     crate::guard("cost model", super::super::cost::measure::harvest);
-    if !t.kernel.model.lock().steady.as_ref().is_some_and(|s| Arc::ptr_eq(s, &t.steady)) {
-        return None;
+    {
+        let mut model = t.kernel.model.lock();
+        if !model.steady.as_ref().is_some_and(|s| Arc::ptr_eq(s, &t.steady)) {
+            return None;
+        }
+        // Counted for the application's waits (`cost::pace`), enqueued or not: only whether
+        // the kernel was launched since one counts.
+        model.launches += 1;
     }
     let stretch = t.stretch.upgrade()?;
     let buffers: Few<Arc<Buffer>> = t.buffers.iter().map(|(_, b, _)| b.upgrade()).collect::<Option<_>>()?;
@@ -239,6 +248,11 @@ fn repeat<'a>(
         }
         drop(_open);
         drop(locked);
+        let finishes = pace::finishes();
+        if finishes != t.finishes {
+            t.finishes = finishes;
+            pace::launched(queue);
+        }
         crate::stats::transparent_launch(t.form == Variant::Asta);
         crate::stats::repeated_launch(decisions(), t.form.form());
     });

@@ -215,3 +215,9 @@ fn observes_groups(source: &str) -> bool {
             || matches!(s, "__local" | "local")
     })
 }
+
+impl super::super::cost::pace::Paced for RewrittenKernel {
+    fn model(&self) -> &parking_lot::Mutex<super::super::cost::KernelModel> {
+        &self.model
+    }
+}

@@ -1,0 +1,185 @@
+//! Whether the device keeps up with the host: the launches of a kernel whose device time hides
+//! behind the host's own (a loop of kernels of a few microseconds, each launch costing the
+//! driver more than the device) cannot gain anything from a faster form, and a conversion or a
+//! copy's launch only adds to them.
+//!
+//! Measured where it costs nothing: at the application's `clFinish`. From the end of the first
+//! launch on a queue after one of the application's waits there to its next `clFinish` on it,
+//! with no other wait of the application's in between, the host spent `S` (less the time
+//! clayout's own timings made it wait), and the `clFinish` took `W`: the device's work left
+//! when the host was done. A form that takes less device time shortens at most `W`; where `W`
+//! is at most `hidden::PACED` of `S`, no form can gain more than that share of the run. The
+//! verdict is kept per kernel and size class (`model::Times::waited`, `hidden`).
+//!
+//! A loop that waits for its launches one by one (`clWaitForEvents`, a blocking read, polling
+//! an event's status) makes the device's time count in full whatever the last wait says: a
+//! stretch with such a wait of the application's is not measured.
+
+use super::hidden::Wait;
+use super::kernel::KernelModel;
+use super::size::SizeClass;
+use opencl_sys::cl_command_queue;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Weak};
+use std::time::Instant;
+
+/// A kernel whose launches the waits measure.
+pub trait Paced: Send + Sync {
+    fn model(&self) -> &Mutex<KernelModel>;
+}
+
+/// A queue's kernels, launched through the full path since it was seen first, and what the
+/// application's next wait on it compares with.
+struct Queue {
+    queue: usize,
+    /// The application's waits by the end of its last wait on the queue.
+    waits: Option<u64>,
+    /// The end of the first launch on the queue since then, and clayout's own waiting by then:
+    /// where the host's time starts (not at the wait before, so that what clayout does once in
+    /// a first launch's call, a build the application waits for, does not count).
+    first: Option<(Instant, u64)>,
+    /// Waited for, its first launch since not marked yet.
+    armed: bool,
+    /// Each kernel, its size class and structures at its last launch through the full path.
+    kernels: Vec<(usize, Weak<dyn Paced>, SizeClass, f64)>,
+}
+
+/// Queues followed, and kernels per queue, at most: past them the oldest goes.
+const MAX_QUEUES: usize = 64;
+const MAX_KERNELS: usize = 32;
+
+static QUEUES: Mutex<Vec<Queue>> = Mutex::new(Vec::new());
+
+/// The application's waits so far (its `clFinish`, `clWaitForEvents`, blocking commands, event
+/// status queries).
+static APP_WAITS: AtomicU64 = AtomicU64::new(0);
+
+/// What clayout's own timings made the application's threads wait so far, in ns.
+static OURS_NS: AtomicU64 = AtomicU64::new(0);
+
+/// The application's `clFinish` calls so far: a launch that repeats the last (`transparent::
+/// repeat`) marks its queue's first launch only after one (`launched`).
+static FINISHES: AtomicU64 = AtomicU64::new(0);
+
+pub fn finishes() -> u64 {
+    FINISHES.load(Relaxed)
+}
+
+/// The application waited (or polled) for a command.
+pub fn app_waited() {
+    APP_WAITS.fetch_add(1, Relaxed);
+}
+
+/// Clayout's timing of a launch made the application's thread wait `ns`.
+pub fn ours(ns: u64) {
+    OURS_NS.fetch_add(ns, Relaxed);
+}
+
+/// A launch of `kernel` (at `class`, of `structures`) on `queue` goes through the full path:
+/// the application's waits on `queue` measure it from now on.
+pub fn joined<K: Paced + 'static>(queue: cl_command_queue, kernel: &Arc<K>, class: SizeClass, structures: f64) {
+    let ptr = Arc::as_ptr(kernel) as usize;
+    let mut queues = QUEUES.lock();
+    let q = queue_of(&mut queues, queue as usize);
+    match q.kernels.iter_mut().find(|(p, _, _, _)| *p == ptr) {
+        Some(k) => (k.2, k.3) = (class, structures),
+        None => {
+            q.kernels.retain(|(_, k, _, _)| k.strong_count() > 0);
+            if q.kernels.len() >= MAX_KERNELS {
+                q.kernels.remove(0);
+            }
+            let weak: Weak<dyn Paced> = Arc::downgrade(kernel) as Weak<dyn Paced>;
+            q.kernels.push((ptr, weak, class, structures));
+        }
+    }
+}
+
+/// A launch on `queue` was enqueued: the first since the application's last wait there marks
+/// where the host's time starts.
+pub fn launched(queue: cl_command_queue) {
+    let mut queues = QUEUES.lock();
+    if let Some(q) = queues.iter_mut().find(|q| q.queue == queue as usize && q.armed) {
+        q.armed = false;
+        q.first = Some((Instant::now(), OURS_NS.load(Relaxed)));
+    }
+}
+
+fn queue_of(queues: &mut Vec<Queue>, queue: usize) -> &mut Queue {
+    let at = match queues.iter().position(|q| q.queue == queue) {
+        Some(i) => i,
+        None => {
+            if queues.len() >= MAX_QUEUES {
+                queues.remove(0);
+            }
+            queues.push(Queue { queue, waits: None, first: None, armed: false, kernels: Vec::new() });
+            queues.len() - 1
+        }
+    };
+    &mut queues[at]
+}
+
+/// What the application's wait starting now compares with: taken before the real call.
+#[derive(Clone, Copy)]
+pub struct Entering {
+    at: Instant,
+    waits: u64,
+    ours_ns: u64,
+}
+
+pub fn entering() -> Entering {
+    Entering { at: Instant::now(), waits: APP_WAITS.load(Relaxed), ours_ns: OURS_NS.load(Relaxed) }
+}
+
+/// The application's `clFinish` on `queue`, which began at `e`, returned (`ok`: successfully):
+/// the kernels launched on the queue since its last one learn the wait's share of the host's
+/// time since the first of those launches, when no other wait of the application's came in
+/// between.
+pub fn finished(queue: cl_command_queue, e: Entering, ok: bool) {
+    let done = Instant::now();
+    app_waited();
+    FINISHES.fetch_add(1, Relaxed);
+    let (waits, first, kernels) = {
+        let mut queues = QUEUES.lock();
+        let q = queue_of(&mut queues, queue as usize);
+        let waits = std::mem::replace(&mut q.waits, ok.then(|| APP_WAITS.load(Relaxed)));
+        let first = q.first.take();
+        q.armed = true;
+        let kernels: Vec<(Arc<dyn Paced>, SizeClass, f64)> =
+            q.kernels.iter().filter_map(|(_, k, c, m)| Some((k.upgrade()?, *c, *m))).collect();
+        (waits, first, kernels)
+    };
+    // The kernels launched since the last wait, and the longest launch among them.
+    let mut launched = Vec::with_capacity(kernels.len());
+    let mut longest: Option<f64> = Some(0.0);
+    for (k, class, m) in kernels {
+        let mut model = k.model().lock();
+        if model.launched_since_wait() {
+            longest = longest.zip(model.launch_ns(class, m)).map(|(a, b)| a.max(b));
+            drop(model);
+            launched.push((k, class));
+        }
+    }
+    let measured = match (waits, first, longest) {
+        (Some(w), Some((at, ours_then)), Some(longest)) if ok && w == e.waits && !launched.is_empty() => {
+            let ours = e.ours_ns.saturating_sub(ours_then) as f64;
+            let host = (e.at.saturating_duration_since(at).as_nanos() as f64 - ours).max(0.0);
+            let wait = done.saturating_duration_since(e.at).as_nanos() as f64;
+            if crate::log::enabled(crate::config::LogLevel::Debug) {
+                crate::log::debug(&format!(
+                    "the application's wait took {:.1} us after {:.3} ms of the host's time ({} kernel(s), the longest launch timed at {:.1} us)",
+                    wait / 1e3,
+                    host / 1e6,
+                    launched.len(),
+                    longest / 1e3
+                ));
+            }
+            Some(Wait::new(host, wait, longest))
+        }
+        _ => None,
+    };
+    let Some(wait) = measured else { return };
+    for (k, class) in launched {
+        k.model().lock().waited(class, wait);
+    }
+}
