@@ -135,6 +135,9 @@ impl User {
 pub struct Stretch {
     queue: Handle,
     marked: Mutex<Option<Marker>>,
+    /// No longer the queue's open stretch (set as it leaves `OPEN`), so that a launch that
+    /// repeats the last checks it without the map's lock (`held_open`).
+    closed: AtomicBool,
 }
 
 /// The marker that stands for a stretch's launches, and whether it is free. No event: none
@@ -152,7 +155,10 @@ static OPEN: Lazy<Mutex<HandleMap<Arc<Stretch>>>> = Lazy::new(Default::default);
 /// launch's enqueue: a stretch marked before that would not stand for it.
 fn join(queue: cl_command_queue) -> Arc<Stretch> {
     let q = registry::key(queue);
-    OPEN.lock().entry(q).or_insert_with(|| Arc::new(Stretch { queue: q, marked: Mutex::new(None) })).clone()
+    OPEN.lock()
+        .entry(q)
+        .or_insert_with(|| Arc::new(Stretch { queue: q, marked: Mutex::new(None), closed: AtomicBool::new(false) }))
+        .clone()
 }
 
 /// The stretch the next launch without an event on `queue` joins, if one is open.
@@ -169,6 +175,9 @@ pub struct HeldOpen<'a>(#[allow(dead_code)] parking_lot::MutexGuard<'a, Option<M
 /// commands.
 pub fn close(queue: cl_command_queue) {
     let open = OPEN.lock().remove(&registry::key(queue));
+    if let Some(s) = &open {
+        s.closed.store(true, Ordering::Release);
+    }
     // Only the map holds a stretch no launch joined.
     if let Some(s) = open.filter(|s| Arc::strong_count(s) > 1) {
         s.marker();
@@ -181,11 +190,12 @@ impl Stretch {
     /// buffers are locked, as `marker` is.
     pub fn held_open(&self) -> Option<HeldOpen<'_>> {
         let marked = self.marked.lock();
-        if marked.is_some() {
+        // Every way out of `OPEN` sets `closed`, before the marker (taken under this lock) if
+        // there is one: a stretch still open here is marked after this launch.
+        if marked.is_some() || self.closed.load(Ordering::Acquire) {
             return None;
         }
-        let open = OPEN.lock().get(&self.queue).is_some_and(|s| std::ptr::eq(Arc::as_ptr(s), self));
-        open.then_some(HeldOpen(marked))
+        Some(HeldOpen(marked))
     }
 
     /// The event of the marker that stands for the stretch's launches, enqueued on first need,
@@ -201,6 +211,7 @@ impl Stretch {
                 // Later launches start another stretch, which this marker will not stand for.
                 open.remove(&self.queue);
             }
+            self.closed.store(true, Ordering::Release);
         }
         let mut queue = None;
         registry::get().queues.retain_if_present(self.queue, |h| queue = Queue::retain(h as cl_command_queue));
@@ -319,7 +330,9 @@ fn list_free(queue: cl_command_queue, event: cl_event) {
 /// The application released a queue: its latest command no longer matters to anyone.
 pub fn queue_released(queue: Handle) {
     TAILS.lock().remove(&queue);
-    OPEN.lock().remove(&queue);
+    if let Some(s) = OPEN.lock().remove(&queue) {
+        s.closed.store(true, Ordering::Release);
+    }
 }
 
 /// How many references clayout holds on `event` here (free list, queue heads, markers).

@@ -145,6 +145,11 @@ struct Pending {
 
 static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
 
+/// Whether `PENDING` or `APP_WAIT` may hold a launch: while neither does, `harvest` (at every
+/// launch) reads this alone rather than taking their locks. Set before a launch is kept, under
+/// its lock; a harvest that misses one just set finds it at the next launch.
+static KEPT: AtomicBool = AtomicBool::new(false);
+
 /// Launches awaiting their times, at most: past it a launch is not timed (a queue that never
 /// completes must not grow the list).
 const MAX_PENDING: usize = 256;
@@ -162,6 +167,7 @@ pub fn by_event(queue: cl_command_queue, event: cl_event, record: Record) -> boo
         return false;
     }
     let Some(event) = Event::retained_in(event, queue) else { return false };
+    KEPT.store(true, Relaxed);
     pending.push(Pending { event, record });
     true
 }
@@ -175,10 +181,17 @@ pub fn holds(event: cl_event) -> usize {
 /// Records the times of the profiled launches that have completed since the last call. Called
 /// with no lock held (the records take the kernels' models).
 pub fn harvest() {
+    if !KEPT.load(Relaxed) {
+        return;
+    }
     settle_stale();
     let done: Vec<Pending> = {
         let mut pending = PENDING.lock();
         if pending.is_empty() {
+            if APP_WAIT.lock().is_none() {
+                // Cleared under both locks: a launch kept meanwhile sets it again after.
+                KEPT.store(false, Relaxed);
+            }
             return;
         }
         // In launch order: on an in-order queue nothing after a launch still running has
@@ -268,6 +281,7 @@ pub fn after_app_wait(
     if slot.is_some() {
         return false;
     }
+    KEPT.store(true, Relaxed);
     *slot = Some(AppWait {
         queue: queue as usize,
         event,

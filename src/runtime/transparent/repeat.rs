@@ -27,8 +27,7 @@ use super::super::state::{Current, Need};
 use super::rewrite::RewrittenKernel;
 use crate::registry::{key, ArgValue, Args, Handle, KernelInfo};
 use opencl_sys::*;
-use parking_lot::lock_api::ArcMutexGuard;
-use parking_lot::{Mutex, RawMutex};
+use parking_lot::{Mutex, MutexGuard};
 use std::sync::{Arc, Weak};
 
 /// Where a kernel object keeps its ticket (`KernelCopies::repeat`).
@@ -190,8 +189,10 @@ fn repeat<'a>(
     if t.queue != key(queue) || t.dims != *dims {
         return None;
     }
-    let args = info.args.lock().clone();
-    if !Arc::ptr_eq(&t.args, &args) {
+    // Compared under the lock, cloned only when another list was set.
+    let set_since = !Arc::ptr_eq(&t.args, &info.args.lock());
+    if set_since {
+        let args = info.args.lock().clone();
         if !(t.args_covered && t.same_args(&args) && t.same_buffers()) {
             return None;
         }
@@ -213,7 +214,7 @@ fn repeat<'a>(
     let buffers: Few<Arc<Buffer>> = t.buffers.iter().map(|(_, b, _)| b.upgrade()).collect::<Option<_>>()?;
     // Locked in handle order, as every command locks them (`access`), until the launch is
     // enqueued: no conversion comes between what is checked here and the launch.
-    let mut locked: Few<ArcMutexGuard<RawMutex, BufferState>> = buffers.iter().map(|b| b.state.lock_arc()).collect();
+    let mut locked: Few<MutexGuard<BufferState>> = buffers.iter().map(|b| b.state.lock()).collect();
     for ((b, st), (_, _, layout)) in buffers.iter().zip(locked.iter_mut()).zip(&t.buffers) {
         st.settle(b);
         // In the layout the form runs on with nothing pending, defined, and used last on this
