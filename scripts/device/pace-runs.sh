@@ -14,11 +14,12 @@ A=$root/samples/particles/particles.dl
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for l in ${LIBS:-.devcarry/rt/libclayout.so}; do
   c=/tmp/pace-runs-cache; rm -rf $c
+  l=$(readlink -f $l)
   echo "== $(basename $l) particles -n $N"
   for it in ${RUNS:-1000 1000 1000}; do
     none=$(cd samples/particles && $S/particles/particles -n $N -i $it --platform $P 2>/dev/null | awk '/^total_ms/ {print $2}')
     auto=$(cd samples/particles && CLAYOUT_LOG=debug CLAYOUT_CACHE_DIR=$c CLAYOUT_ANNOTATIONS=$A CLAYOUT_STATS=/tmp/pace-runs.json \
-      LD_PRELOAD=$(readlink -f $l) $S/particles/particles -n $N -i $it --platform $P 2>/tmp/pace-runs-err.txt | awk '/^total_ms/ {print $2}')
+      LD_PRELOAD=$l $S/particles/particles -n $N -i $it --platform $P 2>/tmp/pace-runs-err.txt | awk '/^total_ms/ {print $2}')
     echo "-i $it: none $none ms, auto $auto ms"
     grep -E "finds the device" /tmp/pace-runs-err.txt | sed 's/.*|particles_/    particles_/; s/: Wait.*//' | head -3
     python3 -c "
