@@ -468,9 +468,7 @@ pub fn report() -> Report {
             kernels: DECISIONS
                 .try_lock_for(Duration::from_millis(200))
                 .map(|d| {
-                    d.iter()
-                        .filter_map(|(n, k)| Some((n.clone(), k.snapshot(Duration::from_millis(200))?)))
-                        .collect()
+                    d.iter().filter_map(|(n, k)| Some((n.clone(), k.snapshot(Duration::from_millis(200))?))).collect()
                 })
                 .unwrap_or_default(),
             tiles: TILES.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default(),

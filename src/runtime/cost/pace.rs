@@ -5,9 +5,8 @@
 //!
 //! Measured where it costs nothing: at the application's `clFinish`. From the end of the first
 //! launch on a queue after one of the application's waits there to its next `clFinish` on it,
-//! with no other wait of the application's in between, the host spent `S` (less the time
-//! clayout's own timings made it wait), and the `clFinish` took `W`: the device's work left
-//! when the host was done. A form that takes less device time shortens at most `W`; where `W`
+//! with no other wait of the application's or of clayout's timings in between, the host spent
+//! `S`, and the `clFinish` took `W`: the device's work left when the host was done. A form that takes less device time shortens at most `W`; where `W`
 //! is at most `hidden::PACED` of `S`, no form can gain more than that share of the run. The
 //! verdict is kept per kernel and size class (`model::Times::waited`, `hidden`).
 //!
@@ -35,9 +34,10 @@ struct Queue {
     queue: usize,
     /// The application's waits by the end of its last wait on the queue.
     waits: Option<u64>,
-    /// The end of the first launch on the queue since then, and clayout's own waiting by then:
-    /// where the host's time starts (not at the wait before, so that what clayout does once in
-    /// a first launch's call, a build the application waits for, does not count).
+    /// The end of the first launch on the queue since then, and clayout's own waiting by then
+    /// (the stretch is measured only if that stays the same): where the host's time starts (not
+    /// at the wait before, so that what clayout does once in a first launch's call, a build the
+    /// application waits for, does not count).
     first: Option<(Instant, u64)>,
     /// Waited for, its first launch since not marked yet.
     armed: bool,
@@ -73,7 +73,7 @@ pub fn app_waited() {
 
 /// Clayout's timing of a launch made the application's thread wait `ns`.
 pub fn ours(ns: u64) {
-    OURS_NS.fetch_add(ns, Relaxed);
+    OURS_NS.fetch_add(ns.max(1), Relaxed);
 }
 
 /// A launch of `kernel` (at `class`, of `structures`) on `queue` goes through the full path:
@@ -161,9 +161,14 @@ pub fn finished(queue: cl_command_queue, e: Entering, ok: bool) {
         }
     }
     let measured = match (waits, first, longest) {
-        (Some(w), Some((at, ours_then)), Some(longest)) if ok && w == e.waits && !launched.is_empty() => {
-            let ours = e.ours_ns.saturating_sub(ours_then) as f64;
-            let host = (e.at.saturating_duration_since(at).as_nanos() as f64 - ours).max(0.0);
+        // A stretch in which clayout's timings waited for the queue says nothing: the device's
+        // work left was waited for there, not at the application's wait (particles at 262,144 on
+        // the H100, whose run that timed its staged copy near its end found the device
+        // keeping up as written, and the next run found it behind).
+        (Some(w), Some((at, ours_then)), Some(longest))
+            if ok && w == e.waits && !launched.is_empty() && e.ours_ns == ours_then =>
+        {
+            let host = e.at.saturating_duration_since(at).as_nanos() as f64;
             let wait = done.saturating_duration_since(e.at).as_nanos() as f64;
             if crate::log::enabled(crate::config::LogLevel::Debug) {
                 crate::log::debug(&format!(
