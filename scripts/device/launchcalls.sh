@@ -50,4 +50,19 @@ for l in open(sys.argv[1]):
 print("| launches | form | runs | launch calls (us), median | total (us), median |")
 for (t, it, w) in sorted(k for k in d if k[2] == 'launch'):
     print(f"| {it} | {t} | {len(d[(t,it,w)])} | {st.median(d[(t,it,'launch')]):.0f} | {st.median(d[(t,it,'total')]):.0f} |")
+# Each run against the run without clayout of its own round (the rounds' totals drift).
+rounds = []
+for l in open(sys.argv[1]):
+    t, it, what, v = l.split()
+    if t == 'none' and what == 'launch':
+        rounds.append({})
+    if rounds:
+        rounds[-1][(t, int(it), what)] = float(v)
+print("| launches | form | total against the round's run without clayout, median | launch calls added per launch (us), median |")
+for (t, it, w) in sorted(k for k in d if k[2] == 'launch' and k[0] != 'none'):
+    r = [x for x in rounds if (t, it, 'total') in x and ('none', it, 'total') in x and (t, it, 'launch') in x]
+    tot = [100 * (x[(t, it, 'total')] / x[('none', it, 'total')] - 1) for x in r]
+    calls = [(x[(t, it, 'launch')] - x[('none', it, 'launch')]) / (3 * it) for x in r]
+    if r:
+        print(f"| {it} | {t} | {st.median(tot):+.1f} % | {st.median(calls):+.2f} |")
 PY

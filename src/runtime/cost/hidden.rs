@@ -25,13 +25,25 @@ pub struct Wait {
     /// the share (the driver's queue was full, and the host's launch calls waited for room).
     #[serde(default)]
     pub backlog: bool,
+    /// Waits in a row that said the same (`CONFIRMED`).
+    #[serde(default = "one")]
+    pub seen: u32,
 }
+
+fn one() -> u32 {
+    1
+}
+
+/// Waits in a row that must find the device keeping up before the model leans on it: one run
+/// of a program bound by the device on a busy machine (its host thread descheduled while the
+/// device worked) found it keeping up, and kept it as written at that size from then on.
+pub const CONFIRMED: u32 = 2;
 
 impl Wait {
     /// The wait after `host_ns` of the host's time took `wait_ns`, where the longest launch of
     /// the stretch takes `launch_ns`.
     pub fn new(host_ns: f64, wait_ns: f64, launch_ns: f64) -> Wait {
-        Wait { share: share(host_ns, wait_ns), host_ns, backlog: wait_ns > BACKLOG * launch_ns }
+        Wait { share: share(host_ns, wait_ns), host_ns, backlog: wait_ns > BACKLOG * launch_ns, seen: 1 }
     }
 
     /// Whether the device kept up with the host: no faster form could gain more than
@@ -58,24 +70,28 @@ pub fn host_paced(waited: [Option<Wait>; 2]) -> Option<f64> {
         [Some(h), _] => h,
         [None, a] => a?,
     };
-    w.paced().then_some(w.share)
+    (w.paced() && w.seen >= CONFIRMED).then_some(w.share)
 }
 
 /// Stretches of less host time than this say nothing: the wait after them holds at least the
 /// last launch's latency (some 10-20 us on the H100), which no form shortens.
 pub const MIN_HOST_NS: f64 = 500_000.0;
 
-/// Whether a wait's verdict `new` replaces the one kept (`kept`): where there is none, or it
-/// says otherwise after a stretch at least a quarter as long. A short stretch's verdict does
-/// not overturn a long one's: the long runs are where the time goes, and their verdict is the
-/// surer (the fixed latency at the end weighs less).
-pub fn replaces(kept: Option<Wait>, new: Wait) -> bool {
+/// The verdict to keep after a wait said `new`, where `kept` was kept: `new` where there was
+/// none, or where it says otherwise after a stretch at least a quarter as long; `kept` seen once
+/// more where it says the same; None where nothing changes. A short stretch's verdict does not
+/// overturn a long one's: the long runs are where the time goes, and their verdict is the surer
+/// (the fixed latency at the end weighs less).
+pub fn after(kept: Option<Wait>, new: Wait) -> Option<Wait> {
     if new.host_ns < MIN_HOST_NS {
-        return false;
+        return None;
     }
     match kept {
-        None => true,
-        Some(k) => k.paced() != new.paced() && new.host_ns * 4.0 >= k.host_ns,
+        None => Some(new),
+        Some(k) if k.paced() == new.paced() => {
+            (k.seen < CONFIRMED).then_some(Wait { seen: k.seen + 1, host_ns: k.host_ns.max(new.host_ns), ..k })
+        }
+        Some(k) => (new.host_ns * 4.0 >= k.host_ns).then_some(new),
     }
 }
 
@@ -89,7 +105,7 @@ mod tests {
     use super::*;
 
     fn w(share: f64, host_ns: f64) -> Wait {
-        Wait { share, host_ns, backlog: false }
+        Wait { share, host_ns, backlog: false, seen: CONFIRMED }
     }
 
     #[test]
@@ -100,6 +116,7 @@ mod tests {
         assert_eq!(host_paced([Some(w(0.3, long)), Some(w(0.001, long))]), None, "as written the device is behind");
         assert_eq!(host_paced([None, Some(w(0.001, long))]), Some(0.001), "kept up in ASTA: learn as written");
         assert_eq!(host_paced([None, Some(w(0.3, long))]), None);
+        assert_eq!(host_paced([Some(Wait { seen: 1, ..w(0.001, long) }), None]), None, "seen once");
         assert_eq!(share(1e6, 1e4), 0.01);
         assert!(share(0.0, 5.0).is_finite());
     }
@@ -110,16 +127,19 @@ mod tests {
         assert!(Wait::new(2e7, 14e3, 16e3).paced());
         let full = Wait::new(2e7, 300e3, 20e3);
         assert!(full.share <= PACED && full.backlog && !full.paced());
-        assert_eq!(host_paced([Some(full), None]), None);
+        assert_eq!(host_paced([Some(Wait { seen: CONFIRMED, ..full }), None]), None);
     }
 
     #[test]
-    fn a_short_stretch_does_not_overturn_a_long_one() {
-        let paced = w(0.001, 2e7);
-        assert!(replaces(None, paced));
-        assert!(!replaces(None, w(0.001, MIN_HOST_NS / 2.0)), "too short to say");
-        assert!(!replaces(Some(paced), w(0.002, 1e8)), "the same verdict");
-        assert!(!replaces(Some(paced), w(0.2, 1e6)), "twenty times shorter");
-        assert!(replaces(Some(paced), w(0.2, 1e7)), "half as long");
+    fn a_verdict_counts_once_confirmed_and_a_short_stretch_does_not_overturn_a_long_one() {
+        let first = Wait::new(2e7, 2e4, 1e5);
+        assert_eq!(after(None, first), Some(first));
+        assert_eq!(after(None, Wait::new(MIN_HOST_NS / 2.0, 1.0, 1e5)), None, "too short to say");
+        let confirmed = after(Some(first), Wait::new(1e7, 1e4, 1e5)).unwrap();
+        assert_eq!((confirmed.seen, confirmed.share, confirmed.host_ns), (CONFIRMED, first.share, 2e7));
+        assert_eq!(after(Some(confirmed), first), None, "confirmed already: nothing to write");
+        assert_eq!(after(Some(confirmed), w(0.2, 1e6)), None, "twenty times shorter");
+        let behind = after(Some(confirmed), w(0.2, 1e7)).unwrap();
+        assert_eq!(behind, w(0.2, 1e7), "half as long: replaced");
     }
 }

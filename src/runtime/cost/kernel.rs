@@ -331,15 +331,12 @@ impl KernelModel {
     }
 
     /// The application's wait after launches of the kernel at `class` said `wait` (`pace`):
-    /// kept for the form it ran last, where it replaces the verdict kept
-    /// (`hidden::replaces`).
+    /// kept for the form it ran last, where it changes the verdict kept (`hidden::after`).
     pub fn waited(&mut self, class: SizeClass, wait: super::hidden::Wait) {
         let Some(last) = self.last else { return };
         let t = self.times.at_mut(class);
         let slot = &mut t.waited[super::hidden::slot(last == Variant::Asta)];
-        if !super::hidden::replaces(*slot, wait) {
-            return;
-        }
+        let Some(wait) = super::hidden::after(*slot, wait) else { return };
         *slot = Some(wait);
         self.steady = None;
         if let Some(key) = &self.disk_key {
@@ -513,7 +510,7 @@ mod tests {
     fn a_wait_is_kept_for_the_form_that_ran_only_when_it_says_otherwise() {
         use super::super::hidden::Wait;
         let class = SizeClass::of(1 << 16, 1 << 21);
-        let w = |share| Wait { share, host_ns: 1e7, backlog: false };
+        let w = |share| Wait { share, host_ns: 1e7, backlog: false, seen: 1 };
         let mut model = KernelModel { last: Some(Variant::Written), ..KernelModel::default() };
         assert!(!model.launched_since_wait());
         model.launches = 3;
@@ -522,10 +519,10 @@ mod tests {
         model.waited(class, w(0.001));
         assert_eq!(model.times.at(class).waited, [Some(w(0.001)), None]);
         model.waited(class, w(0.0015));
-        assert_eq!(model.times.at(class).waited[0], Some(w(0.001)), "the same verdict: the record stays");
+        assert_eq!(model.times.at(class).waited[0], Some(Wait { seen: 2, ..w(0.001) }), "the same verdict, confirmed");
         model.last = Some(Variant::Asta);
         model.waited(class, w(0.5));
-        assert_eq!(model.times.at(class).waited, [Some(w(0.001)), Some(w(0.5))]);
+        assert_eq!(model.times.at(class).waited, [Some(Wait { seen: 2, ..w(0.001) }), Some(w(0.5))]);
         model.last = Some(Variant::Staged);
         model.waited(class, w(0.4));
         assert_eq!(model.times.at(class).waited, [Some(w(0.4)), Some(w(0.5))], "behind as written now");

@@ -1299,7 +1299,7 @@ mod tests {
     #[test]
     fn a_kernel_the_device_keeps_up_with_runs_as_written_for_good() {
         assert_eq!(hidden::PACED, LOSS_BUDGET, "no faster form gains more than `auto` may lose");
-        let paced = hidden::Wait { share: 0.001, host_ns: 1e7, backlog: false };
+        let paced = hidden::Wait { share: 0.001, host_ns: 1e7, backlog: false, seen: hidden::CONFIRMED };
         let behind = hidden::Wait { share: 0.3, ..paced };
         // ASTA twice as fast, the conversion repaid by one launch: converted, unless the
         // device kept up with the host as written, where the gain would hide behind the host.
