@@ -200,7 +200,9 @@ fn repeat<'a>(
     }
     // What launches timed by their events measured since: a time recorded for this kernel
     // drops its kept decision.
-    crate::guard("cost model", super::super::cost::measure::harvest);
+    // Not guarded apart: a panic here is `again`'s, before anything is enqueued (the full path
+    // then takes the launch).
+    super::super::cost::measure::harvest();
     {
         let mut model = t.kernel.model.lock();
         if !model.steady.as_ref().is_some_and(|s| Arc::ptr_eq(s, &t.steady)) {
