@@ -6,9 +6,10 @@
 //! Measured where it costs nothing: at the application's `clFinish`. From the end of the first
 //! launch on a queue after one of the application's waits there to its next `clFinish` on it,
 //! with no other wait of the application's or of clayout's timings in between, the host spent
-//! `S`, and the `clFinish` took `W`: the device's work left when the host was done. A form that takes less device time shortens at most `W`; where `W`
-//! is at most `hidden::PACED` of `S`, no form can gain more than that share of the run. The
-//! verdict is kept per kernel and size class (`model::Times::waited`, `hidden`).
+//! `S`, and the `clFinish` took `W`: the device's work left when the host was done. A form that
+//! takes less device time shortens at most `W`; where `W` is at most `hidden::PACED` of `S`
+//! (and a few launches' worth, `hidden::BACKLOG`), no form can gain more than that share of the
+//! run. The verdict is kept per kernel and size class (`model::Times::waited`, `hidden`).
 //!
 //! A loop that waits for its launches one by one (`clWaitForEvents`, a blocking read, polling
 //! an event's status) makes the device's time count in full whatever the last wait says: a
@@ -150,14 +151,14 @@ pub fn finished(queue: cl_command_queue, e: Entering, ok: bool) {
         (waits, first, kernels)
     };
     // The kernels launched since the last wait, and the longest launch among them.
-    let mut launched = Vec::with_capacity(kernels.len());
+    let mut ran = Vec::with_capacity(kernels.len());
     let mut longest: Option<f64> = Some(0.0);
     for (k, class, m) in kernels {
         let mut model = k.model().lock();
         if model.launched_since_wait() {
             longest = longest.zip(model.launch_ns(class, m)).map(|(a, b)| a.max(b));
             drop(model);
-            launched.push((k, class));
+            ran.push((k, class));
         }
     }
     let measured = match (waits, first, longest) {
@@ -166,7 +167,7 @@ pub fn finished(queue: cl_command_queue, e: Entering, ok: bool) {
         // the H100, whose run that timed its staged copy near its end found the device
         // keeping up as written, and the next run found it behind).
         (Some(w), Some((at, ours_then)), Some(longest))
-            if ok && w == e.waits && !launched.is_empty() && e.ours_ns == ours_then =>
+            if ok && w == e.waits && !ran.is_empty() && e.ours_ns == ours_then =>
         {
             let host = e.at.saturating_duration_since(at).as_nanos() as f64;
             let wait = done.saturating_duration_since(e.at).as_nanos() as f64;
@@ -175,7 +176,7 @@ pub fn finished(queue: cl_command_queue, e: Entering, ok: bool) {
                     "the application's wait took {:.1} us after {:.3} ms of the host's time ({} kernel(s), the longest launch timed at {:.1} us)",
                     wait / 1e3,
                     host / 1e6,
-                    launched.len(),
+                    ran.len(),
                     longest / 1e3
                 ));
             }
@@ -184,7 +185,7 @@ pub fn finished(queue: cl_command_queue, e: Entering, ok: bool) {
         _ => None,
     };
     let Some(wait) = measured else { return };
-    for (k, class) in launched {
+    for (k, class) in ran {
         k.model().lock().waited(class, wait);
     }
 }
