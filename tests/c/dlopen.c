@@ -51,6 +51,7 @@ ENTRY(clReleaseCommandQueue)
 ENTRY(clReleaseContext)
 
 #include "../include/check.h"
+#include "../include/read_file.h"
 
 typedef struct {
     float x, y, z, vx, vy;
@@ -63,23 +64,6 @@ static uint64_t fnv(const void *data, size_t len)
     for (size_t i = 0; i < len; i++)
         h = (h ^ b[i]) * 0x100000001b3ull;
     return h;
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        printf("cannot open %s\n", path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc(len + 1, 1);
-    if (fread(s, 1, len, f) != (size_t)len)
-        exit(1);
-    fclose(f);
-    return s;
 }
 
 /* The first platform whose name contains $CL_PLATFORM_NAME, else the first one. */

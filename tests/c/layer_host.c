@@ -24,6 +24,7 @@ typedef cl_int (*init_layer_props_fn)(cl_uint, const struct _cl_icd_dispatch *, 
 typedef cl_int (*deinit_layer_fn)(void);
 
 #include "../include/check.h"
+#include "../include/read_file.h"
 
 typedef struct {
     float x, y, z, vx, vy;
@@ -36,23 +37,6 @@ static uint64_t fnv(const void *data, size_t len)
     for (size_t i = 0; i < len; i++)
         h = (h ^ b[i]) * 0x100000001b3ull;
     return h;
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        printf("cannot open %s\n", path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc(len + 1, 1);
-    if (fread(s, 1, len, f) != (size_t)len)
-        exit(1);
-    fclose(f);
-    return s;
 }
 
 /* The workload, every call through table `d`. */

@@ -18,6 +18,7 @@
 #include "../include/fnv.h"
 
 #include "../include/check.h"
+#include "../include/read_file.h"
 
 typedef struct {
     float x, y, z, vx, vy;
@@ -64,16 +65,7 @@ int main(int argc, char **argv)
     cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
     CHECK(err);
 
-    FILE *f = fopen(argv[1], "rb");
-    if (!f) {
-        printf("cannot open %s\n", argv[1]);
-        return 1;
-    }
-    static char src[1 << 16];
-    size_t len = fread(src, 1, sizeof src - 1, f);
-    fclose(f);
-    src[len] = 0;
-    const char *text = src;
+    const char *text = read_file(argv[1]);
     cl_program prog = clCreateProgramWithSource(ctx, 1, &text, NULL, &err);
     CHECK(err);
     CHECK(clBuildProgram(prog, 1, &dev, "", NULL, NULL));

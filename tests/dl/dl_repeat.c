@@ -19,6 +19,7 @@
 #include "../include/fnv.h"
 
 #include "../include/check.h"
+#include "../include/read_file.h"
 
 typedef struct {
     float x, y, z, vx, vy;
@@ -122,15 +123,7 @@ int main(int argc, char **argv)
     cl_command_queue qo = clCreateCommandQueue(ctx, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
     CHECK(err);
 
-    FILE *f = fopen(argv[1], "rb");
-    if (!f) {
-        printf("cannot open %s\n", argv[1]);
-        return 1;
-    }
-    static char src[1 << 16];
-    size_t len = fread(src, 1, sizeof src - 1, f);
-    fclose(f);
-    src[len] = 0;
+    char *src = read_file(argv[1]);
     cl_program aos = build(src);
     cl_program other = build(strcmp(argv[2], "asta") ? nudge_aos : nudge_asta);
 

@@ -14,6 +14,7 @@
 #include "../include/fnv.h"
 
 #include "../include/check.h"
+#include "../include/read_file.h"
 
 typedef struct {
     float x, y, z, vx, vy;
@@ -87,23 +88,6 @@ static void read_show(const char *what, cl_mem b, void *h, size_t bytes)
 {
     CHECK(clEnqueueReadBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
     show(what, h, bytes);
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        printf("cannot open %s\n", path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc(len + 1, 1);
-    if (fread(s, 1, len, f) != (size_t)len)
-        exit(1);
-    fclose(f);
-    return s;
 }
 
 int main(int argc, char **argv)

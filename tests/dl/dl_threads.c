@@ -19,6 +19,7 @@
 #include <string.h>
 #include "../include/pick_platform.h"
 #include "../include/fnv.h"
+#include "../include/read_file.h"
 #include <unistd.h>
 
 #define CHECK(x)                                                                \
@@ -99,21 +100,6 @@ static void *worker(void *arg)
     clReleaseCommandQueue(q);
     free(h);
     return NULL;
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        exit(1);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc(len + 1, 1);
-    if (fread(s, 1, len, f) != (size_t)len)
-        exit(1);
-    fclose(f);
-    return s;
 }
 
 int main(int argc, char **argv)
