@@ -102,10 +102,8 @@ fn drained(queue: cl_command_queue, limit: Duration) -> bool {
 /// marker the launch will follow at once; otherwise waits for everything queued before it.
 pub fn start(queue: cl_command_queue, wait: &[cl_event]) -> Option<Timer> {
     if !crate::runtime::order::in_order(queue) {
-        let t0 = Instant::now();
-        let ok = drained(queue, DRAIN_LIMIT);
-        super::pace::ours(t0.elapsed().as_nanos() as u64);
-        return ok.then(|| Timer { start: Start::Drained(Instant::now()) });
+        super::pace::ours();
+        return drained(queue, DRAIN_LIMIT).then(|| Timer { start: Start::Drained(Instant::now()) });
     }
     let m = cmd::marker(queue, wait).ok()?;
     Some(Timer { start: Start::Marker(m) })
@@ -113,13 +111,7 @@ pub fn start(queue: cl_command_queue, wait: &[cl_event]) -> Option<Timer> {
 
 /// The launch's time in ns, once it completed.
 pub fn stop(queue: cl_command_queue, t: Timer) -> Option<f64> {
-    let t0 = Instant::now();
-    let ns = stopped(queue, t);
-    super::pace::ours(t0.elapsed().as_nanos() as u64);
-    ns
-}
-
-fn stopped(queue: cl_command_queue, t: Timer) -> Option<f64> {
+    super::pace::ours();
     let started = match t.start {
         Start::Drained(at) => at,
         Start::Marker(m) => {

@@ -35,8 +35,8 @@ struct Queue {
     queue: usize,
     /// The application's waits by the end of its last wait on the queue.
     waits: Option<u64>,
-    /// The end of the first launch on the queue since then, and clayout's own waiting by then
-    /// (the stretch is measured only if that stays the same): where the host's time starts (not
+    /// The end of the first launch on the queue since then, and clayout's own waits by then
+    /// (the stretch is measured only if there are no more): where the host's time starts (not
     /// at the wait before, so that what clayout does once in a first launch's call, a build the
     /// application waits for, does not count).
     first: Option<(Instant, u64)>,
@@ -56,8 +56,8 @@ static QUEUES: Mutex<Vec<Queue>> = Mutex::new(Vec::new());
 /// status queries).
 static APP_WAITS: AtomicU64 = AtomicU64::new(0);
 
-/// What clayout's own timings made the application's threads wait so far, in ns.
-static OURS_NS: AtomicU64 = AtomicU64::new(0);
+/// clayout's own timings that made an application's thread wait for its queue, so far.
+static OURS: AtomicU64 = AtomicU64::new(0);
 
 /// The application's `clFinish` calls so far: a launch that repeats the last (`transparent::
 /// repeat`) marks its queue's first launch only after one (`launched`).
@@ -72,9 +72,9 @@ pub fn app_waited() {
     APP_WAITS.fetch_add(1, Relaxed);
 }
 
-/// Clayout's timing of a launch made the application's thread wait `ns`.
-pub fn ours(ns: u64) {
-    OURS_NS.fetch_add(ns.max(1), Relaxed);
+/// clayout's timing of a launch makes the application's thread wait for its queue.
+pub fn ours() {
+    OURS.fetch_add(1, Relaxed);
 }
 
 /// A launch of `kernel` (at `class`, of `structures`) on `queue` goes through the full path:
@@ -102,7 +102,7 @@ pub fn launched(queue: cl_command_queue) {
     let mut queues = QUEUES.lock();
     if let Some(q) = queues.iter_mut().find(|q| q.queue == queue as usize && q.armed) {
         q.armed = false;
-        q.first = Some((Instant::now(), OURS_NS.load(Relaxed)));
+        q.first = Some((Instant::now(), OURS.load(Relaxed)));
     }
 }
 
@@ -125,11 +125,11 @@ fn queue_of(queues: &mut Vec<Queue>, queue: usize) -> &mut Queue {
 pub struct Entering {
     at: Instant,
     waits: u64,
-    ours_ns: u64,
+    ours: u64,
 }
 
 pub fn entering() -> Entering {
-    Entering { at: Instant::now(), waits: APP_WAITS.load(Relaxed), ours_ns: OURS_NS.load(Relaxed) }
+    Entering { at: Instant::now(), waits: APP_WAITS.load(Relaxed), ours: OURS.load(Relaxed) }
 }
 
 /// The application's `clFinish` on `queue`, which began at `e`, returned (`ok`: successfully):
@@ -167,7 +167,7 @@ pub fn finished(queue: cl_command_queue, e: Entering, ok: bool) {
         // the H100, whose run that timed its staged copy near its end found the device
         // keeping up as written, and the next run found it behind).
         (Some(w), Some((at, ours_then)), Some(longest))
-            if ok && w == e.waits && !ran.is_empty() && e.ours_ns == ours_then =>
+            if ok && w == e.waits && !ran.is_empty() && e.ours == ours_then =>
         {
             let host = e.at.saturating_duration_since(at).as_nanos() as f64;
             let wait = done.saturating_duration_since(e.at).as_nanos() as f64;

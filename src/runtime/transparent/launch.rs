@@ -40,9 +40,8 @@ pub fn launch(
     if super::super::suggest::active() {
         return suggest_launch(queue, kernel, info, plan, needs, class, user, event, &enqueue);
     }
-    crate::guard("cost model", || {
-        cost::pace::joined(queue, &plan.kernel, class, structures(needs).unwrap_or(1.0));
-    });
+    let m = structures(needs).unwrap_or(1.0);
+    crate::guard("cost model", || cost::pace::joined(queue, &plan.kernel, class, m));
     let staged_local = staged_local(plan, dims);
     // Decided before the cost model, which may convert the buffers for the ASTA copy.
     let rounding = crate::guard("transparent launch", || rounding_risk(plan, needs))
@@ -53,7 +52,7 @@ pub fn launch(
         // Nothing to measure under `always`: the kernel as written, on host-layout buffers.
         Some(why) if policy == crate::config::Policy::Always => written(format!("policy always, but {why}")),
         _ => crate::guard("cost model", || {
-            decide(profiling, info, plan, needs, class, staged_local.is_some(), rounding.is_some())
+            decide(profiling, info, plan, needs, (class, m), staged_local.is_some(), rounding.is_some())
         })
         .unwrap_or_else(|| written("internal error in the cost model".into())),
     };
@@ -125,7 +124,6 @@ pub fn launch(
         }
         _ => crate::stats::decision(copies.decisions(&info.name), ran.form(), &decision.reason),
     }
-    let m = structures(needs).unwrap_or(1.0);
     if fused.get() {
         // Its time would be the staged copy's and a conversion's, not the ASTA copy's (a launch
         // the model times is never fused).
@@ -276,7 +274,7 @@ fn decide(
     info: &KernelInfo,
     plan: &TransparentPlan,
     needs: &[BufferNeed],
-    class: SizeClass,
+    (class, structures): (SizeClass, f64),
     staged_ok: bool,
     no_asta: bool,
 ) -> (Decision, bool, bool, Option<Kept>) {
@@ -301,7 +299,7 @@ fn decide(
         staged_ok,
         asta_blocked,
         rates: &plan.program.rates,
-        structures: structures(needs).unwrap_or(1.0),
+        structures,
         class,
         launched: super::super::speculate::noting(),
         timing_free: profiling,
