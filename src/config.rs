@@ -112,6 +112,40 @@ impl Setting for BuildAfter {
     }
 }
 
+/// Where the policies may run a rewritten kernel's staged copy (local-memory staging) in place
+/// of the kernel as written: on GPUs and accelerators (`Auto`), on every device (`On`), nowhere
+/// (`Off`). Fused conversions (`CLAYOUT_FUSE`) are not affected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Staged {
+    Auto,
+    On,
+    Off,
+}
+
+impl Staged {
+    /// Whether the staged copy is offered on a device of type `gpu_like` (a GPU or an
+    /// accelerator).
+    pub fn offered(self, gpu_like: bool) -> bool {
+        match self {
+            Staged::Auto => gpu_like,
+            Staged::On => true,
+            Staged::Off => false,
+        }
+    }
+}
+
+impl Setting for Staged {
+    const KIND: &'static str = "auto, 0 or 1";
+    fn parse(raw: &str) -> Result<Self, String> {
+        match raw.trim() {
+            "" | "auto" => Ok(Staged::Auto),
+            "1" => Ok(Staged::On),
+            "0" => Ok(Staged::Off),
+            _ => Err("expected auto, 0 or 1".into()),
+        }
+    }
+}
+
 /// Whether a read of a buffer in ASTA is converted back and read chunk by chunk, each chunk's
 /// transfer beside the next chunk's conversion: for host memory that is pinned (`Auto`), never
 /// (`Off`), or always in this many chunks (`Chunks`, for tests and measurements).
@@ -259,6 +293,8 @@ config_table! {
         "When the transparent mode converts buffers to ASTA for a rewritten kernel: always, never (rewritten kernels run as written, or staged through local memory), or auto (the cost model decides from measured kernel and conversion times, docs/cost-model.md). Kernels written for a device layout are converted under every policy.";
     fuse: bool = "CLAYOUT_FUSE", default "1",
         "0 turns off fused conversions: a launch of a rewritten kernel that runs on buffers converted to ASTA, on buffers still in host layout, then always converts them first. With 1, when the kernel has a staged copy and the launch covers the buffers in whole work-groups of whole tiles, the staged copy runs instead, reading the buffers as AoS and writing them back in ASTA: the launch converts them as it runs, with no conversion kernel (docs/cost-model.md).";
+    staged: Staged = "CLAYOUT_STAGED", default "auto",
+        "Where the policies may run a rewritten kernel's staged copy (its accesses staged through local memory) instead of the kernel as written, when its timings say it is faster: auto on GPUs and accelerators only; 1 on every device; 0 nowhere. On a CPU device local memory is ordinary memory and a barrier a loop over the work-items, so staging has nothing to gain, and the launches' timings there are not to be trusted to say so (PoCL, 4,096 particles: drift's staged copy took 5 times its time as written in the run, and `auto` ran 35-45 % slower than without clayout, docs/results.md). Fused conversions (CLAYOUT_FUSE) are not affected.";
     chunked_reads: ChunkedReads = "CLAYOUT_CHUNKED_READS", default "auto",
         "How clEnqueueReadBuffer reads a buffer that is in ASTA (from AoS): auto converts it back and reads it in chunks, each chunk's transfer running beside the next chunk's conversion on a queue of clayout's, when the read's host memory is pinned (a mapped CL_MEM_ALLOC_HOST_PTR buffer) and 32 MiB or more are converted; 0 converts the whole buffer, then reads it; a number from 2 to 64 always reads in that many chunks, whatever the host memory. Transfers from pageable memory lose more by being split than the conversion costs (docs/results.md, \"Conversions beside transfers\").";
     build_after: BuildAfter = "CLAYOUT_BUILD_AFTER", default "auto",

@@ -232,6 +232,8 @@ fn run_measured(cmd: &Cmd, timeout: Duration) -> (Output, Option<u64>) {
         }
     }
     c.env("CLAYOUT_POLICY", "always").env("CLAYOUT_CACHE_DIR", paths().work.join("cache"));
+    // As tests/common's `run`: the staged copies run on the test machine's CPU device too.
+    c.env("CLAYOUT_STAGED", "1");
     for (k, v) in &cmd.env {
         c.env(k, v);
     }

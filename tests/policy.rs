@@ -74,6 +74,19 @@ fn never_converts_nothing() {
     assert!(reasons(&stats, "advance").iter().all(|r| r.contains("policy never")), "{stats:#}");
 }
 
+/// On a CPU device (the test machine's) the policies do not run the staged copy unless
+/// CLAYOUT_STAGED=1 says so: `never` then runs every launch as written, without timing anything.
+#[test]
+fn the_staged_copy_is_not_offered_on_a_cpu_device() {
+    let base = run(&seq("launches"), TIMEOUT);
+    let json = scratch("never-staged-auto").join("stats.json");
+    let cmd = annotated(seq("launches").shimmed(), "never", "off").env("CLAYOUT_STAGED", "auto");
+    let (out, stats) = with_stats(cmd, &json);
+    assert_same(&base, &out);
+    assert_eq!(launches(&stats, "advance", "written"), 10, "{stats:#}");
+    assert!(reasons(&stats, "advance").iter().all(|r| !r.contains("measuring")), "{stats:#}");
+}
+
 #[test]
 fn always_converts_every_launch() {
     let base = run(&seq("launches"), TIMEOUT);

@@ -52,7 +52,8 @@ pub fn launch(
         // Nothing to measure under `always`: the kernel as written, on host-layout buffers.
         Some(why) if policy == crate::config::Policy::Always => written(format!("policy always, but {why}")),
         _ => crate::guard("cost model", || {
-            decide(profiling, info, plan, needs, (class, m), staged_local.is_some(), rounding.is_some())
+            let staged_ok = staged_local.is_some() && plan.program.staged_offered;
+            decide(profiling, info, plan, needs, (class, m), staged_ok, rounding.is_some())
         })
         .unwrap_or_else(|| written("internal error in the cost model".into())),
     };

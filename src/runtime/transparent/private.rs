@@ -62,6 +62,9 @@ pub struct PrivateProgram {
     pub rates: crate::runtime::cost::Rates,
     /// The largest work-group the staged copies' local memory holds (0: none can run).
     pub stage_wg: usize,
+    /// Whether the policies may run the staged copies in place of the kernels as written
+    /// (`CLAYOUT_STAGED`, from the device's type).
+    pub staged_offered: bool,
 }
 
 impl PrivateProgram {
@@ -476,6 +479,7 @@ fn build_private(
         source_hash,
         rates,
         stage_wg,
+        staged_offered: staged_offered(device),
     };
     // What earlier runs measured, read now rather than in the application's first launch.
     for (name, k) in kernels.iter().filter(|_| ahead.is_none()) {
@@ -673,6 +677,11 @@ pub const STAGE_WG_MIN: usize = 32;
 /// The largest power-of-two work-group, at most 256, whose staged slices fit in half the
 /// device's local memory for every staged copy (the other half is left to the kernel's own
 /// `__local` arrays); 0 when fewer than `STAGE_WG_MIN` fit.
+fn staged_offered(device: cl_device_id) -> bool {
+    let ty: cl_device_type = crate::cl::info::device_scalar(device, CL_DEVICE_TYPE);
+    crate::config::get().staged.offered(ty & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR) != 0)
+}
+
 fn stage_capacity(device: cl_device_id, kernels: &HashMap<String, Arc<RewrittenKernel>>) -> usize {
     let Some(need) = kernels.values().filter_map(|k| k.staged.as_ref()).map(|s| s.bytes_per_item).max() else {
         return 0;

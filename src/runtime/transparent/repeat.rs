@@ -171,11 +171,20 @@ pub fn again<'a>(
     }
     let mut slot = slot.lock();
     let t = slot.as_mut()?;
-    let r = crate::guard("repeated launch", || repeat(t, decisions, info, queue, dims, enqueue)).flatten();
-    if r.is_none() {
-        *slot = None;
+    // What the enqueue returned, once it was called: a panic in the counting after it must not
+    // send the launch to the full path, which would enqueue it again.
+    let mut enqueued = None;
+    match crate::guard("repeated launch", || repeat(t, decisions, info, queue, dims, enqueue, &mut enqueued)) {
+        Some(Some(r)) => Some(r),
+        Some(None) => {
+            *slot = None;
+            None
+        }
+        None => {
+            *slot = None;
+            enqueued
+        }
     }
-    r
 }
 
 fn repeat<'a>(
@@ -185,6 +194,7 @@ fn repeat<'a>(
     queue: cl_command_queue,
     dims: &Dims,
     enqueue: &impl Enqueue,
+    enqueued: &mut Option<cl_int>,
 ) -> Option<cl_int> {
     if t.queue != key(queue) || t.dims != *dims {
         return None;
@@ -240,25 +250,23 @@ fn repeat<'a>(
         // Not enqueued: the full path falls back to the kernel as written.
         return None;
     }
-    // Enqueued: whatever happens to the counting, the launch must not be enqueued again.
-    crate::guard("repeated launch counted", || {
-        for &(i, arg) in &t.counted {
-            let cost = &mut locked[i].cost;
-            if let Some(k) = &t.model_key {
-                cost.launched(k, arg, t.items);
-            }
-            t.steady.count(t.structures, cost);
+    *enqueued = Some(r);
+    for &(i, arg) in &t.counted {
+        let cost = &mut locked[i].cost;
+        if let Some(k) = &t.model_key {
+            cost.launched(k, arg, t.items);
         }
-        drop(_open);
-        drop(locked);
-        let finishes = pace::finishes();
-        if finishes != t.finishes {
-            t.finishes = finishes;
-            pace::launched(queue);
-        }
-        crate::stats::transparent_launch(t.form == Variant::Asta);
-        crate::stats::repeated_launch(decisions(), t.form.form());
-    });
+        t.steady.count(t.structures, cost);
+    }
+    drop(_open);
+    drop(locked);
+    let finishes = pace::finishes();
+    if finishes != t.finishes {
+        t.finishes = finishes;
+        pace::launched(queue);
+    }
+    crate::stats::transparent_launch(t.form == Variant::Asta);
+    crate::stats::repeated_launch(decisions(), t.form.form());
     Some(r)
 }
 
