@@ -588,6 +588,26 @@ fn launches_while_the_copies_are_built_teach_the_next_run() {
     assert_eq!(epochs(&records[0]), vec![vec![3, 3], vec![3, 3]], "{}", out.show("copies built"));
 }
 
+/// While a kernel's copies are built its launches run as written, and past those the model may
+/// time, each repeats the last (`transparent::repeat`) until the build ends: the bytes are the
+/// plain run's, and the epoch is counted in full (the next run learns its length).
+#[test]
+fn launches_while_the_copies_are_built_repeat_the_last() {
+    let dir = fresh_dir("policy-repeat-building");
+    let base = run(&seq("launches"), TIMEOUT);
+    assert_ok(&base);
+    let json = scratch("policy-repeat-building").join("stats.json");
+    let cmd = annotated(seq("launches").shimmed(), "auto", dir.as_os_str()).env("CLAYOUT_BUILD_AFTER", "60000");
+    let (out, stats) = with_stats(cmd, &json);
+    assert_same(&base, &out);
+    assert_eq!(launches(&stats, "advance", "written"), 10, "{stats:#}");
+    // Launches 1-4 may be timed, the fifth makes the ticket, 6-10 repeat it.
+    assert_eq!(stats["launches_repeated"], 5, "{stats:#}");
+    let records = payloads(&dir, "lengths");
+    assert_eq!(records.len(), 1, "{}", out.show("copies held back"));
+    assert_eq!(epochs(&records[0]), vec![vec![10]], "{}", out.show("copies held back"));
+}
+
 /// A launch the cost model times, enqueued on a queue the application's clFinish drained, is
 /// timed by the application's next clFinish rather than by markers of clayout's: a benchmark
 /// loop that waits for each launch pays nothing for being timed. A launch followed by another

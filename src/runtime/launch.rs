@@ -194,14 +194,25 @@ unsafe fn launch_with(
             return cannot_run(&k.facts, &why);
         }
     }
-    let timing = building.and_then(|(key, nth)| {
-        crate::guard("cost model", || timing_while_building(&k, &key, nth, &dims, user)).flatten()
+    let timing = building
+        .as_ref()
+        .and_then(|b| crate::guard("cost model", || timing_while_building(&k, &b.key, b.nth, &dims, user)).flatten());
+    // Past the launches the model may time, the launches like this one repeat it while the
+    // copies are built (`transparent::repeat`).
+    let repeats = building.filter(|b| {
+        timing.is_none() && n == 0 && event.is_null() && !timed_while_building(b.nth) && !super::suggest::active()
     });
     // The form's start, for its timing (`Timed::host_start`); the clock is read on this path only.
     let started = timing.as_ref().map(|_| std::time::Instant::now());
     match crate::guard("launch conversions", || prepare(queue, &needs, user)) {
         Some(Ok(w)) => match timing.zip(started) {
-            None => w.run(queue, event, |n, l, ev| enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS),
+            None => {
+                let r = w.run(queue, event, |n, l, ev| enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS);
+                if let Some(b) = repeats.filter(|_| r == CL_SUCCESS) {
+                    crate::guard("repeated launch", || repeats_while_building(queue, kernel, &k, b, &needs, &dims));
+                }
+                r
+            }
             Some((t, started)) => {
                 // Events of clayout's own to wait for (a buffer another kernel's copy left in
                 // ASTA, converted back): the application's wait would hold them too.
@@ -218,6 +229,38 @@ unsafe fn launch_with(
         Some(Err(e)) => e,
         None => CL_OUT_OF_RESOURCES,
     }
+}
+
+/// Notes the launch as written just enqueued, while the kernel's copies are built (`b`), as the
+/// one the next launches of its kernel object repeat until the build ends.
+fn repeats_while_building(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    k: &kernels::Kernel,
+    b: Counted,
+    needs: &[BufferNeed],
+    dims: &Dims,
+) {
+    let Some(build) = b.build else { return };
+    let ran = super::transparent::repeat::Ran {
+        queue,
+        info: &k.facts,
+        reads: &[],
+        needs,
+        dims,
+        run: (kernel, None),
+        form: Variant::Written,
+        holds: super::transparent::repeat::Holds::Building { build, counted: b.converted },
+        model_key: Some(b.key),
+        items: b.items,
+    };
+    super::transparent::repeat::note(&k.copies.repeat, ran);
+}
+
+/// Whether the model may time the `nth` launch of an epoch made while the copies are built
+/// (`timing_while_building`).
+fn timed_while_building(nth: u32) -> bool {
+    nth <= 2 * super::cost::model::TIMED_LAUNCHES && crate::config::get().policy == crate::config::Policy::Auto
 }
 
 /// A launch as written, while the kernel's copies are built, that the cost model wants timed.
@@ -244,8 +287,7 @@ fn timing_while_building(
 ) -> Option<WhileBuilding> {
     // A form is timed on the first launches that meet it: past them, a long first run pays
     // nothing more for this at each launch.
-    let first_launches = nth <= 2 * super::cost::model::TIMED_LAUNCHES;
-    if !first_launches || crate::config::get().policy != crate::config::Policy::Auto || super::suggest::active() {
+    if !timed_while_building(nth) || super::suggest::active() {
         return None;
     }
     let (kernel, plan) = k.building_plan()?;
@@ -276,15 +318,20 @@ fn timing_while_building(
 /// copies are built, taught the next run nothing, and only its third converted (blackscholes'
 /// 30-launch runs on the H100, docs/cost-model.md). The kernel's buffer arguments are taken in
 /// the order the cost model numbers them: its rewritten parameters by argument index.
-fn counted_while_building(k: &kernels::Kernel, dims: &Dims) -> Option<(Arc<str>, u32)> {
+fn counted_while_building(k: &kernels::Kernel, dims: &Dims) -> Option<Counted> {
     let items = super::transparent::launch::items_class(dims);
     let program = k.program.as_ref()?;
     let dl = program.dl()?;
     let rewrites = dl.rewrites.as_ref()?;
     let rewritten = rewrites.rewritten.kernels.get(&k.facts.name)?;
-    let options = program.facts.build_options.lock();
-    let key = rewrites.times_key_of(options.as_deref().unwrap_or(""), &rewritten.private_name)?;
-    drop(options);
+    let built_with = program.facts.build_options.lock();
+    let options = built_with.as_deref().unwrap_or("");
+    let key = rewrites.times_key_of(options, &rewritten.private_name)?;
+    let build = match rewrites.lookup(options) {
+        super::transparent::private::Private::Building(t) => Some(t),
+        _ => None,
+    };
+    drop(built_with);
     let mut indices: Vec<usize> = rewritten.indices.values().copied().collect();
     indices.sort_unstable();
     let handles: Vec<_> = {
@@ -298,6 +345,7 @@ fn counted_while_building(k: &kernels::Kernel, dims: &Dims) -> Option<(Arc<str>,
             .collect()
     };
     let mut first = None;
+    let mut converted = Few::new();
     for (arg, &h) in (0u32..).zip(&handles) {
         // A buffer bound to two of them counts once, at the first (as the cost model does).
         if h == 0 || handles[..arg as usize].contains(&h) {
@@ -306,9 +354,23 @@ fn counted_while_building(k: &kernels::Kernel, dims: &Dims) -> Option<(Arc<str>,
         if let Some(buffer) = buffers::get(h) {
             let n = buffer.state.lock().cost.launched(&key, arg, items);
             first = first.or((arg == 0).then_some(n));
+            converted.push((h, arg));
         }
     }
-    Some((key, first?))
+    Some(Counted { key, nth: first?, items, converted, build })
+}
+
+/// A launch counted while its kernel's copies are built (`counted_while_building`).
+struct Counted {
+    /// The key of the copies' records.
+    key: Arc<str>,
+    /// Its place in the epoch of the buffer at the first converted argument.
+    nth: u32,
+    items: u8,
+    /// The buffers it was counted in, each once: handle, converted argument.
+    converted: Few<(crate::registry::Handle, u32)>,
+    /// The copies' build, while it runs.
+    build: Option<super::worker::Ticket>,
 }
 
 /// Whether the scalar arguments an inferred annotation assumed (its stride) have the values it

@@ -143,16 +143,14 @@ pub fn launch(
                 let ran = repeat::Ran {
                     queue,
                     info,
-                    kernel: &plan.kernel,
                     reads: &plan.reads,
                     needs,
                     dims,
                     run,
                     form: ran,
-                    steady,
+                    holds: repeat::Holds::Model { kernel: plan.kernel.clone(), steady, structures: m },
                     model_key,
                     items: class.items,
-                    structures: m,
                 };
                 crate::guard("repeated launch", || repeat::note(&copies.repeat, ran));
             }

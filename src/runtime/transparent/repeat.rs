@@ -14,9 +14,15 @@
 //! locked as any command locks them, enqueues the same form, and counts the launch where the
 //! full path would: its buffers' epoch and balance, the kernel's decisions.
 //!
+//! A kernel whose copies are still being built (a program's first run under `auto`, all of
+//! whose launches may come before they are) runs as written, and its launches repeat the same
+//! way while the build has not ended: they are counted in their buffers' epochs only, as the
+//! full path counts them then (`runtime::launch::counted_while_building`). On PoCL such a
+//! launch cost clayout about 5,500 instructions through the full path.
+//!
 //! Whatever differs (another queue or work size, an argument of another value, a buffer
-//! converted or used by a command that is not free, the kernel's times changed) takes the full
-//! path, which makes the next ticket.
+//! converted or used by a command that is not free, the kernel's times changed, the copies'
+//! build ended) takes the full path, which makes the next ticket.
 
 use super::super::access::{BufferNeed, Few};
 use super::super::buffers::{Buffer, BufferState};
@@ -24,6 +30,7 @@ use super::super::cost::{pace, Steady, Variant};
 use super::super::dims::{Dims, Enqueue};
 use super::super::order::{self, Stretch};
 use super::super::state::{Current, Need};
+use super::super::worker;
 use super::rewrite::RewrittenKernel;
 use crate::registry::{key, ArgValue, Args, Handle, KernelInfo};
 use opencl_sys::*;
@@ -54,37 +61,44 @@ pub struct Ticket {
     /// only this kernel object's launches set) and the work-group size it replaces, if it does.
     run: (Handle, Option<usize>),
     form: Variant,
-    kernel: Arc<RewrittenKernel>,
-    /// The decision it repeats: the kernel's while its model keeps it.
-    steady: Arc<Steady>,
+    holds: Holds,
     /// Every buffer the launch uses, in handle order, once, and the layout it must be in; not
     /// kept alive by the ticket.
     buffers: Few<(Handle, Weak<Buffer>, Current)>,
-    /// The buffers the decision counts (`BufferView`): index in `buffers`, converted argument.
+    /// The buffers each launch is counted in (`BufferView`): index in `buffers`, converted
+    /// argument.
     counted: Few<(usize, u32)>,
     model_key: Option<Arc<str>>,
     items: u8,
-    structures: f64,
     stretch: Weak<Stretch>,
     /// The application's `clFinish` calls by the last launch (`cost::pace::launched`).
     finishes: u64,
 }
 
-/// The last launch, as `transparent::launch` saw it run.
+/// Why the launches like the last one run as it did.
+#[derive(Debug)]
+pub enum Holds {
+    /// The kernel's model keeps decision `steady` for them; each counts `structures` in its
+    /// buffers' epochs and balances as the decision does.
+    Model { kernel: Arc<RewrittenKernel>, steady: Arc<Steady>, structures: f64 },
+    /// The kernel's copies are being built by `build`: they run as written, and each is counted
+    /// in the epochs of the buffers `counted` names (handle, converted argument).
+    Building { build: worker::Ticket, counted: Few<(Handle, u32)> },
+}
+
+/// The last launch, as the launch path saw it run.
 pub struct Ran<'a> {
     pub queue: cl_command_queue,
     pub info: &'a KernelInfo,
-    pub kernel: &'a Arc<RewrittenKernel>,
-    /// `TransparentPlan::reads`.
+    /// `TransparentPlan::reads` (none while the copies are built: any scalar may change then).
     pub reads: &'a [usize],
     pub needs: &'a [BufferNeed],
     pub dims: &'a Dims,
     pub run: (cl_kernel, Option<usize>),
     pub form: Variant,
-    pub steady: Arc<Steady>,
+    pub holds: Holds,
     pub model_key: Option<Arc<str>>,
     pub items: u8,
-    pub structures: f64,
 }
 
 /// Makes the ticket for the launches like `ran`, which ran its kept decision's form with no
@@ -102,7 +116,11 @@ pub fn forget(slot: &Slot) {
 }
 
 fn ticket(ran: Ran) -> Option<Ticket> {
-    if ran.steady.form() != ran.form || ran.needs.iter().any(|n| n.buffer.parent.is_some()) {
+    let kept_form = match &ran.holds {
+        Holds::Model { steady, .. } => steady.form() == ran.form,
+        Holds::Building { .. } => ran.form == Variant::Written,
+    };
+    if !kept_form || ran.needs.iter().any(|n| n.buffer.parent.is_some()) {
         return None;
     }
     let stretch = order::open_stretch(ran.queue)?;
@@ -117,11 +135,18 @@ fn ticket(ran: Ran) -> Option<Ticket> {
         return None;
     }
     // Numbered as `transparent::launch::decide` numbers its views: the kernel's converted
-    // arguments in order, each buffer once.
+    // arguments in order, each buffer once (while the copies are built, the launch path has
+    // numbered them so).
+    let converted: Few<(Handle, u32)> = match &ran.holds {
+        Holds::Model { .. } => {
+            let devices = ran.needs.iter().filter(|n| matches!(n.need, Need::Device(_)));
+            (0u32..).zip(devices).map(|(arg, n)| (n.buffer.handle, arg)).collect()
+        }
+        Holds::Building { counted, .. } => counted.clone(),
+    };
     let mut counted: Few<(usize, u32)> = Few::new();
-    let devices = ran.needs.iter().filter(|n| matches!(n.need, Need::Device(_)));
-    for (arg, n) in (0u32..).zip(devices) {
-        let at = all.iter().position(|(b, _)| b.handle == n.buffer.handle)?;
+    for (h, arg) in converted {
+        let at = all.iter().position(|(b, _)| b.handle == h)?;
         if !counted.iter().any(|&(i, _)| i == at) {
             counted.push((at, arg));
         }
@@ -139,13 +164,11 @@ fn ticket(ran: Ran) -> Option<Ticket> {
         dims: *ran.dims,
         run: (key(ran.run.0), ran.run.1),
         form: ran.form,
-        kernel: Arc::clone(ran.kernel),
-        steady: ran.steady,
+        holds: ran.holds,
         buffers: all.iter().map(|(b, c)| (b.handle, Arc::downgrade(b), *c)).collect(),
         counted,
         model_key: ran.model_key,
         items: ran.items,
-        structures: ran.structures,
         stretch: Arc::downgrade(&stretch),
         finishes: pace::finishes(),
     })
@@ -208,20 +231,26 @@ fn repeat<'a>(
         }
         t.args = args;
     }
-    // What launches timed by their events measured since: a time recorded for this kernel
-    // drops its kept decision.
-    // Not guarded apart: a panic here is `again`'s, before anything is enqueued (the full path
-    // then takes the launch).
-    super::super::cost::measure::harvest();
-    {
-        let mut model = t.kernel.model.lock();
-        if !model.steady.as_ref().is_some_and(|s| Arc::ptr_eq(s, &t.steady)) {
-            return None;
+    let kept = match &t.holds {
+        Holds::Model { kernel, steady, structures } => {
+            // What launches timed by their events measured since: a time recorded for this
+            // kernel drops its kept decision.
+            // Not guarded apart: a panic here is `again`'s, before anything is enqueued (the
+            // full path then takes the launch).
+            super::super::cost::measure::harvest();
+            let mut model = kernel.model.lock();
+            if !model.steady.as_ref().is_some_and(|s| Arc::ptr_eq(s, steady)) {
+                return None;
+            }
+            // Counted for the application's waits (`cost::pace`), enqueued or not: only whether
+            // the kernel was launched since one counts.
+            model.launches += 1;
+            Some((steady, *structures))
         }
-        // Counted for the application's waits (`cost::pace`), enqueued or not: only whether
-        // the kernel was launched since one counts.
-        model.launches += 1;
-    }
+        // Built (or dropped): the full path finds what became of the copies.
+        Holds::Building { build, .. } if build.is_done() => return None,
+        Holds::Building { .. } => None,
+    };
     let stretch = t.stretch.upgrade()?;
     let buffers: Few<Arc<Buffer>> = t.buffers.iter().map(|(_, b, _)| b.upgrade()).collect::<Option<_>>()?;
     // Locked in handle order, as every command locks them (`access`), until the launch is
@@ -236,9 +265,11 @@ fn repeat<'a>(
             return None;
         }
     }
-    let sent_back = t.counted.iter().any(|&(i, _)| locked[i].cost.reuse.sent_back);
-    if sent_back != t.steady.sent_back() {
-        return None;
+    if let Some((steady, _)) = kept {
+        let sent_back = t.counted.iter().any(|&(i, _)| locked[i].cost.reuse.sent_back);
+        if sent_back != steady.sent_back() {
+            return None;
+        }
     }
     // The stretch's marker, should another thread enqueue it now, comes after this launch.
     let _open = stretch.held_open()?;
@@ -256,7 +287,9 @@ fn repeat<'a>(
         if let Some(k) = &t.model_key {
             cost.launched(k, arg, t.items);
         }
-        t.steady.count(t.structures, cost);
+        if let Some((steady, structures)) = kept {
+            steady.count(structures, cost);
+        }
     }
     drop(_open);
     drop(locked);
