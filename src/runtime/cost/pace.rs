@@ -20,6 +20,7 @@ use super::kernel::KernelModel;
 use super::size::SizeClass;
 use opencl_sys::cl_command_queue;
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Weak};
 use std::time::Instant;
@@ -45,6 +46,10 @@ struct Queue {
     /// Each kernel, its size class and structures at its last launch through the full path.
     kernels: Vec<(usize, Weak<dyn Paced>, SizeClass, f64)>,
 }
+
+/// A kernel launched on a queue since its last wait, with its size class and structures at its
+/// last launch through the full path.
+type Launched = (Arc<dyn Paced>, SizeClass, f64);
 
 /// Queues followed, and kernels per queue, at most: past them the oldest goes.
 const MAX_QUEUES: usize = 64;
@@ -146,12 +151,13 @@ pub fn finished(queue: cl_command_queue, e: Entering, ok: bool) {
         let waits = std::mem::replace(&mut q.waits, ok.then(|| APP_WAITS.load(Relaxed)));
         let first = q.first.take();
         q.armed = true;
-        let kernels: Vec<(Arc<dyn Paced>, SizeClass, f64)> =
+        // On the stack: a program that waits after every launch comes here as often.
+        let kernels: SmallVec<[Launched; 4]> =
             q.kernels.iter().filter_map(|(_, k, c, m)| Some((k.upgrade()?, *c, *m))).collect();
         (waits, first, kernels)
     };
     // The kernels launched since the last wait, and the longest launch among them.
-    let mut ran = Vec::with_capacity(kernels.len());
+    let mut ran: SmallVec<[(Arc<dyn Paced>, SizeClass); 4]> = SmallVec::new();
     let mut longest: Option<f64> = Some(0.0);
     for (k, class, m) in kernels {
         let mut model = k.model().lock();
