@@ -5,6 +5,9 @@
 # standard output and exit status within the case's time limit. The statistics, memory and
 # address-space checks of tests/hostile.rs are left to CI. Needs a release libclayout.so, the
 # OpenCL headers and a link-time libOpenCL.so in $CARRY. Writes $OUT/hostile.log.
+# POLICY replaces `always` where a case names no policy; HOSTILE_ENV adds variables to the runs
+# under clayout (POLICY=auto HOSTILE_ENV=CLAYOUT_BUILD_AFTER=60000: every launch made while the
+# copies are built).
 set -uo pipefail
 CARRY=${CARRY:-.devcarry/rt}
 OUT=${OUT:-/tmp/out}
@@ -20,7 +23,7 @@ for p in bytes objects events kernels; do
     side=tests/hostile/particles.dl; [ $p = kernels ] && side=
     while IFS=$'\t' read -r case flags; do
         [ -n "$case" ] || continue
-        policy=always timeout=30 cside=$side
+        policy=${POLICY:-always} timeout=30 cside=$side
         for f in $flags; do
             case "$f" in
                 policy=*) policy=${f#policy=} ;;
@@ -30,7 +33,7 @@ for p in bytes objects events kernels; do
         done
         [ "$cside" = skip ] && continue
         a=$(timeout "$timeout" "$b/$p" "$case" 2>/dev/null; echo "exit $?")
-        s=$(env CLAYOUT_POLICY=$policy ${cside:+CLAYOUT_ANNOTATIONS=$cside} LD_PRELOAD="$lib" timeout "$timeout" "$b/$p" "$case" 2>/dev/null; echo "exit $?")
+        s=$(env CLAYOUT_POLICY=$policy ${cside:+CLAYOUT_ANNOTATIONS=$cside} ${HOSTILE_ENV:-} LD_PRELOAD="$lib" timeout "$timeout" "$b/$p" "$case" 2>/dev/null; echo "exit $?")
         if [ "$a" = "$s" ]; then
             same=$((same + 1)); echo "same        $p $case"
         elif grep -q "^$case " tests/hostile/KNOWN_BROKEN; then
