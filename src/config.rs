@@ -399,6 +399,21 @@ mod tests {
         assert_eq!((c.policy, c.cache_dir), (Policy::Auto, CacheDir::Path("/tmp/x".into())));
     }
 
+    /// The staged copy: on GPUs and accelerators only by default, everywhere or nowhere when
+    /// asked; a bad value warns and keeps the default.
+    #[test]
+    fn staged_offer() {
+        let offered = |v: &str| {
+            let (c, w) = cfg(&[("CLAYOUT_STAGED", v)]);
+            (c.staged.offered(true), c.staged.offered(false), w.len())
+        };
+        assert_eq!(offered(""), (true, false, 0));
+        assert_eq!(offered("auto"), (true, false, 0));
+        assert_eq!(offered("1"), (true, true, 0));
+        assert_eq!(offered("0"), (false, false, 0));
+        assert_eq!(offered("yes"), (true, false, 1));
+    }
+
     #[test]
     fn values() {
         let (c, w) = cfg(&[
