@@ -869,6 +869,23 @@ fn a_launch_like_the_last_repeats_it_and_nothing_else_does() {
     }
 }
 
+/// Two buffers that trade places at every launch (a stencil's time steps): where the kernel runs
+/// as written, each launch repeats the one two before it (`transparent::repeat` keeps two
+/// tickets of the kernel as written); the bytes are the plain run's.
+#[test]
+fn buffers_that_trade_places_repeat_every_other_launch() {
+    let base = run(&seq("swapped"), TIMEOUT);
+    assert_ok(&base);
+    let json = scratch("policy-swapped").join("stats.json");
+    // The staged copy not offered: `never` runs gather as written from its first launch.
+    let cmd = annotated(seq("swapped").shimmed(), "never", "off").env("CLAYOUT_STAGED", "0");
+    let (out, stats) = with_stats(cmd, &json);
+    assert_same(&base, &out);
+    assert_eq!(launches(&stats, "gather", "written"), 20, "{stats:#}");
+    // The first two launches make the tickets, the other 18 repeat them.
+    assert_eq!(stats["launches_repeated"], 18, "{stats:#}");
+}
+
 #[test]
 fn a_kernel_the_device_keeps_up_with_is_left_as_written() {
     let bin = build_c_as("tests/dl", "dl_pace", "dl_pace", &["-lOpenCL", "-lm"]);

@@ -412,6 +412,25 @@ int main(int argc, char **argv)
         clReleaseKernel(gk);
         clReleaseMemObject(own);
         clReleaseMemObject(shared);
+    } else if (!strcmp(mode, "swapped")) {
+        /* Two buffers that trade places at every step, as a stencil's time steps do: gather
+         * reads one and writes the other, its arguments set again before each launch. */
+        fill_particles(h2, n, 5.0f);
+        cl_mem a = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h2);
+        cl_kernel gk = pair_kernel("gather", a, b);
+        size_t g = global_size();
+        for (int i = 0; i < 20; i++) {
+            cl_mem own = i % 2 ? b : a, shared = i % 2 ? a : b;
+            CHECK(clSetKernelArg(gk, 0, sizeof own, &own));
+            CHECK(clSetKernelArg(gk, 1, sizeof shared, &shared));
+            CHECK(clEnqueueNDRangeKernel(q, gk, 1, NULL, &g, NULL, 0, NULL, NULL));
+        }
+        read_show("a", a, h, bytes);
+        read_show("b", b, h2, bytes);
+        clReleaseKernel(gk);
+        clReleaseMemObject(a);
+        clReleaseMemObject(b);
     } else if (!strcmp(mode, "binary")) {
         /* The program rebuilt from its own binary, as applications with a binary cache do:
          * clayout sees no source there, so its kernels run as written. */

@@ -35,13 +35,20 @@ use super::rewrite::RewrittenKernel;
 use crate::registry::{key, ArgValue, Args, Handle, KernelInfo};
 use opencl_sys::*;
 use parking_lot::{Mutex, MutexGuard};
+use smallvec::SmallVec;
 use std::sync::{Arc, Weak};
 
 /// The most buffers a launch that repeats may use (a launch with more takes the full path).
 const HELD: usize = 8;
 
-/// Where a kernel object keeps its ticket (`KernelCopies::repeat`).
-pub type Slot = Mutex<Option<Ticket>>;
+/// Where a kernel object keeps its tickets (`KernelCopies::repeat`), the latest first: two, where
+/// both run the kernel as written (a program that swaps its buffers between two launches, as a
+/// stencil's time steps do, repeats each of the two); one otherwise (a copy's arguments are those
+/// its last full launch set).
+pub type Slot = Mutex<SmallVec<[Ticket; KEPT]>>;
+
+/// Tickets a kernel object keeps at most.
+const KEPT: usize = 2;
 
 /// What the next launch must match to repeat the last one, and what it then enqueues and counts.
 #[derive(Debug)]
@@ -109,13 +116,27 @@ pub struct Ran<'a> {
 /// stretch (its queue executes out of order, or it was not free), a buffer is a sub-buffer
 /// (whose bytes are its parent's), or one is passed for arguments that want it in different
 /// layouts.
+/// Kept as the latest, with the one before it where both run the kernel as written and launch it
+/// differently (a ticket of the same launch is replaced).
 pub fn note(slot: &Slot, ran: Ran) {
-    *slot.lock() = ticket(ran);
+    let mut slot = slot.lock();
+    let Some(t) = ticket(ran) else {
+        slot.clear();
+        return;
+    };
+    let before = slot
+        .drain(..)
+        .next()
+        .filter(|b| t.form == Variant::Written && b.form == Variant::Written && !b.same_launch(&t));
+    slot.push(t);
+    slot.extend(before);
 }
 
-/// Drops the kernel object's ticket: a launch of it takes the full path.
+/// Drops the kernel object's tickets that launch one of its copies, whose arguments the full
+/// launch under way may set: a launch of it takes the full path. A ticket of the kernel as
+/// written launches the application's kernel object with the application's arguments.
 pub fn forget(slot: &Slot) {
-    slot.lock().take();
+    slot.lock().retain(|t| t.form == Variant::Written);
 }
 
 fn ticket(ran: Ran) -> Option<Ticket> {
@@ -196,44 +217,80 @@ pub fn again<'a>(
         return None;
     }
     let mut slot = slot.lock();
-    let t = slot.as_mut()?;
+    if slot.is_empty() {
+        return None;
+    }
     // What the enqueue returned, once it was called: a panic in the counting after it must not
     // send the launch to the full path, which would enqueue it again.
     let mut enqueued = None;
-    match crate::guard("repeated launch", || repeat(t, decisions, info, queue, dims, enqueue, &mut enqueued)) {
-        Some(Some(r)) => Some(r),
-        Some(None) => {
-            *slot = None;
-            None
+    let mut decisions = Some(decisions);
+    let r = crate::guard("repeated launch", || {
+        for i in 0..slot.len() {
+            match matched(&mut slot[i], info, queue, dims) {
+                Match::Other => continue,
+                Match::Stale => {}
+                Match::Same => {
+                    let decisions = decisions.take().expect("one ticket repeats");
+                    if let Some(r) = repeat(&mut slot[i], decisions, queue, enqueue, &mut enqueued) {
+                        return Some(r);
+                    }
+                }
+            }
+            // The launch it stood for cannot be repeated any more.
+            slot.remove(i);
+            return None;
         }
+        None
+    });
+    match r {
+        Some(r) => r,
         None => {
-            *slot = None;
+            slot.clear();
             enqueued
         }
     }
 }
 
-fn repeat<'a>(
-    t: &mut Ticket,
-    decisions: impl FnOnce() -> &'a crate::stats::KernelStats,
-    info: &KernelInfo,
-    queue: cl_command_queue,
-    dims: &Dims,
-    enqueue: &impl Enqueue,
-    enqueued: &mut Option<cl_int>,
-) -> Option<cl_int> {
+/// Whether a launch on `queue` with `dims` and `info`'s arguments now is ticket `t`'s.
+enum Match {
+    Same,
+    /// Another launch of the kernel object: the ticket may still serve a later one.
+    Other,
+    /// The arguments were set again in a way the ticket cannot check.
+    Stale,
+}
+
+fn matched(t: &mut Ticket, info: &KernelInfo, queue: cl_command_queue, dims: &Dims) -> Match {
     if t.queue != key(queue) || t.dims != *dims {
-        return None;
+        return Match::Other;
     }
     // Compared under the lock, cloned only when another list was set.
     let set_since = !Arc::ptr_eq(&t.args, &info.args.lock());
     if set_since {
         let args = info.args.lock().clone();
-        if !(t.args_covered && t.same_args(&args) && t.same_buffers()) {
-            return None;
+        if !t.args_covered {
+            return Match::Stale;
+        }
+        if !t.same_args(&args) {
+            return Match::Other;
+        }
+        if !t.same_buffers() {
+            return Match::Stale;
         }
         t.args = args;
     }
+    Match::Same
+}
+
+/// Enqueues ticket `t`'s launch, which the launch now matches (`matched`), if what it stood for
+/// still holds.
+fn repeat<'a>(
+    t: &mut Ticket,
+    decisions: impl FnOnce() -> &'a crate::stats::KernelStats,
+    queue: cl_command_queue,
+    enqueue: &impl Enqueue,
+    enqueued: &mut Option<cl_int>,
+) -> Option<cl_int> {
     let kept = match &t.holds {
         Holds::Model { kernel, steady, structures } => {
             // What launches timed by their events measured since: a time recorded for this
@@ -324,6 +381,12 @@ impl Ticket {
                     || matches!((was, is), (Some(ArgValue::Bytes(_)), Some(ArgValue::Bytes(_))))
                         && self.reads.as_ref().is_some_and(|r| r.binary_search(&i).is_err())
             })
+    }
+
+    /// Whether `other` is the same launch: same queue, work sizes and arguments (as `same_args`
+    /// compares them).
+    fn same_launch(&self, other: &Ticket) -> bool {
+        self.queue == other.queue && self.dims == other.dims && self.same_args(&other.args)
     }
 
     /// Whether each of its buffers' handles still names the buffer it did (a handle set again
