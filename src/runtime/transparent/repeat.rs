@@ -116,6 +116,7 @@ pub struct Ran<'a> {
 /// stretch (its queue executes out of order, or it was not free), a buffer is a sub-buffer
 /// (whose bytes are its parent's), or one is passed for arguments that want it in different
 /// layouts.
+///
 /// Kept as the latest, with the one before it where both run the kernel as written and launch it
 /// differently (a ticket of the same launch is replaced).
 pub fn note(slot: &Slot, ran: Ran) {
@@ -198,8 +199,8 @@ fn ticket(ran: Ran) -> Option<Ticket> {
     })
 }
 
-/// Enqueues a launch of the kernel object whose ticket `slot` holds as its last one, if it
-/// repeats it (`n` events waited for, `event` asked), and counts it in `decisions`, the kernel's:
+/// Enqueues a launch of the kernel object that repeats one of the launches whose tickets `slot`
+/// holds, if it does (`n` events waited for, `event` asked), and counts it in `decisions`, the kernel's:
 /// Some(what the enqueue returned), or None when the launch must take the full path (nothing
 /// was enqueued).
 #[allow(clippy::too_many_arguments)]
