@@ -14,6 +14,10 @@
 //! locked as any command locks them, enqueues the same form, and counts the launch where the
 //! full path would: its buffers' epoch and balance, the kernel's decisions.
 //!
+//! Where the kernel runs as written, the launch before the last is kept too: a program that
+//! swaps two buffers between launches (a stencil's time steps) repeats each of the two. A copy's
+//! launch keeps one, since the copy's arguments are those its last full launch set.
+//!
 //! A kernel whose copies are still being built (a program's first run under `auto`, all of
 //! whose launches may come before they are) runs as written, and its launches repeat the same
 //! way while the build has not ended: they are counted in their buffers' epochs only, as the
