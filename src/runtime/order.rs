@@ -174,14 +174,19 @@ pub struct HeldOpen<'a>(#[allow(dead_code)] parking_lot::MutexGuard<'a, Option<M
 /// it): the launches of its open stretch get their marker now, while it waits only for free
 /// commands.
 pub fn close(queue: cl_command_queue) {
-    let open = OPEN.lock().remove(&registry::key(queue));
-    if let Some(s) = &open {
-        s.closed.store(true, Ordering::Release);
-    }
+    let open = leave(&mut OPEN.lock(), registry::key(queue));
     // Only the map holds a stretch no launch joined.
     if let Some(s) = open.filter(|s| Arc::strong_count(s) > 1) {
         s.marker();
     }
+}
+
+/// Takes `queue`'s stretch out of `OPEN`, `open` (every way out of the map is this one), and
+/// marks it closed: `held_open` reads that rather than the map.
+fn leave(open: &mut HandleMap<Arc<Stretch>>, queue: Handle) -> Option<Arc<Stretch>> {
+    let s = open.remove(&queue)?;
+    s.closed.store(true, Ordering::Release);
+    Some(s)
 }
 
 impl Stretch {
@@ -209,9 +214,8 @@ impl Stretch {
             let mut open = OPEN.lock();
             if open.get(&self.queue).is_some_and(|s| std::ptr::eq(Arc::as_ptr(s), self)) {
                 // Later launches start another stretch, which this marker will not stand for.
-                open.remove(&self.queue);
+                leave(&mut open, self.queue);
             }
-            self.closed.store(true, Ordering::Release);
         }
         let mut queue = None;
         registry::get().queues.retain_if_present(self.queue, |h| queue = Queue::retain(h as cl_command_queue));
@@ -330,9 +334,7 @@ fn list_free(queue: cl_command_queue, event: cl_event) {
 /// The application released a queue: its latest command no longer matters to anyone.
 pub fn queue_released(queue: Handle) {
     TAILS.lock().remove(&queue);
-    if let Some(s) = OPEN.lock().remove(&queue) {
-        s.closed.store(true, Ordering::Release);
-    }
+    leave(&mut OPEN.lock(), queue);
 }
 
 /// How many references clayout holds on `event` here (free list, queue heads, markers).
