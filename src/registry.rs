@@ -224,6 +224,17 @@ pub struct KernelInfo {
     /// afterwards (NVIDIA refuses its launch once a buffer replaces the pointer), which only
     /// the kernel itself can tell, so it runs as written from then on.
     pub svm_seen: std::sync::atomic::AtomicBool,
+    /// Arguments set so far (`set_arg`): a launch that repeats the last tells that none was
+    /// set since without the list's lock.
+    pub args_set: std::sync::atomic::AtomicU64,
+}
+
+impl KernelInfo {
+    /// The arguments as last set, and how many were set by then.
+    pub fn args_now(&self) -> (Args, u64) {
+        let args = self.args.lock();
+        (args.clone(), self.args_set.load(std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 #[derive(Debug)]

@@ -21,7 +21,6 @@ static REWRITTEN: AtomicU64 = AtomicU64::new(0);
 static REFUSED: AtomicU64 = AtomicU64::new(0);
 static LAUNCH_REWRITTEN: AtomicU64 = AtomicU64::new(0);
 static LAUNCH_ORIGINAL: AtomicU64 = AtomicU64::new(0);
-static LAUNCH_REPEATED: AtomicU64 = AtomicU64::new(0);
 static CONTEXTS_RELEASED: AtomicU64 = AtomicU64::new(0);
 static CONTEXTS_LEFT: AtomicU64 = AtomicU64::new(0);
 static FALLBACKS: Mutex<Vec<Fallback>> = Mutex::new(Vec::new());
@@ -152,6 +151,9 @@ pub struct Form {
     pub order: u8,
     pub key: &'static str,
     pub label: &'static str,
+    /// Whether its launches run a rewritten copy on buffers in a device layout (the report's
+    /// launches in ASTA) rather than in a host layout.
+    pub device_layout: bool,
 }
 
 // A form is its place in the order (each variant of the model has its own): compared by that
@@ -299,11 +301,34 @@ pub fn decision(kernel: &KernelStats, ran: Form, reason: &dyn Reasoned) {
 
 /// A launch of `kernel` repeated its last one in form `ran` (`transparent::repeat`): the
 /// decision and its reason are the last launch's, counted already.
+///
+/// Counted in the kernel's record alone: the report adds them to the totals (`repeated_totals`),
+/// two atomic additions fewer in a launch where every one shows.
 pub fn repeated_launch(kernel: &KernelStats, ran: Form) {
-    LAUNCH_REPEATED.fetch_add(1, Relaxed);
     let i = usize::from(ran.order).min(2);
     kernel.forms[i].get_or_init(|| ran);
     kernel.repeated[i].fetch_add(1, Relaxed);
+}
+
+/// Launches that repeated their kernel object's last one, in ASTA and in a host layout.
+#[derive(Default)]
+struct Repeated {
+    asta: u64,
+    host: u64,
+}
+
+fn repeated_totals<'a>(kernels: impl Iterator<Item = &'a KernelStats>) -> Repeated {
+    let mut t = Repeated::default();
+    for k in kernels {
+        for (n, form) in k.repeated.iter().zip(&k.forms) {
+            let n = n.load(Relaxed);
+            match form.get() {
+                Some(f) if f.device_layout => t.asta += n,
+                _ => t.host += n,
+            }
+        }
+    }
+    t
 }
 
 impl KernelDecisions {
@@ -440,6 +465,11 @@ pub fn report() -> Report {
     let calls: BTreeMap<&'static str, u64> =
         FN_NAMES.iter().zip(CALLS.iter()).map(|(n, c)| (*n, c.load(Relaxed))).filter(|(_, c)| *c > 0).collect();
     let fallbacks = FALLBACKS.try_lock_for(Duration::from_millis(200)).map(|l| l.clone()).unwrap_or_default();
+    let kernels: Vec<(String, KernelStats)> = DECISIONS
+        .try_lock_for(Duration::from_millis(200))
+        .map(|d| d.iter().map(|(n, k)| (n.clone(), k.clone())).collect())
+        .unwrap_or_default();
+    let repeated = repeated_totals(kernels.iter().map(|(_, k)| k));
     Report {
         version: env!("CARGO_PKG_VERSION"),
         real_library: crate::cl::source().map(str::to_string),
@@ -458,19 +488,17 @@ pub fn report() -> Report {
         fallbacks_not_listed: FALLBACKS_DROPPED.load(Relaxed),
         rewritten_kernels: REWRITTEN.load(Relaxed),
         rewrite_refusals: REFUSED.load(Relaxed),
-        launches_rewritten: LAUNCH_REWRITTEN.load(Relaxed),
-        launches_as_written: LAUNCH_ORIGINAL.load(Relaxed),
-        launches_repeated: LAUNCH_REPEATED.load(Relaxed),
+        launches_rewritten: LAUNCH_REWRITTEN.load(Relaxed) + repeated.asta,
+        launches_as_written: LAUNCH_ORIGINAL.load(Relaxed) + repeated.host,
+        launches_repeated: repeated.asta + repeated.host,
         contexts_released: CONTEXTS_RELEASED.load(Relaxed),
         contexts_left_referenced: CONTEXTS_LEFT.load(Relaxed),
         policy: PolicyReport {
             policy: config::get().policy,
-            kernels: DECISIONS
-                .try_lock_for(Duration::from_millis(200))
-                .map(|d| {
-                    d.iter().filter_map(|(n, k)| Some((n.clone(), k.snapshot(Duration::from_millis(200))?))).collect()
-                })
-                .unwrap_or_default(),
+            kernels: kernels
+                .iter()
+                .filter_map(|(n, k)| Some((n.clone(), k.snapshot(Duration::from_millis(200))?)))
+                .collect(),
             tiles: TILES.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default(),
         },
     }

@@ -513,6 +513,7 @@ fn record_kernel(k: cl_kernel, program: cl_program, name: String, args: Vec<Opti
             program: key(program),
             args: Mutex::new(std::sync::Arc::new(args)),
             svm_seen: svm_seen.into(),
+            args_set: 0.into(),
         };
         let facts = reg().kernels.insert(key(k), info);
         crate::runtime::kernels::created(key(k), facts);
@@ -571,6 +572,8 @@ fn set_arg(kernel: cl_kernel, i: cl_uint, v: ArgValue) {
             args.resize(i + 1, None);
         }
         args[i] = Some(v);
+        // Under the list's lock, after the change (`KernelInfo::args_now` reads both under it).
+        info.args_set.fetch_add(1, std::sync::atomic::Ordering::Release);
     });
 }
 

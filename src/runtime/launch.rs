@@ -39,13 +39,18 @@ pub unsafe fn launch(
     if let Some(_fast) = super::order::fast(n) {
         return enqueue(kernel, None, n, list, event);
     }
-    let Some(k) = kernels::get(key(kernel)) else { return enqueue(kernel, None, n, list, event) };
-    let decisions = || k.copies.decisions(&k.facts.name);
-    if let Some(r) =
+    let repeated = kernels::with(key(kernel), |k| {
+        let decisions = || k.copies.decisions(&k.facts.name);
         super::transparent::repeat::again(&k.copies.repeat, decisions, &k.facts, queue, &dims, n, event, &enqueue)
-    {
-        return r;
+    });
+    match repeated {
+        None => return enqueue(kernel, None, n, list, event),
+        Some(Some(r)) => return r,
+        Some(None) => {}
     }
+    // Released by another thread since, or created again at the same handle: the launch is the
+    // application's race, and the record found now (if any) is the one to go by.
+    let Some(k) = kernels::get(key(kernel)) else { return enqueue(kernel, None, n, list, event) };
     // Under the cost model a launch does not wait for what clayout's worker is still building
     // for it: it runs as written until the copies are ready (a kernel written for a device
     // layout always waits, it has no such way out). Under `always` and `never` (and with

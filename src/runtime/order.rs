@@ -81,6 +81,12 @@ pub fn fast_free() -> bool {
 /// `Some` when the fast path may be taken for an enqueue with a wait list of `n` events; `None`
 /// when the caller must take the ordered one.
 pub fn fast(n: cl_uint) -> Option<Fast> {
+    // The flag is never cleared: once seen set, the ordered path needs nothing of the count
+    // below. Every enqueue after the first annotated program comes here, and the count's two
+    // sequentially consistent updates were two of a repeated launch's some thirty atomics.
+    if ANNOTATED.load(Ordering::Acquire) {
+        return None;
+    }
     if n > 0 {
         FAST_WAITED.store(true, Ordering::Relaxed);
     }
@@ -445,13 +451,18 @@ pub fn annotated_program_created() -> bool {
         std::thread::sleep(Duration::from_micros(200));
     }
     let mut pre = PRE_TRACKING.lock();
+    // What the fast path enqueued may wait for the application if any of it had a wait list:
+    // until the marker completes, so may the queue's next command.
+    let free = !FAST_WAITED.load(Ordering::Relaxed);
     for q in retained_queues() {
+        if !free {
+            // As before any command that is not free: a launch another thread has just made
+            // there (the flag is set) joins no stretch the marker does not close.
+            close(q.raw());
+        }
         match cmd::marker(q.raw(), &[]) {
             Ok(m) => {
                 let _ = cmd::flush(q.raw());
-                // What the fast path enqueued may wait for the application if any of it had a
-                // wait list: until the marker completes, so may the queue's next command.
-                let free = !FAST_WAITED.load(Ordering::Relaxed);
                 noted(q.raw(), true, true, m.raw(), free);
                 pre.push((registry::key(q.raw()), in_order(q.raw()), m));
             }

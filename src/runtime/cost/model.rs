@@ -51,7 +51,7 @@ impl Variant {
             Variant::Staged => ("staged", "staged"),
             Variant::Asta => ("asta", "ASTA"),
         };
-        crate::stats::Form { order: self as u8, key, label }
+        crate::stats::Form { order: self as u8, key, label, device_layout: self == Variant::Asta }
     }
 }
 

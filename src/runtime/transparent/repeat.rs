@@ -40,6 +40,7 @@ use crate::registry::{key, ArgValue, Args, Handle, KernelInfo};
 use opencl_sys::*;
 use parking_lot::{Mutex, MutexGuard};
 use smallvec::SmallVec;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 /// The most buffers a launch that repeats may use (a launch with more takes the full path).
@@ -58,12 +59,12 @@ const KEPT: usize = 2;
 #[derive(Debug)]
 pub struct Ticket {
     queue: Handle,
-    /// The application's arguments the last launch had: the registry replaces its list when one
-    /// is set while this is held, so the same list means no argument was set since. A list set
-    /// again to the same values (programs that set every argument before every launch) is the
+    /// The application's arguments the last launch had. A list set again to the same values (programs that set every argument before every launch) is the
     /// same launch too, where every buffer argument is one of `buffers` and each handle still
     /// names the same buffer (not one created since at a released one's address).
     args: Args,
+    /// `KernelInfo::args_set` when `args` was the list: the same count, no argument set since.
+    args_set: u64,
     /// Every buffer argument of `args` is one of `buffers`.
     args_covered: bool,
     /// The scalar arguments that must keep their values (`TransparentPlan::reads`); the
@@ -180,7 +181,7 @@ fn ticket(ran: Ran) -> Option<Ticket> {
             counted.push((at, arg));
         }
     }
-    let args = ran.info.args.lock().clone();
+    let (args, args_set) = ran.info.args_now();
     let args_covered = args.iter().all(|a| match a {
         Some(ArgValue::Mem(h)) if *h != 0 => all.iter().any(|(b, _)| b.handle == *h),
         _ => true,
@@ -188,6 +189,7 @@ fn ticket(ran: Ran) -> Option<Ticket> {
     Some(Ticket {
         queue: key(ran.queue),
         args,
+        args_set,
         args_covered,
         reads: (ran.form == Variant::Written).then(|| ran.reads.to_vec()),
         dims: *ran.dims,
@@ -269,10 +271,11 @@ fn matched(t: &mut Ticket, info: &KernelInfo, queue: cl_command_queue, dims: &Di
     if t.queue != key(queue) || t.dims != *dims {
         return Match::Other;
     }
-    // Compared under the lock, cloned only when another list was set.
-    let set_since = !Arc::ptr_eq(&t.args, &info.args.lock());
+    // Read without the list's lock (the count changes with it, under it), cloned only when
+    // an argument was set since.
+    let set_since = info.args_set.load(Ordering::Acquire) != t.args_set;
     if set_since {
-        let args = info.args.lock().clone();
+        let (args, args_set) = info.args_now();
         if !t.args_covered {
             return Match::Stale;
         }
@@ -282,7 +285,7 @@ fn matched(t: &mut Ticket, info: &KernelInfo, queue: cl_command_queue, dims: &Di
         if !t.same_buffers() {
             return Match::Stale;
         }
-        t.args = args;
+        (t.args, t.args_set) = (args, args_set);
     }
     Match::Same
 }
@@ -317,17 +320,18 @@ fn repeat<'a>(
         Holds::Building { .. } => None,
     };
     let stretch = t.stretch.upgrade()?;
-    // Held in arrays rather than collected: collecting and dropping two small vectors was some
-    // 55 of the path's 1,185 instructions on PoCL.
-    let mut buffers: [Option<Arc<Buffer>>; HELD] = Default::default();
-    for (b, (_, weak, _)) in buffers.iter_mut().zip(&t.buffers) {
-        *b = Some(weak.upgrade()?);
+    // Pushed one by one into inline vectors: collected through an iterator they cost some 55
+    // of the path's 1,185 instructions on PoCL, as arrays of options (dropped whole, however
+    // few buffers) some 40 of 1,073.
+    let mut buffers: SmallVec<[Arc<Buffer>; HELD]> = SmallVec::new();
+    for (_, weak, _) in &t.buffers {
+        buffers.push(weak.upgrade()?);
     }
     // Locked in handle order, as every command locks them (`access`), until the launch is
     // enqueued: no conversion comes between what is checked here and the launch.
-    let mut locked: [Option<MutexGuard<BufferState>>; HELD] = Default::default();
-    for ((held, b), (_, _, layout)) in locked.iter_mut().zip(buffers.iter().flatten()).zip(&t.buffers) {
-        let st = held.insert(b.state.lock());
+    let mut locked: SmallVec<[MutexGuard<BufferState>; HELD]> = SmallVec::new();
+    for (b, (_, _, layout)) in buffers.iter().zip(&t.buffers) {
+        let mut st = b.state.lock();
         st.settle(b);
         // In the layout the form runs on with nothing pending, defined, and used last on this
         // queue by the stretch the launch joins, which stands for it.
@@ -335,19 +339,20 @@ fn repeat<'a>(
         if !ready {
             return None;
         }
+        locked.push(st);
     }
-    let state = |i: usize| locked[i].as_ref().expect("every buffer of the ticket is locked");
     if let Some((steady, _)) = kept {
-        let sent_back = t.counted.iter().any(|&(i, _)| state(i).cost.reuse.sent_back);
+        let sent_back = t.counted.iter().any(|&(i, _)| locked[i].cost.reuse.sent_back);
         if sent_back != steady.sent_back() {
             return None;
         }
     }
-    // The stretch's marker, should another thread enqueue it now, comes after this launch.
+    // The stretch's marker, should another thread enqueue it now, comes after this launch. Its
+    // queue's latest command is free with it: only free launches join a stretch, and a command
+    // that is not free closes the queue's open stretch before it is enqueued (`order::close`),
+    // so the launch is as free as the one the ticket was made for, without the queue's tail
+    // looked up.
     let _open = stretch.held_open()?;
-    if !order::free(queue, &[]) {
-        return None;
-    }
     let r = enqueue(t.run.0 as cl_kernel, t.run.1, 0, std::ptr::null(), std::ptr::null_mut());
     if r != CL_SUCCESS && t.form != Variant::Written {
         // Not enqueued: the full path falls back to the kernel as written.
@@ -355,7 +360,7 @@ fn repeat<'a>(
     }
     *enqueued = Some(r);
     for &(i, arg) in &t.counted {
-        let cost = &mut locked[i].as_mut().expect("every buffer of the ticket is locked").cost;
+        let cost = &mut locked[i].cost;
         if let Some(k) = &t.model_key {
             cost.launched(k, arg, t.items);
         }
@@ -370,7 +375,6 @@ fn repeat<'a>(
         t.finishes = finishes;
         pace::launched(queue);
     }
-    crate::stats::transparent_launch(t.form == Variant::Asta);
     crate::stats::repeated_launch(decisions(), t.form.form());
     Some(r)
 }
