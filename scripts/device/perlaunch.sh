@@ -5,8 +5,7 @@
 # for an event per launch, and under clayout with CLAYOUT_DISABLE=1, CLAYOUT_REWRITE=0 and each
 # policy (on a cache primed by a run of each). Part 2: particles at 262,144 and 1000
 # iterations, kernel_ms. REPS rounds each, interleaved. LIBS: libraries to compare (default the
-# carried one). PERFSTAT=1 adds user cycles and instructions per launch of the loop (bench/ucount.c),
-# PERF=1 a profile of the first library's loop under `auto`. Writes $OUT/perlaunch.txt.
+# carried one). Writes $OUT/perlaunch.txt.
 #   LIBS=".devcarry/rt/libclayout.so .devcarry/rt/old.so" REPS=5 scripts/device/perlaunch.sh [PLATFORM]
 set -uo pipefail
 S=/tmp/pl-samples
@@ -58,32 +57,6 @@ rounds() {
     rounds loop
     echo "== part 2: particles -n 262144 -i ${ITERS:-1000}, kernel_ms"
     rounds parts
-    if [ -n "${PERFSTAT:-}" ]; then
-        # User-space cycles and instructions of the application's thread per launch
-        # (bench/ucount.c), by difference of a loop of 3*LOOP and one of LOOP launches on the
-        # same primed cache: one-time work cancels, and the device's waits weigh less than in
-        # the wall time.
-        $CC -O2 -shared -fPIC -o /tmp/ucount.so bench/ucount.c || exit 1
-        echo "== user cycles/instructions per launch of the loop (difference of $((3 * LOOP)) and $LOOP launches)"
-        pstat() { env CLAYOUT_ANNOTATIONS=$A "$@" /tmp/firstlaunch - $N 2>&1 >/dev/null | awk '/^ucount:/ {print $2, $3}'; }
-        per() {
-            local a b
-            a=$(pstat FIRSTLAUNCH_LOOP=$LOOP "$@"); b=$(pstat FIRSTLAUNCH_LOOP=$((3 * LOOP)) "$@")
-            echo "$a $b" | awk -v n=$((2 * LOOP)) 'NF == 4 {printf "%.0f/%.0f", ($3-$1)/n, ($4-$2)/n} NF != 4 {printf "-"}'
-        }
-        for r in $(seq ${REPS:-3}); do
-            line="none $(per LD_PRELOAD=/tmp/ucount.so)"
-            for l in $libs; do
-                L=$(readlink -f $l); b=$(basename $l)
-                line="$line | $b rewrite0 $(per LD_PRELOAD="/tmp/ucount.so $L" CLAYOUT_REWRITE=0)"
-                for p in never always; do
-                    line="$line $p $(per LD_PRELOAD="/tmp/ucount.so $L" CLAYOUT_POLICY=$p CLAYOUT_CACHE_DIR=/tmp/pl-cache-$p-$b)"
-                done
-            done
-            echo "$line"
-        done
-        FIRSTLAUNCH_LOOP=1 LD_PRELOAD=/tmp/ucount.so /tmp/firstlaunch - $N 2>&1 >/dev/null | grep "^ucount: unavailable"
-    fi
     if command -v perf >/dev/null && [ -n "${PERF:-}" ]; then
         L=$(readlink -f ${libs%% *})
         echo "== perf: auto, part 1's loop"

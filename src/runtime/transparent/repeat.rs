@@ -275,10 +275,12 @@ fn matched(t: &mut Ticket, info: &KernelInfo, queue: cl_command_queue, dims: &Di
     // an argument was set since.
     let set_since = info.args_set.load(Ordering::Acquire) != t.args_set;
     if set_since {
-        let (args, args_set) = info.args_now();
-        if !t.args_covered {
+        // A kernel given an SVM pointer runs as written from then on (`runtime::launch`), even
+        // once buffers replace it: NVIDIA refuses that launch, which a copy's would hide.
+        if !t.args_covered || info.svm_seen.load(Ordering::Relaxed) {
             return Match::Stale;
         }
+        let (args, args_set) = info.args_now();
         if !t.same_args(&args) {
             return Match::Other;
         }
