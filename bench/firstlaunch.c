@@ -24,9 +24,12 @@
  * of their enqueue call (FIRSTLAUNCH_SPIN=us: busy that long after waking first;
  * FIRSTLAUNCH_EVENT=1: each of these launches asks for an event, released after clFinish).
  * FIRSTLAUNCH_LOOP=n: n more launches, clFinish every 64, and the wall time per launch
- * (with FIRSTLAUNCH_EVENT=1 each asks for an event, released at once).
+ * (with FIRSTLAUNCH_EVENT=1 each asks for an event, released at once). FIRSTLAUNCH_PAIRED=n:
+ * n pairs of blocks of 64 launch calls, one through the linked symbol, one through the loader's
+ * own, and the median difference (what an intercepting library adds to a launch call).
  * Diagnostic for docs/results.md. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include "../samples/common/sample.h"
@@ -160,6 +163,51 @@ int main(int argc, char **argv)
     }
     CHECK(clFinish(s.queue));
     if (loops) printf("loop: %.2f us per launch\n", (sample_now_ms() - t0) * 1e3 / loops);
+    /* FIRSTLAUNCH_PAIRED=n: n pairs of blocks of 64 launches, one block through the symbol the
+     * program links (clayout's, under LD_PRELOAD) and one through the loader's own (dlsym on
+     * its handle, which a preloaded library does not shadow), in alternating order, clFinish
+     * after each block. Only the launch calls are timed. The median of the pairs' difference
+     * is what the intercepting library adds to a launch, with the host's drift (its clock,
+     * other tenants) the same on both sides of each pair. The loader's launches bypass
+     * clayout: use it where the buffers stay in host layout (CLAYOUT_POLICY=never). */
+    int pairs = getenv("FIRSTLAUNCH_PAIRED") ? atoi(getenv("FIRSTLAUNCH_PAIRED")) : 0;
+    if (pairs > 0) {
+        void *loader = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_NOLOAD);
+        typedef cl_int (*launch_fn)(cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *,
+                                    const size_t *, cl_uint, const cl_event *, cl_event *);
+        launch_fn direct = loader ? (launch_fn)dlsym(loader, "clEnqueueNDRangeKernel") : NULL;
+        if (!direct) {
+            printf("paired: no loader symbol\n");
+        } else {
+            double *d = malloc(pairs * sizeof *d), *via = malloc(pairs * sizeof *via), *own = malloc(pairs * sizeof *own);
+            for (int p = 0; p < pairs; p++) {
+                double t[2];
+                for (int h = 0; h < 2; h++) {
+                    int through_loader = (h + p) % 2;
+                    double sum = 0;
+                    for (int i = 0; i < 64; i++) {
+                        double a = sample_now_ms();
+                        CHECK((through_loader ? direct : clEnqueueNDRangeKernel)(s.queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+                        sum += sample_now_ms() - a;
+                    }
+                    CHECK(clFinish(s.queue));
+                    t[through_loader] = sum * 1e3 / 64;
+                }
+                via[p] = t[0];
+                own[p] = t[1];
+                d[p] = t[0] - t[1];
+            }
+            double *all[3] = {d, via, own};
+            for (int w = 0; w < 3; w++)
+                for (int a = 1; a < pairs; a++)
+                    for (int b = a; b > 0 && all[w][b - 1] > all[w][b]; b--) {
+                        double x = all[w][b]; all[w][b] = all[w][b - 1]; all[w][b - 1] = x;
+                    }
+            printf("paired: %d pairs of 64 launch calls, medians: linked %.3f us, loader %.3f us, added %.3f us (quartiles %.3f %.3f)\n",
+                   pairs, via[pairs / 2], own[pairs / 2], d[pairs / 2], d[pairs / 4], d[3 * pairs / 4]);
+            free(d); free(via); free(own);
+        }
+    }
     clReleaseMemObject(buf);
     clReleaseKernel(k);
     clReleaseProgram(prog);
