@@ -310,6 +310,13 @@ pub fn repeated_launch(kernel: &KernelStats, ran: Form) {
     kernel.repeated[i].fetch_add(1, Relaxed);
 }
 
+static PLAIN_REPEATED: AtomicU64 = AtomicU64::new(0);
+
+/// A launch of a kernel without copies repeated its kernel object's last one.
+pub fn repeated_plain_launch() {
+    PLAIN_REPEATED.fetch_add(1, Relaxed);
+}
+
 /// Launches that repeated their kernel object's last one, in ASTA and in a host layout.
 #[derive(Default)]
 struct Repeated {
@@ -451,6 +458,9 @@ pub struct Report {
     /// Of those launches (either kind), the ones that repeated their kernel object's last
     /// launch, its decision not made again (`transparent::repeat`).
     pub launches_repeated: u64,
+    /// Launches of kernels without copies (not rewritten) that repeated their kernel object's
+    /// last launch, their buffers' needs not worked out again.
+    pub launches_repeated_without_copies: u64,
     /// Contexts the application released for the last time, and how many of them were still
     /// referenced by an object clayout created (see runtime::check_context_references).
     pub contexts_released: u64,
@@ -491,6 +501,7 @@ pub fn report() -> Report {
         launches_rewritten: LAUNCH_REWRITTEN.load(Relaxed) + repeated.asta,
         launches_as_written: LAUNCH_ORIGINAL.load(Relaxed) + repeated.host,
         launches_repeated: repeated.asta + repeated.host,
+        launches_repeated_without_copies: PLAIN_REPEATED.load(Relaxed),
         contexts_released: CONTEXTS_RELEASED.load(Relaxed),
         contexts_left_referenced: CONTEXTS_LEFT.load(Relaxed),
         policy: PolicyReport {
@@ -549,6 +560,13 @@ pub fn summary(r: &Report) -> String {
     }
     if r.launches_repeated > 0 {
         let _ = writeln!(s, "  of those, repeating their kernel's last launch: {}", r.launches_repeated);
+    }
+    if r.launches_repeated_without_copies > 0 {
+        let _ = writeln!(
+            s,
+            "  launches of kernels not rewritten repeating their kernel's last launch: {}",
+            r.launches_repeated_without_copies
+        );
     }
     for (k, d) in &r.policy.kernels {
         let runs: Vec<String> = d.launches.iter().map(|(v, n)| format!("{n} {}", v.label)).collect();

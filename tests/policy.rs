@@ -887,6 +887,23 @@ fn buffers_that_trade_places_repeat_every_other_launch() {
 }
 
 #[test]
+fn a_kernel_without_copies_repeats_its_launches() {
+    let base = run(&seq("plain"), TIMEOUT);
+    assert_ok(&base);
+    // `never`: the buffer stays in host layout, and each launch of the kernel without an
+    // annotation after its first repeats it, across the annotated kernel's launches and a
+    // scalar set again. `always`: the buffer goes to ASTA at every round and comes back for the
+    // first launch of the next, which takes the full path.
+    for (policy, repeated) in [("never", 14..=14), ("always", 0..=12)] {
+        let json = scratch(&format!("policy-plain-{policy}")).join("stats.json");
+        let (out, stats) = with_stats(annotated(seq("plain").shimmed(), policy, "off"), &json);
+        assert_same(&base, &out);
+        let n = stats["launches_repeated_without_copies"].as_u64().unwrap();
+        assert!(repeated.contains(&n), "{policy}: {n} repeated\n{stats:#}");
+    }
+}
+
+#[test]
 fn a_kernel_the_device_keeps_up_with_is_left_as_written() {
     let bin = build_c_as("tests/dl", "dl_pace", "dl_pace", &["-lOpenCL", "-lm"]);
     let cmd = |mode: &str, n: &str, steps: &str| {

@@ -162,6 +162,9 @@ unsafe fn launch_with(
         Some(Some(Err(why))) => return cannot_run(&k.facts, &why),
         None => return cannot_run(&k.facts, "internal error while planning its conversions"),
     };
+    // An annotated kernel's scalars may change what its launch needs (its extents, an inferred
+    // stride): a launch that repeats it must have all of them unchanged.
+    let annotated = plan.is_some();
     let plan = match plan {
         Some(p) if p.transparent.is_some() && k.facts.svm_seen.load(std::sync::atomic::Ordering::Relaxed) => {
             as_written_once(&k.facts, "an argument of it was given an SVM pointer");
@@ -204,17 +207,22 @@ unsafe fn launch_with(
         .and_then(|b| crate::guard("cost model", || timing_while_building(&k, &b.key, b.nth, &dims, user)).flatten());
     // Past the launches the model may time, the launches like this one repeat it while the
     // copies are built (`transparent::repeat`).
-    let repeats = building.filter(|b| {
-        timing.is_none() && n == 0 && event.is_null() && !timed_while_building(b.nth) && !super::suggest::active()
-    });
+    let repeatable = n == 0 && event.is_null() && !super::suggest::active();
+    // A kernel with no copies at all repeats too (`Holds::Plain`).
+    let plain = repeatable && building.is_none();
+    let repeats = building.filter(|b| repeatable && timing.is_none() && !timed_while_building(b.nth));
     // The form's start, for its timing (`Timed::host_start`); the clock is read on this path only.
     let started = timing.as_ref().map(|_| std::time::Instant::now());
     match crate::guard("launch conversions", || prepare(queue, &needs, user)) {
         Some(Ok(w)) => match timing.zip(started) {
             None => {
                 let r = w.run(queue, event, |n, l, ev| enqueue(kernel, None, n, l, ev), |r| *r == CL_SUCCESS);
-                if let Some(b) = repeats.filter(|_| r == CL_SUCCESS) {
-                    crate::guard("repeated launch", || repeats_while_building(queue, kernel, &k, b, &needs, &dims));
+                if r == CL_SUCCESS {
+                    if let Some(b) = repeats {
+                        crate::guard("repeated launch", || repeats_while_building(queue, kernel, &k, b, &needs, &dims));
+                    } else if plain {
+                        crate::guard("repeated launch", || repeats_plain(queue, kernel, &k, annotated, &needs, &dims));
+                    }
                 }
                 r
             }
@@ -258,6 +266,33 @@ fn repeats_while_building(
         holds: super::transparent::repeat::Holds::Building { build, counted: b.converted },
         model_key: Some(b.key),
         items: b.items,
+    };
+    super::transparent::repeat::note(&k.copies.repeat, ran);
+}
+
+/// Notes the launch just enqueued, of a kernel that has no copies to run (no annotation, one it
+/// cannot be rewritten for, `CLAYOUT_REWRITE=0`), as one the next launches of its kernel object
+/// repeat: they need what it needed, unless the scalars of an `annotated` kernel change.
+fn repeats_plain(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    k: &kernels::Kernel,
+    annotated: bool,
+    needs: &[BufferNeed],
+    dims: &Dims,
+) {
+    let reads: Vec<usize> = if annotated { (0..k.facts.args.lock().len()).collect() } else { Vec::new() };
+    let ran = super::transparent::repeat::Ran {
+        queue,
+        info: &k.facts,
+        reads: &reads,
+        needs,
+        dims,
+        run: (kernel, None),
+        form: Variant::Written,
+        holds: super::transparent::repeat::Holds::Plain,
+        model_key: None,
+        items: 0,
     };
     super::transparent::repeat::note(&k.copies.repeat, ran);
 }

@@ -259,6 +259,31 @@ int main(int argc, char **argv)
         read_show("mixed kernels", b, h, bytes);
         clReleaseKernel(s);
         clReleaseMemObject(b);
+    } else if (!strcmp(mode, "plain")) {
+        /* A kernel with no annotation (scale) launched over and over on a buffer that an
+         * annotated kernel (advance) steps between the rounds, its arguments set once. */
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
+        cl_kernel s = kernel("scale");
+        cl_uint count = n * 5;
+        float kk = 0.5f;
+        size_t g = (count + 63) / 64 * 64;
+        CHECK(clSetKernelArg(s, 0, sizeof b, &b));
+        CHECK(clSetKernelArg(s, 1, sizeof count, &count));
+        CHECK(clSetKernelArg(s, 2, sizeof kk, &kk));
+        for (int round = 0; round < 3; round++) {
+            for (int i = 0; i < 4; i++)
+                step(q, k, b, 0, NULL, NULL);
+            for (int i = 0; i < 5; i++)
+                CHECK(clEnqueueNDRangeKernel(q, s, 1, NULL, &g, NULL, 0, NULL, NULL));
+            if (round == 1) {
+                /* A scalar no annotation reads, set again to another value. */
+                kk = 0.25f;
+                CHECK(clSetKernelArg(s, 2, sizeof kk, &kk));
+            }
+        }
+        read_show("plain kernel", b, h, bytes);
+        clReleaseKernel(s);
+        clReleaseMemObject(b);
     } else if (!strcmp(mode, "twoqueues")) {
         cl_command_queue q2 = clCreateCommandQueue(ctx, dev, 0, &err);
         CHECK(err);

@@ -24,6 +24,13 @@
 //! full path counts them then (`runtime::launch::counted_while_building`). On PoCL such a
 //! launch cost clayout about 5,500 instructions through the full path.
 //!
+//! A kernel without copies (no annotation, one it cannot be rewritten for, `CLAYOUT_REWRITE=0`)
+//! repeats the same way (`Holds::Plain`): its launch through the DL runtime works out each
+//! buffer's need and state, some 3,000 instructions on PoCL, which a program of many such
+//! kernels beside a few annotated ones would pay at every launch. Nothing of it is counted but
+//! the report's total; an annotated one's scalars must keep their values (its extents, an
+//! inferred stride read them).
+//!
 //! Whatever differs (another queue or work size, an argument of another value, a buffer
 //! converted or used by a command that is not free, the kernel's times changed, the copies'
 //! build ended) takes the full path, which makes the next ticket.
@@ -99,6 +106,10 @@ pub enum Holds {
     /// The kernel's copies are being built by `build`: they run as written, and each is counted
     /// in the epochs of the buffers `counted` names (handle, converted argument).
     Building { build: worker::Ticket, counted: Few<(Handle, u32)> },
+    /// The kernel has no copies (no annotation, or none it can be rewritten for): it runs as
+    /// written, each buffer in the layout its annotation asks (the host's where it has none),
+    /// and nothing of its launches is counted.
+    Plain,
 }
 
 /// The last launch, as the launch path saw it run.
@@ -148,14 +159,17 @@ pub fn forget(slot: &Slot) {
 fn ticket(ran: Ran) -> Option<Ticket> {
     let kept_form = match &ran.holds {
         Holds::Model { steady, .. } => steady.form() == ran.form,
-        Holds::Building { .. } => ran.form == Variant::Written,
+        Holds::Building { .. } | Holds::Plain => ran.form == Variant::Written,
     };
     if !kept_form || ran.needs.iter().any(|n| n.buffer.parent.is_some()) {
         return None;
     }
     let stretch = order::open_stretch(ran.queue)?;
+    // A kernel without copies written for a device layout runs on its buffers in it.
+    let plain = matches!(ran.holds, Holds::Plain);
     let layout = |n: &BufferNeed| match (n.need, ran.form) {
         (Need::Device(d), Variant::Asta) => Current::Device(d),
+        (Need::Device(d), _) if plain => Current::Device(d),
         _ => Current::Host,
     };
     let mut all: Few<(&Arc<Buffer>, Current)> = ran.needs.iter().map(|n| (&n.buffer, layout(n))).collect();
@@ -173,6 +187,7 @@ fn ticket(ran: Ran) -> Option<Ticket> {
             (0u32..).zip(devices).map(|(arg, n)| (n.buffer.handle, arg)).collect()
         }
         Holds::Building { counted, .. } => counted.clone(),
+        Holds::Plain => Few::new(),
     };
     let mut counted: Few<(usize, u32)> = Few::new();
     for (h, arg) in converted {
@@ -319,7 +334,7 @@ fn repeat<'a>(
         }
         // Built (or dropped): the full path finds what became of the copies.
         Holds::Building { build, .. } if build.is_done() => return None,
-        Holds::Building { .. } => None,
+        Holds::Building { .. } | Holds::Plain => None,
     };
     let stretch = t.stretch.upgrade()?;
     // Pushed one by one into inline vectors: collected through an iterator they cost some 55
@@ -372,6 +387,11 @@ fn repeat<'a>(
     }
     drop(_open);
     drop(locked);
+    if matches!(t.holds, Holds::Plain) {
+        // Neither the cost model nor the report's decisions follow a kernel without copies.
+        crate::stats::repeated_plain_launch();
+        return Some(r);
+    }
     let finishes = pace::finishes();
     if finishes != t.finishes {
         t.finishes = finishes;
