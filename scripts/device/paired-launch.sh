@@ -3,10 +3,12 @@
 # last (bench/firstlaunch.c, FIRSTLAUNCH_PAIRED): in one process, pairs of blocks of 64 launch
 # calls of blackscholes' kernel over N options (default 4096), one block through clayout and one
 # through the loader's own symbol, so that the host's drift is the same on both sides of a pair.
-# For each library of LIBS: CLAYOUT_DISABLE=1, CLAYOUT_REWRITE=0 (the DL runtime), `never` and
-# `auto` on caches primed with the builds waited for; without clayout as the control (its
-# difference is the timer's noise). REPS rounds (default 5), PAIRS pairs per run (default 2000).
-# Writes $OUT/paired-launch.txt.
+# For each library of LIBS: CLAYOUT_DISABLE=1, CLAYOUT_REWRITE=0 (the DL runtime), and each
+# configuration of CONFIGS (default "never auto": a policy, with VAR=VALUE after a colon for one
+# more variable, e.g. never:CLAYOUT_STAGED=0) on its own cache primed with the builds waited
+# for; without clayout as the control (its difference is the timer's noise). The caches may
+# learn different forms: the statistics at the end say which ran. REPS rounds (default 5),
+# PAIRS pairs per run (default 2000). Writes $OUT/paired-launch.txt.
 #   LIBS=".devcarry/rt/base.so .devcarry/rt/libclayout.so" REPS=5 scripts/device/paired-launch.sh [PLATFORM]
 set -uo pipefail
 S=/tmp/pa-samples
@@ -17,11 +19,18 @@ A=$root/samples/blackscholes/blackscholes.dl
 N=${N:-4096}
 export SAMPLE_PLATFORM=$platform CLAYOUT_BUILD_AFTER=wait CLAYOUT_ANNOTATIONS=$A
 added() { env "$@" FIRSTLAUNCH_PAIRED=${PAIRS:-2000} /tmp/firstlaunch - $N 2>/dev/null | awk '/^paired:/ {print $16}'; }
+configs=${CONFIGS:-never auto}
+# The environment of configuration $1 with library $2: its policy, its variable, its cache.
+cenv() {
+    local c=$1 b=$(basename $2 .so) extra=X=1
+    case $c in *:*) extra=${c#*:} ;; esac
+    echo "LD_PRELOAD=$(readlink -f $2) CLAYOUT_POLICY=${c%%:*} $extra CLAYOUT_CACHE_DIR=/tmp/pa-cache-${c//[:=]/-}-$b"
+}
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
     for l in $libs; do
-        for p in never auto; do
-            for w in 1 2 3; do FIRSTLAUNCH_LOOP=256 LD_PRELOAD=$(readlink -f $l) CLAYOUT_POLICY=$p CLAYOUT_CACHE_DIR=/tmp/pa-cache-$p-$(basename $l) /tmp/firstlaunch - $N >/dev/null 2>&1; done
+        for c in $configs; do
+            for w in 1 2 3; do env $(cenv $c $l) FIRSTLAUNCH_LOOP=256 /tmp/firstlaunch - $N >/dev/null 2>&1; done
         done
     done
     echo "== us added per launch call (median of ${PAIRS:-2000} pairs of 64), N=$N"
@@ -30,16 +39,17 @@ added() { env "$@" FIRSTLAUNCH_PAIRED=${PAIRS:-2000} /tmp/firstlaunch - $N 2>/de
         for l in $libs; do
             L=$(readlink -f $l); b=$(basename $l .so)
             line="$line | $b disable $(added LD_PRELOAD=$L CLAYOUT_DISABLE=1) rewrite0 $(added LD_PRELOAD=$L CLAYOUT_REWRITE=0)"
-            for p in never auto; do line="$line $p $(added LD_PRELOAD=$L CLAYOUT_POLICY=$p CLAYOUT_CACHE_DIR=/tmp/pa-cache-$p-$b.so)"; done
+            for c in $configs; do line="$line $c $(added $(cenv $c $l))"; done
         done
         echo "$line"
     done
     echo "== one run each with the statistics (launches repeated)"
     for l in $libs; do
-        for p in never auto; do
-            L=$(readlink -f $l); b=$(basename $l .so)
-            env LD_PRELOAD=$L CLAYOUT_POLICY=$p CLAYOUT_CACHE_DIR=/tmp/pa-cache-$p-$b.so CLAYOUT_STATS=/tmp/pa.json FIRSTLAUNCH_PAIRED=200 /tmp/firstlaunch - $N >/dev/null 2>&1
-            python3 -c "import json; d=json.load(open('/tmp/pa.json')); print('$b $p', 'repeated', d['launches_repeated'], {k: v['launches'] for k, v in d['policy']['kernels'].items()})"
+        for c in $configs rewrite0; do
+            b=$(basename $l .so)
+            e=$(cenv $c $l); [ $c = rewrite0 ] && e="LD_PRELOAD=$(readlink -f $l) CLAYOUT_REWRITE=0"
+            env $e CLAYOUT_STATS=/tmp/pa.json FIRSTLAUNCH_PAIRED=200 /tmp/firstlaunch - $N >/dev/null 2>&1
+            python3 -c "import json; d=json.load(open('/tmp/pa.json')); print('$b $c', 'repeated', d['launches_repeated'], d.get('launches_repeated_without_copies', '-'), {k: v['launches'] for k, v in d['policy']['kernels'].items()})"
         done
     done
 } 2>&1 | tee "$OUT/paired-launch.txt"
