@@ -23,17 +23,18 @@ for p in bytes objects events kernels; do
     side=tests/hostile/particles.dl; [ $p = kernels ] && side=
     while IFS=$'\t' read -r case flags; do
         [ -n "$case" ] || continue
-        policy=${POLICY:-always} timeout=30 cside=$side
+        policy=${POLICY:-always} timeout=30 cside=$side extra=
         for f in $flags; do
             case "$f" in
                 policy=*) policy=${f#policy=} ;;
+                env=*) extra="$extra ${f#env=}" ;;
                 timeout=*) timeout=${f#timeout=} ;;
                 side=*) cside=skip ;;
             esac
         done
         [ "$cside" = skip ] && continue
         a=$(timeout "$timeout" "$b/$p" "$case" 2>/dev/null; echo "exit $?")
-        s=$(env CLAYOUT_POLICY=$policy ${cside:+CLAYOUT_ANNOTATIONS=$cside} ${HOSTILE_ENV:-} LD_PRELOAD="$lib" timeout "$timeout" "$b/$p" "$case" 2>/dev/null; echo "exit $?")
+        s=$(env CLAYOUT_POLICY=$policy ${cside:+CLAYOUT_ANNOTATIONS=$cside} ${HOSTILE_ENV:-} $extra LD_PRELOAD="$lib" timeout "$timeout" "$b/$p" "$case" 2>/dev/null; echo "exit $?")
         if [ "$a" = "$s" ]; then
             same=$((same + 1)); echo "same        $p $case"
         elif grep -q "^$case " tests/hostile/KNOWN_BROKEN; then

@@ -782,6 +782,20 @@ pub unsafe fn clGetContextInfo(
     without_ours(r, param_value, param_value_size, || crate::runtime::refs::context(context))
 }
 
+pub unsafe fn clGetProgramInfo(
+    program: cl_program,
+    param_name: cl_program_info,
+    param_value_size: size_t,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut size_t,
+) -> cl_int {
+    let r = api().clGetProgramInfo(program, param_name, param_value_size, param_value, param_value_size_ret);
+    if param_name != CL_PROGRAM_REFERENCE_COUNT {
+        return r;
+    }
+    without_ours(r, param_value, param_value_size, || crate::runtime::refs::program(program))
+}
+
 /// The application waits for its queue: a launch the cost model asked to time may be timed by
 /// this wait rather than by markers of clayout's (`cost::measure::app_finish`).
 pub unsafe fn clFinish(command_queue: cl_command_queue) -> cl_int {

@@ -573,11 +573,11 @@ fn submit_prepare(
 ) {
     let options = program.facts.build_options.lock().clone().unwrap_or_default();
     // The job holds references of its own on the application's context and program: the
-    // application may release both before the job runs.
-    let held = (
-        crate::cl::Context::retain(program.facts.context as cl_context),
-        crate::cl::Program::retain(program.handle as cl_program),
-    );
+    // application may release both before the job runs. Counted on each, so that their
+    // reference counts, asked meanwhile, do not show them (`runtime::refs`): a job held back
+    // (`CLAYOUT_BUILD_AFTER`) holds them for as long.
+    let (context, handle) = (program.facts.context as cl_context, program.handle as cl_program);
+    let held = (crate::cl::Context::retained_in(context, context), crate::cl::Program::retained_in(handle, handle));
     let job = {
         let (program, dl, options) = (program.clone(), dl.clone(), options.clone());
         move || {

@@ -18,10 +18,18 @@ fn settle() {
     buffers::forget_finished();
 }
 
-/// What clayout holds on `context`: one reference for each object it created there.
+/// What clayout holds on `context`: one reference for each object it created there, and one
+/// for each job that builds a program's copies, until it runs.
 pub fn context(context: cl_context) -> u32 {
     settle();
     crate::cl::live_in(context) as u32
+}
+
+/// What clayout holds on the application's program `program`: the references of the jobs that
+/// build its copies, until they run.
+pub fn program(program: cl_program) -> u32 {
+    settle();
+    crate::cl::live_in(program) as u32
 }
 
 /// What clayout holds on the application's event `event`.

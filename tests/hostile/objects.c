@@ -792,6 +792,8 @@ CASES({"image1d-buffer-after-launch", image_after_launch, ""},
       {"svm-then-buffer", svm_then_buffer, ""}, {"cmdbuf-kernel", cmdbuf_kernel, ""},
       {"cmdbuf-copy", cmdbuf_copy, ""}, {"cmdbuf-fill", cmdbuf_fill, ""},
       {"cmdbuf-fetched-first", cmdbuf_fetched_first, ""}, {"reference-counts", reference_counts, ""},
+      /* The copies' build held back: its job holds the context and the program meanwhile. */
+      {"reference-counts-held-build", reference_counts, "policy=auto env=CLAYOUT_BUILD_AFTER=60000"},
       {"queue-properties-profile", queue_properties, "env=CLAYOUT_PROFILE=1"},
       {"queue-properties", queue_properties, ""}, {"rebuild-with-kernels", rebuild_with_kernels, ""},
       {"rebuild-unannotated", rebuild_unannotated, ""},
