@@ -350,9 +350,14 @@ fn repeat<'a>(
     for (b, (_, _, layout)) in buffers.iter().zip(&t.buffers) {
         let mut st = b.state.lock();
         st.settle(b);
-        // In the layout the form runs on with nothing pending, defined, and used last on this
-        // queue by the stretch the launch joins, which stands for it.
-        let ready = st.current == *layout && st.last_event.is_none() && st.defined && st.users.joined(&stretch);
+        // In the layout the form runs on with nothing pending (a conversion that has completed
+        // is forgotten here, as the full path forgets it: the launches after the one that
+        // brought the buffer where it is repeat it), defined, and used last on this queue by
+        // the stretch the launch joins, which stands for it.
+        let ready = st.current == *layout
+            && super::super::convert::last_pending(&mut st).is_none()
+            && st.defined
+            && st.users.joined(&stretch);
         if !ready {
             return None;
         }
