@@ -887,6 +887,22 @@ fn buffers_that_trade_places_repeat_every_other_launch() {
 }
 
 #[test]
+fn copies_of_buffers_that_trade_places_repeat_every_other_launch() {
+    // In ASTA each ticket gives the copy the arguments its launch had, where the other launch
+    // gave it others. The program waits after its first two launches, so that the conversions
+    // they waited for have completed (a launch does not repeat while one is pending).
+    let base = run(&seq("swapped-finish"), TIMEOUT);
+    assert_ok(&base);
+    let json = scratch("policy-swapped-asta").join("stats.json");
+    let (out, stats) = with_stats(annotated(seq("swapped-finish").shimmed(), "always", "off"), &json);
+    assert_same(&base, &out);
+    assert_eq!(launches(&stats, "gather", "asta"), 20, "{stats:#}");
+    // The first launch converts the buffers, so `always` keeps its decision from the second
+    // on (docs/cost-model.md): the second and third make the tickets, the other 17 repeat.
+    assert_eq!(stats["launches_repeated"], 17, "{stats:#}");
+}
+
+#[test]
 fn a_kernel_without_copies_repeats_its_launches() {
     let base = run(&seq("plain"), TIMEOUT);
     assert_ok(&base);

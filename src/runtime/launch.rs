@@ -41,7 +41,7 @@ pub unsafe fn launch(
     }
     let repeated = kernels::with(key(kernel), |k| {
         let decisions = || k.copies.decisions(&k.facts.name);
-        super::transparent::repeat::again(&k.copies.repeat, decisions, &k.facts, queue, &dims, n, event, &enqueue)
+        super::transparent::repeat::again(&k.copies, decisions, &k.facts, queue, &dims, n, event, &enqueue)
     });
     match repeated {
         None => return enqueue(kernel, None, n, list, event),
@@ -262,6 +262,7 @@ fn repeats_while_building(
         needs,
         dims,
         run: (kernel, None),
+        copy: None,
         form: Variant::Written,
         holds: super::transparent::repeat::Holds::Building { build, counted: b.converted },
         model_key: Some(b.key),
@@ -289,6 +290,7 @@ fn repeats_plain(
         needs,
         dims,
         run: (kernel, None),
+        copy: None,
         form: Variant::Written,
         holds: super::transparent::repeat::Holds::Plain,
         model_key: None,

@@ -437,9 +437,11 @@ int main(int argc, char **argv)
         clReleaseKernel(gk);
         clReleaseMemObject(own);
         clReleaseMemObject(shared);
-    } else if (!strcmp(mode, "swapped")) {
+    } else if (!strcmp(mode, "swapped") || !strcmp(mode, "swapped-finish")) {
         /* Two buffers that trade places at every step, as a stencil's time steps do: gather
-         * reads one and writes the other, its arguments set again before each launch. */
+         * reads one and writes the other, its arguments set again before each launch
+         * (swapped-finish: with a clFinish after the first two, as a program that waits for
+         * its first steps does). */
         fill_particles(h2, n, 5.0f);
         cl_mem a = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
         cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h2);
@@ -450,6 +452,8 @@ int main(int argc, char **argv)
             CHECK(clSetKernelArg(gk, 0, sizeof own, &own));
             CHECK(clSetKernelArg(gk, 1, sizeof shared, &shared));
             CHECK(clEnqueueNDRangeKernel(q, gk, 1, NULL, &g, NULL, 0, NULL, NULL));
+            if (i == 1 && !strcmp(mode, "swapped-finish"))
+                CHECK(clFinish(q));
         }
         read_show("a", a, h, bytes);
         read_show("b", b, h2, bytes);

@@ -47,21 +47,64 @@ pub struct KernelCopies {
     pub repeat: super::repeat::Slot,
 }
 
+/// One of a kernel object's copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    Staged,
+    Asta,
+    /// The ASTA copy built for whole tiles only.
+    AstaFull,
+}
+
+impl PrivateKernel {
+    pub fn raw(&self) -> cl_kernel {
+        self.kernel.raw()
+    }
+
+    /// The arguments the copy has now (its last launch's).
+    pub fn args_now(&self) -> Vec<Option<ArgValue>> {
+        self.args.lock().values.clone()
+    }
+
+    /// Gives the copy `values` again where another launch gave it others (a launch that repeats
+    /// one of two that trade buffers): only those that differ are set.
+    pub fn give_again(&self, values: &[Option<ArgValue>]) -> Result<(), String> {
+        let mut set = self.args.lock();
+        if set.values.len() != values.len() {
+            set.values.resize(values.len(), None);
+        }
+        for (i, v) in values.iter().enumerate() {
+            if set.values[i] == *v {
+                continue;
+            }
+            let Some(v) = v else { return Err(format!("argument {i} of the copy is not set")) };
+            // The application's arguments no longer say what the copy has: the next full
+            // launch compares every one.
+            set.from = None;
+            if let Err(e) = cmd::set_arg(self.kernel.raw(), i as u32, arg_of(v)) {
+                set.values.clear();
+                return Err(format!("argument {i} of the copy was refused ({e})"));
+            }
+            set.values[i] = Some(v.clone());
+        }
+        Ok(())
+    }
+}
+
 impl KernelCopies {
+    /// Copy `which`, once made.
+    pub fn private(&self, which: Which) -> Option<&PrivateKernel> {
+        let cell = match which {
+            Which::Staged => &self.staged,
+            Which::Asta => &self.rewritten,
+            Which::AstaFull => &self.rewritten_full,
+        };
+        cell.get()?.as_ref().ok()
+    }
+
     /// The decisions of the kernel object's launches, kernel `name`'s.
     pub fn decisions(&self, name: &str) -> &crate::stats::KernelStats {
         self.decisions.get_or_init(|| crate::stats::kernel_stats(name))
-    }
-
-    /// The staged copy's kernel object, once made.
-    pub fn staged_kernel(&self) -> Option<cl_kernel> {
-        self.staged.get()?.as_ref().ok().map(|p| p.kernel.raw())
-    }
-
-    /// The ASTA copy's kernel object (`full`: the one built for whole tiles only), once made.
-    pub fn asta_kernel(&self, full: bool) -> Option<cl_kernel> {
-        let cell = if full { &self.rewritten_full } else { &self.rewritten };
-        cell.get()?.as_ref().ok().map(|p| p.kernel.raw())
     }
 }
 
@@ -192,13 +235,7 @@ fn set_args<F: Fn(&str, usize) -> Option<u64>>(
             (None, Some(Some(v))) => v.clone(),
             (None, _) => return Err(format!("argument {i} of the copy is not set")),
         };
-        let arg = match &v {
-            ArgValue::Mem(h) => cmd::Arg::Mem(*h as cl_mem),
-            ArgValue::Local(n) => cmd::Arg::Local(*n),
-            ArgValue::Bytes(b) => cmd::Arg::Bytes(b),
-            ArgValue::Svm(p) => cmd::Arg::Svm(*p as *const libc::c_void),
-        };
-        if let Err(e) = cmd::set_arg(k, i as u32, arg) {
+        if let Err(e) = cmd::set_arg(k, i as u32, arg_of(&v)) {
             set.clear();
             set_args.from = None;
             return Err(format!("argument {i} of the rewritten copy was refused ({e})"));
@@ -207,4 +244,14 @@ fn set_args<F: Fn(&str, usize) -> Option<u64>>(
     }
     set_args.from = Some(args.clone());
     Ok(())
+}
+
+/// An argument as the copy's kernel object takes it.
+fn arg_of(v: &ArgValue) -> cmd::Arg<'_> {
+    match v {
+        ArgValue::Mem(h) => cmd::Arg::Mem(*h as cl_mem),
+        ArgValue::Local(n) => cmd::Arg::Local(*n),
+        ArgValue::Bytes(b) => cmd::Arg::Bytes(b),
+        ArgValue::Svm(p) => cmd::Arg::Svm(*p as *const libc::c_void),
+    }
 }

@@ -7,7 +7,7 @@ use super::super::convert::stays_host;
 use super::super::cost::{self, measure, BufferView, Decision, Offer, Reason, SizeClass, Variant};
 use super::super::dims::{Dims, Enqueue};
 use super::super::state::{Current, Need};
-use super::copies::{self, Extra, KernelCopies};
+use super::copies::{self, Extra, KernelCopies, Which};
 use super::fused::{fusion, Fusion};
 use super::private::{TransparentPlan, STAGE_WG_MIN};
 use super::repeat;
@@ -34,8 +34,6 @@ pub fn launch(
 ) -> cl_int {
     // What the launches timed by their events have measured since, before this one decides.
     crate::guard("cost model", measure::harvest);
-    // This launch may set the staged copy's arguments: the next repeats it or none.
-    repeat::forget(&copies.repeat);
     let class = size_class(needs, dims);
     if super::super::suggest::active() {
         return suggest_launch(queue, kernel, info, plan, needs, class, user, event, &enqueue);
@@ -134,19 +132,28 @@ pub fn launch(
     timed.finish(r == CL_SUCCESS && ran == decision.variant, &plan.kernel, &info.name, class, ran, m);
     if let Some((steady, model_key)) = kept.filter(|_| r == CL_SUCCESS && ran == decision.variant) {
         if user.is_empty() && !asked_event {
-            let run = match ran {
-                Variant::Staged => copies.staged_kernel().map(|k| (k, staged_local)),
-                Variant::Asta => copies.asta_kernel(whole_tiles(plan, needs)).map(|k| (k, None)),
-                Variant::Written => Some((kernel, None)),
+            let which = match ran {
+                Variant::Staged => Some(Which::Staged),
+                Variant::Asta if whole_tiles(plan, needs) => Some(Which::AstaFull),
+                Variant::Asta => Some(Which::Asta),
+                Variant::Written => None,
             };
-            if let Some(run) = run {
+            let run = match which {
+                Some(w) => copies.private(w).map(|p| {
+                    let local = if w == Which::Staged { staged_local } else { None };
+                    (p.raw(), local, Some((w, p.args_now())))
+                }),
+                None => Some((kernel, None, None)),
+            };
+            if let Some((k, local, copy)) = run {
                 let ran = repeat::Ran {
                     queue,
                     info,
                     reads: &plan.reads,
                     needs,
                     dims,
-                    run,
+                    run: (k, local),
+                    copy,
                     form: ran,
                     holds: repeat::Holds::Model { kernel: plan.kernel.clone(), steady, structures: m },
                     model_key,

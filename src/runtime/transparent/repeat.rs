@@ -14,9 +14,10 @@
 //! locked as any command locks them, enqueues the same form, and counts the launch where the
 //! full path would: its buffers' epoch and balance, the kernel's decisions.
 //!
-//! Where the kernel runs as written, the launch before the last is kept too: a program that
-//! swaps two buffers between launches (a stencil's time steps) repeats each of the two. A copy's
-//! launch keeps one, since the copy's arguments are those its last full launch set.
+//! The launch before the last is kept too: a program that swaps two buffers between launches (a
+//! stencil's time steps) repeats each of the two. A copy's arguments are clayout's (the
+//! application's and the copy's extra ones): its ticket keeps those its launch had, and gives
+//! them to the copy again where the other launch gave it others.
 //!
 //! A kernel whose copies are still being built (a program's first run under `auto`, all of
 //! whose launches may come before they are) runs as written, and its launches repeat the same
@@ -42,6 +43,7 @@ use super::super::dims::{Dims, Enqueue};
 use super::super::order::{self, Stretch};
 use super::super::state::{Current, Need};
 use super::super::worker;
+use super::copies::{KernelCopies, Which};
 use super::rewrite::RewrittenKernel;
 use crate::registry::{key, ArgValue, Args, Handle, KernelInfo};
 use opencl_sys::*;
@@ -53,10 +55,9 @@ use std::sync::{Arc, Weak};
 /// The most buffers a launch that repeats may use (a launch with more takes the full path).
 const HELD: usize = 8;
 
-/// Where a kernel object keeps its tickets (`KernelCopies::repeat`), the latest first: two, where
-/// both run the kernel as written (a program that swaps its buffers between two launches, as a
-/// stencil's time steps do, repeats each of the two); one otherwise (a copy's arguments are those
-/// its last full launch set).
+/// Where a kernel object keeps its tickets (`KernelCopies::repeat`), the latest first: two (a
+/// program that swaps its buffers between two launches, as a stencil's time steps do, repeats
+/// each of the two).
 pub type Slot = Mutex<SmallVec<[Ticket; KEPT]>>;
 
 /// Tickets a kernel object keeps at most.
@@ -82,6 +83,8 @@ pub struct Ticket {
     /// The kernel object to enqueue (the application's, or one of its copies, whose arguments
     /// only this kernel object's launches set) and the work-group size it replaces, if it does.
     run: (Handle, Option<usize>),
+    /// For a copy's launch: which copy, and the arguments it had.
+    copy: Option<(Which, Vec<Option<ArgValue>>)>,
     form: Variant,
     holds: Holds,
     /// Every buffer the launch uses, in handle order, once, and the layout it must be in; not
@@ -121,6 +124,8 @@ pub struct Ran<'a> {
     pub needs: &'a [BufferNeed],
     pub dims: &'a Dims,
     pub run: (cl_kernel, Option<usize>),
+    /// For a copy's launch: which copy, and the arguments it had (`PrivateKernel::args_now`).
+    pub copy: Option<(Which, Vec<Option<ArgValue>>)>,
     pub form: Variant,
     pub holds: Holds,
     pub model_key: Option<Arc<str>>,
@@ -133,27 +138,17 @@ pub struct Ran<'a> {
 /// (whose bytes are its parent's), or one is passed for arguments that want it in different
 /// layouts.
 ///
-/// Kept as the latest, with the one before it where both run the kernel as written and launch it
-/// differently (a ticket of the same launch is replaced).
+/// Kept as the latest, with the one before it where that launches differently (a ticket of the
+/// same launch is replaced).
 pub fn note(slot: &Slot, ran: Ran) {
     let mut slot = slot.lock();
     let Some(t) = ticket(ran) else {
         slot.clear();
         return;
     };
-    let before = slot
-        .drain(..)
-        .next()
-        .filter(|b| t.form == Variant::Written && b.form == Variant::Written && !b.same_launch(&t));
+    let before = slot.drain(..).next().filter(|b| !b.same_launch(&t));
     slot.push(t);
     slot.extend(before);
-}
-
-/// Drops the kernel object's tickets that launch one of its copies, whose arguments the full
-/// launch under way may set: a launch of it takes the full path. A ticket of the kernel as
-/// written launches the application's kernel object with the application's arguments.
-pub fn forget(slot: &Slot) {
-    slot.lock().retain(|t| t.form == Variant::Written);
 }
 
 fn ticket(ran: Ran) -> Option<Ticket> {
@@ -209,6 +204,7 @@ fn ticket(ran: Ran) -> Option<Ticket> {
         reads: (ran.form == Variant::Written).then(|| ran.reads.to_vec()),
         dims: *ran.dims,
         run: (key(ran.run.0), ran.run.1),
+        copy: ran.copy,
         form: ran.form,
         holds: ran.holds,
         buffers: all.iter().map(|(b, c)| (b.handle, Arc::downgrade(b), *c)).collect(),
@@ -220,13 +216,13 @@ fn ticket(ran: Ran) -> Option<Ticket> {
     })
 }
 
-/// Enqueues a launch of the kernel object that repeats one of the launches whose tickets `slot`
-/// holds, if it does (`n` events waited for, `event` asked), and counts it in `decisions`, the kernel's:
-/// Some(what the enqueue returned), or None when the launch must take the full path (nothing
-/// was enqueued).
+/// Enqueues a launch of the kernel object that repeats one of the launches whose tickets its
+/// `copies` hold, if it does (`n` events waited for, `event` asked), and counts it in
+/// `decisions`, the kernel's: Some(what the enqueue returned), or None when the launch must take
+/// the full path (nothing was enqueued).
 #[allow(clippy::too_many_arguments)]
 pub fn again<'a>(
-    slot: &Slot,
+    copies: &KernelCopies,
     decisions: impl FnOnce() -> &'a crate::stats::KernelStats,
     info: &KernelInfo,
     queue: cl_command_queue,
@@ -238,7 +234,7 @@ pub fn again<'a>(
     if n != 0 || !event.is_null() {
         return None;
     }
-    let mut slot = slot.lock();
+    let mut slot = copies.repeat.lock();
     if slot.is_empty() {
         return None;
     }
@@ -253,7 +249,7 @@ pub fn again<'a>(
                 Match::Stale => {}
                 Match::Same => {
                     let decisions = decisions.take().expect("one ticket repeats");
-                    if let Some(r) = repeat(&mut slot[i], decisions, queue, enqueue, &mut enqueued) {
+                    if let Some(r) = repeat(&mut slot[i], copies, decisions, queue, enqueue, &mut enqueued) {
                         return Some(r);
                     }
                 }
@@ -311,6 +307,7 @@ fn matched(t: &mut Ticket, info: &KernelInfo, queue: cl_command_queue, dims: &Di
 /// still holds.
 fn repeat<'a>(
     t: &mut Ticket,
+    copies: &KernelCopies,
     decisions: impl FnOnce() -> &'a crate::stats::KernelStats,
     queue: cl_command_queue,
     enqueue: &impl Enqueue,
@@ -375,6 +372,10 @@ fn repeat<'a>(
     // so the launch is as free as the one the ticket was made for, without the queue's tail
     // looked up.
     let _open = stretch.held_open()?;
+    if let Some((which, values)) = &t.copy {
+        // The copy's arguments, where the other ticket's launch gave it others.
+        copies.private(*which)?.give_again(values).ok()?;
+    }
     let r = enqueue(t.run.0 as cl_kernel, t.run.1, 0, std::ptr::null(), std::ptr::null_mut());
     if r != CL_SUCCESS && t.form != Variant::Written {
         // Not enqueued: the full path falls back to the kernel as written.
