@@ -41,7 +41,20 @@ pub unsafe fn launch(
     }
     let repeated = kernels::with(key(kernel), |k| {
         let decisions = || k.copies.decisions(&k.facts.name);
-        super::transparent::repeat::again(&k.copies, decisions, &k.facts, queue, &dims, n, event, &enqueue)
+        let give = |w, values: &[Option<ArgValue>], token| {
+            k.copies.private(w).is_some_and(|p| p.give_again(values, token).is_ok())
+        };
+        super::transparent::repeat::again(
+            &k.copies.repeat,
+            &give,
+            decisions,
+            &k.facts,
+            queue,
+            &dims,
+            n,
+            event,
+            &enqueue,
+        )
     });
     match repeated {
         None => return enqueue(kernel, None, n, list, event),

@@ -5,12 +5,14 @@
 use super::super::access::{self, BufferNeed};
 use super::super::dims::Enqueue;
 use super::private::TransparentPlan;
+pub use super::repeat::Which;
 use crate::cl::{cmd, Kernel};
 use crate::registry::{ArgValue, KernelInfo};
 use crate::rewrite::{ExtraArg, ExtraKind};
 use once_cell::sync::OnceCell;
 use opencl_sys::*;
 use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The copy of one application kernel object, with the arguments last given to it.
@@ -20,6 +22,9 @@ pub struct PrivateKernel {
     /// The program the kernel comes from stays while the kernel does.
     _program: Arc<super::private::PrivateProgram>,
     args: Mutex<SetArgs>,
+    /// The ticket that last gave the copy its arguments again (`give_again`; 0: a full launch
+    /// gave them since): its next repeats need not compare them.
+    given_by: AtomicU64,
 }
 
 /// The arguments a copy was last given.
@@ -47,15 +52,6 @@ pub struct KernelCopies {
     pub repeat: super::repeat::Slot,
 }
 
-/// One of a kernel object's copies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Which {
-    Staged,
-    Asta,
-    /// The ASTA copy built for whole tiles only.
-    AstaFull,
-}
-
 impl PrivateKernel {
     pub fn raw(&self) -> cl_kernel {
         self.kernel.raw()
@@ -66,9 +62,13 @@ impl PrivateKernel {
         self.args.lock().values.clone()
     }
 
-    /// Gives the copy `values` again where another launch gave it others (a launch that repeats
-    /// one of two that trade buffers): only those that differ are set.
-    pub fn give_again(&self, values: &[Option<ArgValue>]) -> Result<(), String> {
+    /// Gives the copy `values` again, those of ticket `token`'s launch, where another launch gave
+    /// it others since (a launch that repeats one of two that trade buffers): only those that
+    /// differ are set, and nothing is compared where that ticket gave them last.
+    pub fn give_again(&self, values: &[Option<ArgValue>], token: u64) -> Result<(), String> {
+        if self.given_by.load(Ordering::Relaxed) == token {
+            return Ok(());
+        }
         let mut set = self.args.lock();
         if set.values.len() != values.len() {
             set.values.resize(values.len(), None);
@@ -87,6 +87,7 @@ impl PrivateKernel {
             }
             set.values[i] = Some(v.clone());
         }
+        self.given_by.store(token, Ordering::Relaxed);
         Ok(())
     }
 }
@@ -118,7 +119,12 @@ fn create(info: &KernelInfo, plan: &TransparentPlan, private_name: &str, full: b
     };
     let kernel = cmd::create_kernel(program.raw(), private_name)
         .map_err(|e| format!("the rewritten copy of {} could not be created ({e})", info.name))?;
-    Ok(PrivateKernel { kernel, _program: plan.program.clone(), args: Mutex::new(SetArgs::default()) })
+    Ok(PrivateKernel {
+        kernel,
+        _program: plan.program.clone(),
+        args: Mutex::new(SetArgs::default()),
+        given_by: AtomicU64::new(0),
+    })
 }
 
 /// The kernel object of a copy (created at its first launch, in `cell`; from the whole-tiles
@@ -167,6 +173,7 @@ pub fn enqueue<F: Fn(&str, usize) -> Option<u64>>(
 ) -> Result<cl_int, String> {
     let wait = access::try_prepare_as(queue, needs, devices, user).map_err(|f| f.reason)?;
     let mut set = private.args.lock();
+    private.given_by.store(0, Ordering::Relaxed);
     let ready = set_args(private.kernel.raw(), &mut set, args, plan, &extra).and_then(|()| {
         if crate::fault::inject("kernel") {
             return Err(format!("injected failure of the {what} kernel's launch"));

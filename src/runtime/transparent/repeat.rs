@@ -43,7 +43,6 @@ use super::super::dims::{Dims, Enqueue};
 use super::super::order::{self, Stretch};
 use super::super::state::{Current, Need};
 use super::super::worker;
-use super::copies::{KernelCopies, Which};
 use super::rewrite::RewrittenKernel;
 use crate::registry::{key, ArgValue, Args, Handle, KernelInfo};
 use opencl_sys::*;
@@ -59,6 +58,22 @@ const HELD: usize = 8;
 /// program that swaps its buffers between two launches, as a stencil's time steps do, repeats
 /// each of the two).
 pub type Slot = Mutex<SmallVec<[Ticket; KEPT]>>;
+
+/// One of a kernel object's copies (`KernelCopies::private`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    Staged,
+    Asta,
+    /// The ASTA copy built for whole tiles only.
+    AstaFull,
+}
+
+/// Gives a copy the arguments a ticket kept again, with the ticket's token
+/// (`PrivateKernel::give_again`): whether it took them all.
+pub type GiveAgain<'a> = &'a dyn Fn(Which, &[Option<ArgValue>], u64) -> bool;
+
+/// Tokens of tickets that launch a copy (`PrivateKernel::give_again`), never 0.
+static TOKENS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// Tickets a kernel object keeps at most.
 const KEPT: usize = 2;
@@ -83,8 +98,8 @@ pub struct Ticket {
     /// The kernel object to enqueue (the application's, or one of its copies, whose arguments
     /// only this kernel object's launches set) and the work-group size it replaces, if it does.
     run: (Handle, Option<usize>),
-    /// For a copy's launch: which copy, and the arguments it had.
-    copy: Option<(Which, Vec<Option<ArgValue>>)>,
+    /// For a copy's launch: which copy, the arguments it had, and the ticket's token.
+    copy: Option<(Which, Vec<Option<ArgValue>>, u64)>,
     form: Variant,
     holds: Holds,
     /// Every buffer the launch uses, in handle order, once, and the layout it must be in; not
@@ -204,7 +219,7 @@ fn ticket(ran: Ran) -> Option<Ticket> {
         reads: (ran.form == Variant::Written).then(|| ran.reads.to_vec()),
         dims: *ran.dims,
         run: (key(ran.run.0), ran.run.1),
-        copy: ran.copy,
+        copy: ran.copy.map(|(w, values)| (w, values, TOKENS.fetch_add(1, Ordering::Relaxed))),
         form: ran.form,
         holds: ran.holds,
         buffers: all.iter().map(|(b, c)| (b.handle, Arc::downgrade(b), *c)).collect(),
@@ -216,13 +231,14 @@ fn ticket(ran: Ran) -> Option<Ticket> {
     })
 }
 
-/// Enqueues a launch of the kernel object that repeats one of the launches whose tickets its
-/// `copies` hold, if it does (`n` events waited for, `event` asked), and counts it in
-/// `decisions`, the kernel's: Some(what the enqueue returned), or None when the launch must take
-/// the full path (nothing was enqueued).
+/// Enqueues a launch of the kernel object that repeats one of the launches whose tickets `slot`
+/// holds, if it does (`n` events waited for, `event` asked; `give` gives a copy its arguments
+/// again), and counts it in `decisions`, the kernel's: Some(what the enqueue returned), or None
+/// when the launch must take the full path (nothing was enqueued).
 #[allow(clippy::too_many_arguments)]
 pub fn again<'a>(
-    copies: &KernelCopies,
+    slot: &Slot,
+    give: GiveAgain,
     decisions: impl FnOnce() -> &'a crate::stats::KernelStats,
     info: &KernelInfo,
     queue: cl_command_queue,
@@ -234,7 +250,7 @@ pub fn again<'a>(
     if n != 0 || !event.is_null() {
         return None;
     }
-    let mut slot = copies.repeat.lock();
+    let mut slot = slot.lock();
     if slot.is_empty() {
         return None;
     }
@@ -249,7 +265,7 @@ pub fn again<'a>(
                 Match::Stale => {}
                 Match::Same => {
                     let decisions = decisions.take().expect("one ticket repeats");
-                    if let Some(r) = repeat(&mut slot[i], copies, decisions, queue, enqueue, &mut enqueued) {
+                    if let Some(r) = repeat(&mut slot[i], give, decisions, queue, enqueue, &mut enqueued) {
                         return Some(r);
                     }
                 }
@@ -307,7 +323,7 @@ fn matched(t: &mut Ticket, info: &KernelInfo, queue: cl_command_queue, dims: &Di
 /// still holds.
 fn repeat<'a>(
     t: &mut Ticket,
-    copies: &KernelCopies,
+    give: GiveAgain,
     decisions: impl FnOnce() -> &'a crate::stats::KernelStats,
     queue: cl_command_queue,
     enqueue: &impl Enqueue,
@@ -352,7 +368,7 @@ fn repeat<'a>(
         // brought the buffer where it is repeat it), defined, and used last on this queue by
         // the stretch the launch joins, which stands for it.
         let ready = st.current == *layout
-            && super::super::convert::last_pending(&mut st).is_none()
+            && (st.last_event.is_none() || super::super::convert::last_pending(&mut st).is_none())
             && st.defined
             && st.users.joined(&stretch);
         if !ready {
@@ -372,9 +388,11 @@ fn repeat<'a>(
     // so the launch is as free as the one the ticket was made for, without the queue's tail
     // looked up.
     let _open = stretch.held_open()?;
-    if let Some((which, values)) = &t.copy {
+    if let Some((which, values, token)) = &t.copy {
         // The copy's arguments, where the other ticket's launch gave it others.
-        copies.private(*which)?.give_again(values).ok()?;
+        if !give(*which, values, *token) {
+            return None;
+        }
     }
     let r = enqueue(t.run.0 as cl_kernel, t.run.1, 0, std::ptr::null(), std::ptr::null_mut());
     if r != CL_SUCCESS && t.form != Variant::Written {
