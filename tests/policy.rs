@@ -601,8 +601,12 @@ fn launches_while_the_copies_are_built_repeat_the_last() {
     let (out, stats) = with_stats(cmd, &json);
     assert_same(&base, &out);
     assert_eq!(launches(&stats, "advance", "written"), 10, "{stats:#}");
-    // Launches 1-4 may be timed, the fifth makes the ticket, 6-10 repeat it.
-    assert_eq!(stats["launches_repeated"], 5, "{stats:#}");
+    // Launches 1-4 may be timed, the fifth makes the ticket, 6-10 repeat it. Once in a suite
+    // run on a loaded machine only 7-10 did: a launch that cannot repeat (its stretch marked,
+    // a command still running) takes the full path and makes the next ticket, which is what
+    // matters here; how many repeat after it depends on the machine.
+    let repeated = stats["launches_repeated"].as_u64().unwrap();
+    assert!((4..=5).contains(&repeated), "{stats:#}");
     let records = payloads(&dir, "lengths");
     assert_eq!(records.len(), 1, "{}", out.show("copies held back"));
     assert_eq!(epochs(&records[0]), vec![vec![10]], "{}", out.show("copies held back"));
