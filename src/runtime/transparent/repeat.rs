@@ -82,9 +82,10 @@ const KEPT: usize = 2;
 #[derive(Debug)]
 pub struct Ticket {
     queue: Handle,
-    /// The application's arguments the last launch had. A list set again to the same values (programs that set every argument before every launch) is the
-    /// same launch too, where every buffer argument is one of `buffers` and each handle still
-    /// names the same buffer (not one created since at a released one's address).
+    /// The application's arguments the last launch had. A list set again to the same values
+    /// (programs that set every argument before every launch) is the same launch too, where
+    /// every buffer argument is one of `buffers` and each handle still names the same buffer
+    /// (not one created since at a released one's address).
     args: Args,
     /// `KernelInfo::args_set` when `args` was the list: the same count, no argument set since.
     args_set: u64,
