@@ -317,6 +317,9 @@ pub struct Steady {
     written_ns: f64,
     /// What each launch in ASTA gains per structure, added to its buffers' balance.
     gain_ns: Option<f64>,
+    /// Kept only while every buffer's balance is positive (`model::Reason::SlowerStay`: slower in
+    /// ASTA, staying for what the kernels sharing the buffers gain there).
+    while_gaining: bool,
     decision: Decision,
 }
 
@@ -334,6 +337,7 @@ impl Steady {
             sent_back,
             written_ns: counts.0,
             gain_ns: counts.1,
+            while_gaining: matches!(d.reason, Reason::SlowerStay { .. }),
             decision: d.clone(),
         })
     }
@@ -350,7 +354,15 @@ impl Steady {
     /// Whether `buffers` are where its launches find them: all in the ASTA layout the copy
     /// wants (or all in host layout), and sent back in their epoch as they were.
     fn found(&self, buffers: &[BufferView]) -> bool {
-        placed(buffers, self.in_asta) && sent_back(buffers) == self.sent_back
+        placed(buffers, self.in_asta)
+            && sent_back(buffers) == self.sent_back
+            && self.balance_holds(buffers.iter().map(|b| b.cost.reuse.asta_gain_ns))
+    }
+
+    /// Whether the buffers' balances (`Reuse::asta_gain_ns`) let it hold: the decision to stay in
+    /// ASTA although slower there holds only while each is positive, as `model::decide` decides.
+    pub fn balance_holds(&self, mut balances: impl Iterator<Item = f64>) -> bool {
+        !self.while_gaining || balances.all(|b| b > 0.0)
     }
 
     /// The form its launches run: the ASTA copy on buffers in ASTA already, or a host-layout
@@ -677,6 +689,36 @@ mod tests {
         assert!(model.steady.is_some());
         assert_eq!(launch(&mut model), first);
         assert_eq!(cost.reuse.asta_gain_ns, 2.0 * 0.5 * 1e6);
+    }
+
+    #[test]
+    fn slower_in_asta_is_kept_there_while_the_kernels_sharing_the_buffer_have_gained_more() {
+        let class = SizeClass::of(1_000_000, 32_000_000);
+        let mut model = KernelModel::default();
+        // 0.5 ns a structure slower in ASTA: each launch of a million structures loses 0.5 ms.
+        timed(&mut model, class, 2.0, 2.5, model::TILE_TIMED);
+        let rates = Rates::default();
+        let (offer, want) = offer(class, &rates, false);
+        let mut cost = BufferCost::default();
+        // What the kernels sharing the buffer gained there: one launch's loss and a half.
+        cost.reuse.asta_gain_ns = 0.75e6;
+        let mut kept = Vec::new();
+        let mut reasons = Vec::new();
+        for _ in 0..3 {
+            let mut views = [BufferView { arg: 0, cost: &mut cost, current: Current::Device(want), want }];
+            let d = decide("k", &mut model, &offer, &mut views);
+            reasons.push(d.reason.clone());
+            kept.push(model.steady.clone());
+        }
+        assert!(matches!(reasons[0], Reason::SlowerStay { .. }), "{}", reasons[0]);
+        let first = kept[0].clone().expect("kept while the balance is positive");
+        let balances = |b: &[f64]| first.balance_holds(b.iter().copied());
+        assert!(balances(&[0.25e6]) && !balances(&[0.25e6, 0.0]) && !balances(&[-1.0]));
+        // The second launch finds 0.25 ms left: the same decision, kept.
+        assert!(kept[1].as_ref().is_some_and(|k| std::sync::Arc::ptr_eq(k, &first)), "{}", reasons[1]);
+        // The third finds the balance spent: back to host layout.
+        assert!(matches!(reasons[2], Reason::SlowerBack { .. }), "{}", reasons[2]);
+        assert_eq!(cost.reuse.asta_gain_ns, 0.75e6 - 2.0 * 0.5e6);
     }
 
     #[test]

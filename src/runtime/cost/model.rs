@@ -555,6 +555,12 @@ pub fn steady(l: &Launch, d: &Decision) -> bool {
         return false;
     }
     if l.in_asta {
+        if matches!(d.reason, Reason::SlowerStay { .. }) {
+            // Slower in ASTA, kept there while the kernels sharing its buffers have gained more
+            // than it loses: as long as their balance stays positive, which the kept decision
+            // checks at every launch (`Steady::found`, a repeated launch too).
+            return true;
+        }
         // In ASTA for good: measured no slower than in host layout (what the launches gain
         // there is then not read), its timings for the choice of tile made.
         let no_slower = l.times.asta.is_some_and(|a| host_best(l).is_none_or(|(_, h)| a <= h));

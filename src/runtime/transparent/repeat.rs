@@ -379,7 +379,8 @@ fn repeat<'a>(
     }
     if let Some((steady, _)) = kept {
         let sent_back = t.counted.iter().any(|&(i, _)| locked[i].cost.reuse.sent_back);
-        if sent_back != steady.sent_back() {
+        let balances = t.counted.iter().map(|&(i, _)| locked[i].cost.reuse.asta_gain_ns);
+        if sent_back != steady.sent_back() || !steady.balance_holds(balances) {
             return None;
         }
     }
