@@ -1105,7 +1105,7 @@ mod tests {
         // epoch, whatever its history promises and whatever the conversion costs, its times,
         // offer and buffers' layout unchanged.
         let opts = [None, Some(0.5), Some(1.0), Some(2.0)];
-        let (mut kept, mut kept_in_asta, mut kept_sent_back) = (0, 0, 0);
+        let (mut kept, mut kept_in_asta, mut kept_sent_back, mut kept_while_gaining) = (0, 0, 0, 0);
         let forms = opts.iter().flat_map(|&w| opts.iter().map(move |&s| (w, s)));
         for (w, s, a) in forms.flat_map(|(w, s)| opts.iter().map(move |&a| (w, s, a))) {
             for (policy, staged_ok, asta_ok) in [
@@ -1115,16 +1115,18 @@ mod tests {
                 (Policy::Auto, true, false),
                 (Policy::Never, true, true),
             ] {
-                for (share, in_asta, sent_back) in [
-                    (None, false, false),
-                    (Some(0.5), false, false),
-                    (Some(1.5), false, false),
-                    (None, false, true),
-                    (None, true, false),
+                for (share, in_asta, sent_back, gained) in [
+                    (None, false, false, 0.0),
+                    (Some(0.5), false, false, 0.0),
+                    (Some(1.5), false, false, 0.0),
+                    (None, false, true, 0.0),
+                    (None, true, false, 0.0),
+                    // In ASTA, the kernels sharing the buffers having gained there.
+                    (None, true, false, 1e6),
                 ] {
                     let mut l = launch(t(w, s, a));
                     (l.policy, l.staged_ok, l.asta_ok, l.asta_share_elsewhere) = (policy, staged_ok, asta_ok, share);
-                    (l.in_asta, l.sent_back) = (in_asta, sent_back);
+                    (l.in_asta, l.sent_back, l.asta_balance_ns) = (in_asta, sent_back, gained);
                     l.times.tries[Variant::Asta as usize] = if w == Some(1.0) { 1 } else { TILE_TIMED };
                     let d = decide(&l);
                     if !steady(&l, &d) {
@@ -1132,10 +1134,16 @@ mod tests {
                     }
                     kept += 1;
                     kept_in_asta += usize::from(in_asta);
+                    let while_gaining = matches!(d.reason, Reason::SlowerStay { .. });
+                    kept_while_gaining += usize::from(while_gaining);
                     kept_sent_back += usize::from(sent_back);
                     for (nth, promised, undone, balance) in
                         [(1, None, false, 0.0), (2, Some(1000), false, -1e9), (40, Some(100_000), true, 1e9)]
                     {
+                        if while_gaining && balance <= 0.0 {
+                            // Kept only while the balance is positive (`Steady::balance_holds`).
+                            continue;
+                        }
                         for epoch in [0.0, 1e6, 1e12] {
                             for (convert, spent) in [(0.0, 0.0), (1e3, 1e9), (1e9, 0.0)] {
                                 let later = Launch {
@@ -1148,8 +1156,17 @@ mod tests {
                                     asta_balance_ns: balance,
                                     ..l.clone()
                                 };
-                                // (`more_coming` matters to a launch that is timed only.)
-                                let same = |d: &Decision| (d.variant, d.measure, d.reason.clone(), d.charged_ns);
+                                // (`more_coming` matters to a launch that is timed only; the
+                                // balance a decision to stay in ASTA names is the one it saw.)
+                                let same = |d: &Decision| {
+                                    let reason = match d.reason {
+                                        Reason::SlowerStay { asta, host, .. } => {
+                                            Reason::SlowerStay { asta, host, gained_ns: 0.0 }
+                                        }
+                                        ref r => r.clone(),
+                                    };
+                                    (d.variant, d.measure, reason, d.charged_ns)
+                                };
                                 assert_eq!(same(&decide(&later)), same(&d), "{l:?} then {later:?}");
                             }
                         }
@@ -1158,8 +1175,8 @@ mod tests {
             }
         }
         assert!(
-            kept >= 20 && kept_in_asta >= 5 && kept_sent_back >= 5,
-            "only {kept} steady decisions in the grid ({kept_in_asta} in ASTA, {kept_sent_back} sent back)"
+            kept >= 20 && kept_in_asta >= 5 && kept_sent_back >= 5 && kept_while_gaining >= 5,
+            "only {kept} steady decisions in the grid ({kept_in_asta} in ASTA, {kept_sent_back} sent back, {kept_while_gaining} slower in ASTA but staying)"
         );
         // Decisions that change as the epoch grows are never kept.
         let mut l = launch(t(Some(1.0), None, Some(0.5)));
