@@ -352,7 +352,8 @@ impl Steady {
     }
 
     /// Whether `buffers` are where its launches find them: all in the ASTA layout the copy
-    /// wants (or all in host layout), and sent back in their epoch as they were.
+    /// wants (or all in host layout), sent back in their epoch as they were, and with the
+    /// balances it needs (`balance_holds`).
     fn found(&self, buffers: &[BufferView]) -> bool {
         placed(buffers, self.in_asta)
             && sent_back(buffers) == self.sent_back
