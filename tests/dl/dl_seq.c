@@ -50,6 +50,18 @@ static cl_kernel kernel(const char *name)
     return k;
 }
 
+/* The scale kernel over buffer b read as 5n floats, each times k; *g its global size. */
+static cl_kernel scale_kernel(cl_mem b, float k, size_t *g)
+{
+    cl_kernel s = kernel("scale");
+    cl_uint count = n * 5;
+    *g = (count + 63) / 64 * 64;
+    CHECK(clSetKernelArg(s, 0, sizeof b, &b));
+    CHECK(clSetKernelArg(s, 1, sizeof count, &count));
+    CHECK(clSetKernelArg(s, 2, sizeof k, &k));
+    return s;
+}
+
 static size_t global_size(void)
 {
     return (n + 63) / 64 * 64;
@@ -246,14 +258,9 @@ int main(int argc, char **argv)
         clReleaseMemObject(b);
     } else if (!strcmp(mode, "mixed")) {
         cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
-        cl_kernel s = kernel("scale");
-        cl_uint count = n * 5;
-        float kk = 0.75f;
-        size_t g = (count + 63) / 64 * 64;
+        size_t g;
+        cl_kernel s = scale_kernel(b, 0.75f, &g);
         step(q, k, b, 0, NULL, NULL);
-        CHECK(clSetKernelArg(s, 0, sizeof b, &b));
-        CHECK(clSetKernelArg(s, 1, sizeof count, &count));
-        CHECK(clSetKernelArg(s, 2, sizeof kk, &kk));
         CHECK(clEnqueueNDRangeKernel(q, s, 1, NULL, &g, NULL, 0, NULL, NULL));
         step(q, k, b, 0, NULL, NULL);
         read_show("mixed kernels", b, h, bytes);
@@ -263,13 +270,8 @@ int main(int argc, char **argv)
         /* A kernel with no annotation (scale) launched over and over on a buffer that an
          * annotated kernel (advance) steps between the rounds, its arguments set once. */
         cl_mem b = make_buffer(CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h);
-        cl_kernel s = kernel("scale");
-        cl_uint count = n * 5;
-        float kk = 0.5f;
-        size_t g = (count + 63) / 64 * 64;
-        CHECK(clSetKernelArg(s, 0, sizeof b, &b));
-        CHECK(clSetKernelArg(s, 1, sizeof count, &count));
-        CHECK(clSetKernelArg(s, 2, sizeof kk, &kk));
+        size_t g;
+        cl_kernel s = scale_kernel(b, 0.5f, &g);
         for (int round = 0; round < 3; round++) {
             for (int i = 0; i < 4; i++)
                 step(q, k, b, 0, NULL, NULL);
@@ -277,7 +279,7 @@ int main(int argc, char **argv)
                 CHECK(clEnqueueNDRangeKernel(q, s, 1, NULL, &g, NULL, 0, NULL, NULL));
             if (round == 1) {
                 /* A scalar no annotation reads, set again to another value. */
-                kk = 0.25f;
+                float kk = 0.25f;
                 CHECK(clSetKernelArg(s, 2, sizeof kk, &kk));
             }
         }
