@@ -369,7 +369,7 @@ fn repeat<'a>(
         // brought the buffer where it is repeat it), defined, and used last on this queue by
         // the stretch the launch joins, which stands for it.
         let ready = st.current == *layout
-            && (st.last_event.is_none() || super::super::convert::last_pending(&mut st).is_none())
+            && super::super::convert::last_pending(&mut st).is_none()
             && st.defined
             && st.users.joined(&stretch);
         if !ready {
