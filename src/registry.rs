@@ -227,6 +227,20 @@ pub struct KernelInfo {
     /// Arguments set so far (`set_arg`): a launch that repeats the last tells that none was
     /// set since without the list's lock.
     pub args_set: std::sync::atomic::AtomicU64,
+    /// `mems_created()` when an argument was last set.
+    pub mems_at_set: std::sync::atomic::AtomicU64,
+}
+
+/// Buffers the application created so far.
+static MEMS_CREATED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The application created a buffer (maybe at the handle of one it released).
+pub fn mem_created() {
+    MEMS_CREATED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub fn mems_created() -> u64 {
+    MEMS_CREATED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 impl KernelInfo {

@@ -310,11 +310,25 @@ pub fn repeated_launch(kernel: &KernelStats, ran: Form) {
     kernel.repeated[i].fetch_add(1, Relaxed);
 }
 
+/// [`repeated_launch`] again, in form `ran`, counted there before.
+#[inline]
+pub fn repeated_again(kernel: &KernelStats, ran: Form) {
+    kernel.repeated[usize::from(ran.order).min(2)].fetch_add(1, Relaxed);
+}
+
 static PLAIN_REPEATED: AtomicU64 = AtomicU64::new(0);
 
 /// A launch of a kernel without copies repeated its kernel object's last one.
 pub fn repeated_plain_launch() {
     PLAIN_REPEATED.fetch_add(1, Relaxed);
+}
+
+static LANE: AtomicU64 = AtomicU64::new(0);
+
+/// Of the repeated launches (either kind), one enqueued through the express lane.
+#[inline]
+pub fn lane_launch() {
+    LANE.fetch_add(1, Relaxed);
 }
 
 /// Launches that repeated their kernel object's last one, in ASTA and in a host layout.
@@ -461,6 +475,9 @@ pub struct Report {
     /// Launches of kernels without copies (not rewritten) that repeated their kernel object's
     /// last launch, their buffers' needs not worked out again.
     pub launches_repeated_without_copies: u64,
+    /// Of the launches in the two fields above, those enqueued through the express lane
+    /// (`runtime::lane`), with nothing of theirs checked again.
+    pub launches_in_lane: u64,
     /// Contexts the application released for the last time, and how many of them were still
     /// referenced by an object clayout created (see runtime::check_context_references).
     pub contexts_released: u64,
@@ -502,6 +519,7 @@ pub fn report() -> Report {
         launches_as_written: LAUNCH_ORIGINAL.load(Relaxed) + repeated.host,
         launches_repeated: repeated.asta + repeated.host,
         launches_repeated_without_copies: PLAIN_REPEATED.load(Relaxed),
+        launches_in_lane: LANE.load(Relaxed),
         contexts_released: CONTEXTS_RELEASED.load(Relaxed),
         contexts_left_referenced: CONTEXTS_LEFT.load(Relaxed),
         policy: PolicyReport {
@@ -567,6 +585,9 @@ pub fn summary(r: &Report) -> String {
             "  launches of kernels not rewritten repeating their kernel's last launch: {}",
             r.launches_repeated_without_copies
         );
+    }
+    if r.launches_in_lane > 0 {
+        let _ = writeln!(s, "  of the repeating launches, through the express lane: {}", r.launches_in_lane);
     }
     for (k, d) in &r.policy.kernels {
         let runs: Vec<String> = d.launches.iter().map(|(v, n)| format!("{n} {}", v.label)).collect();

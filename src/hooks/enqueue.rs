@@ -5,7 +5,7 @@
 use crate::cl::api;
 use crate::registry::key;
 use crate::runtime::access::{blocking_host_access, host_access, Blocking, HostUse};
-use crate::runtime::dims::Dims;
+use crate::runtime::dims::WorkSizes;
 use crate::runtime::{buffers, chunked, convert, launch, order, pinned};
 use libc::{c_void, size_t};
 use opencl_sys::*;
@@ -392,8 +392,9 @@ pub unsafe fn clEnqueueNDRangeKernel(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    let dims = Dims::new(work_dim, global_work_offset, global_work_size, local_work_size);
-    launch::launch(command_queue, kernel, dims, n, list, event, |k, local, n, l, ev| {
+    let shape =
+        WorkSizes::Range { work_dim, offset: global_work_offset, global: global_work_size, local: local_work_size };
+    launch::launch(command_queue, kernel, shape, n, list, event, |k, local, n, l, ev| {
         // The staged copy may need a work-group size of its own (one its local memory holds).
         let own = local.map(|x| [x]);
         let local_work_size = own.as_ref().map_or(local_work_size, |a| a.as_ptr());
@@ -418,7 +419,7 @@ pub unsafe fn clEnqueueTask(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    launch::launch(command_queue, kernel, Dims::task(), n, list, event, |k, _, n, l, ev| {
+    launch::launch(command_queue, kernel, WorkSizes::Task, n, list, event, |k, _, n, l, ev| {
         api().clEnqueueTask(command_queue, k, n, l, ev)
     })
 }

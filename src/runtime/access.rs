@@ -221,7 +221,7 @@ pub fn try_prepare_as(
     handles.dedup();
     let mut locked: Few<ArcMutexGuard<RawMutex, BufferState>> = handles
         .iter()
-        .map(|h| targets.iter().find(|t| t.0.handle == *h).expect("a target's handle").0.state.lock_arc())
+        .map(|h| targets.iter().find(|t| t.0.handle == *h).expect("a target's handle").0.lock_arc())
         .collect();
     let mut owned = Vec::new();
     let mut overwritten = Vec::new();
@@ -293,7 +293,7 @@ pub fn foreign_context(queue: cl_command_queue, needs: &[BufferNeed]) -> Option<
     }
     let host = |n: &&BufferNeed| {
         let owner = n.buffer.bytes_owner();
-        let mut st = owner.state.lock();
+        let mut st = owner.lock();
         st.settle(owner);
         st.current == Current::Host && !matches!(n.need, Need::Device(_))
     };
@@ -445,7 +445,7 @@ pub unsafe fn blocking_host_access<
     }
     // The host sees these buffers now: the cost model's count of launches on them starts over.
     for n in &needs {
-        n.buffer.bytes_owner().state.lock().cost.host_access();
+        n.buffer.bytes_owner().lock().cost().host_access();
     }
     let w = match ordered_prepare(queue, &needs, user) {
         Ok(w) => w,

@@ -2,13 +2,15 @@
 //! the parent's record for a sub-buffer, and the layout state, keyed by the buffer's handle.
 //! A command looks each of its buffers up here once and carries the record from then on.
 
+use super::cost::tally::{Share, Tally};
 use super::cost::BufferCost;
 use super::order::Users;
 use super::state::Current;
+use super::world::Gen;
 use crate::cl::Event;
 use crate::registry::{BufferInfo, Handle, Table};
 use once_cell::sync::Lazy;
-use parking_lot::Mutex;
+use parking_lot::{ArcMutexGuard, Mutex, MutexGuard, RawMutex};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -32,8 +34,11 @@ pub struct BufferState {
     /// failure of that conversion (through a failed command it waited for) leaves in place.
     pub conversions: u64,
     pub before: Current,
-    /// What the cost model keeps about the buffer.
-    pub cost: BufferCost,
+    /// What the cost model keeps about the buffer: read through [`BufferState::cost`], which
+    /// first takes what the express lane counted (`shares`).
+    cost: BufferCost,
+    /// The tallies of the lanes that count their launches in this buffer (`cost::tally`).
+    shares: smallvec::SmallVec<[Share; 2]>,
 }
 
 #[derive(Debug)]
@@ -45,14 +50,34 @@ pub struct Buffer {
     /// child's bytes are used.
     pub parent: Option<Arc<Buffer>>,
     /// In an `Arc` so that a command can hold it locked from its conversions until its own
-    /// enqueue returns (`access`), without holding the record.
-    pub state: Arc<Mutex<BufferState>>,
+    /// enqueue returns (`access`), without holding the record. Locked through [`Buffer::lock`],
+    /// which tells the express lane (`gen`).
+    state: Arc<Mutex<BufferState>>,
+    /// Counted up by every lock of `state` that may change it, so that a launch of the express
+    /// lane (`lane`) that checked the state before sees it changed.
+    pub gen: Arc<Gen>,
     /// The number of a conversion that failed on the device (0: none), set by its completion
     /// callback, which must not take the state's lock; applied at the next lock ([`settle`]).
     pub failed: AtomicU64,
 }
 
 impl BufferState {
+    /// The cost model's record, with every launch the express lane counted in it.
+    pub fn cost(&mut self) -> &mut BufferCost {
+        if !self.shares.is_empty() {
+            let cost = &mut self.cost;
+            self.shares.retain(|s| s.take(cost));
+        }
+        &mut self.cost
+    }
+
+    /// Counts the launches of `tally` at argument `arg` from now on, unless it does already.
+    pub fn share(&mut self, tally: &Arc<Tally>, arg: u32) {
+        if !self.shares.iter().any(|s| s.of(tally)) {
+            self.shares.push(tally.share(arg));
+        }
+    }
+
     /// Takes the news of a failed conversion into the state: if the latest conversion failed,
     /// it never ran, and the bytes are in the layout they had before it.
     pub fn settle(&mut self, buffer: &Buffer) {
@@ -70,6 +95,28 @@ impl BufferState {
 }
 
 impl Buffer {
+    /// The state, locked for a command that may change it.
+    pub fn lock(&self) -> MutexGuard<'_, BufferState> {
+        let st = self.state.lock();
+        // After the lock: a launch path that checked the state before saw it unchanged, and its
+        // lane sees the change.
+        self.gen.changed();
+        st
+    }
+
+    /// [`Buffer::lock`], held without the record (`access`).
+    pub fn lock_arc(&self) -> ArcMutexGuard<RawMutex, BufferState> {
+        let st = self.state.lock_arc();
+        self.gen.changed();
+        st
+    }
+
+    /// The state, locked by a launch that repeats the last (which changes nothing a lane checks)
+    /// or to read it.
+    pub fn lock_unchanged(&self) -> MutexGuard<'_, BufferState> {
+        self.state.lock()
+    }
+
     /// The buffer whose bytes this one shows: itself, or a sub-buffer's parent.
     pub fn bytes_owner(self: &Arc<Self>) -> &Arc<Buffer> {
         self.parent.as_ref().unwrap_or(self)
@@ -93,20 +140,26 @@ pub fn created(h: Handle, facts: Arc<BufferInfo>) {
     // Created with host data (copied or used), or a window onto a parent: defined bytes.
     let with_data = facts.flags & (opencl_sys::CL_MEM_COPY_HOST_PTR | opencl_sys::CL_MEM_USE_HOST_PTR) != 0;
     let state = BufferState { defined: with_data || parent.is_some(), ..Default::default() };
-    BUFFERS
-        .insert(h, Buffer { handle: h, facts, parent, state: Arc::new(Mutex::new(state)), failed: AtomicU64::new(0) });
+    let state = Arc::new(Mutex::new(state));
+    // A handle the driver reuses: lanes that used the old buffer see it gone.
+    if let Some(old) = BUFFERS.remove(h) {
+        old.gen.changed();
+    }
+    BUFFERS.insert(h, Buffer { handle: h, facts, parent, state, gen: Default::default(), failed: AtomicU64::new(0) });
 }
 
 /// The application's last reference to a buffer is gone. Its bytes are forgotten unless a
 /// sub-buffer still shows them (then the record lives on in the children, state and all).
 pub fn released(h: Handle) {
     let Some(b) = BUFFERS.remove(h) else { return };
+    // Whoever still holds the record: no lane launches with this handle as this buffer again.
+    b.gen.changed();
     if Arc::strong_count(&b) > 1 && b.parent.is_none() {
         return;
     }
-    let mut st = b.state.lock();
+    let mut st = b.lock();
     let converted = matches!(st.current, Current::Device(_));
-    st.cost.released(converted);
+    st.cost().released(converted);
     st.current = Current::Host;
     st.last_event = None;
     st.users.clear();
@@ -115,7 +168,9 @@ pub fn released(h: Handle) {
 /// Drops the references every buffer's record keeps on completed commands.
 pub fn forget_finished() {
     for (_, b) in BUFFERS.snapshot() {
-        let mut st = b.state.lock();
+        // Forgets only what has completed, which no lane relies on (one relies on a stretch
+        // that is still open, and on no conversion pending).
+        let mut st = b.lock_unchanged();
         st.users.forget_finished();
         if st.last_event.as_ref().is_some_and(|e| crate::cl::info::event_status(e.raw()).is_none_or(|s| s <= 0)) {
             st.last_event = None;
@@ -129,7 +184,7 @@ pub fn holds(event: opencl_sys::cl_event) -> usize {
         .snapshot()
         .iter()
         .map(|(_, b)| {
-            let st = b.state.lock();
+            let st = b.lock_unchanged();
             st.users.holds(event) + st.last_event.as_ref().is_some_and(|e| e.raw() == event) as usize
         })
         .sum()
@@ -140,7 +195,7 @@ pub fn converted_in(context: Handle) -> Vec<Handle> {
     BUFFERS
         .snapshot()
         .iter()
-        .filter(|(_, b)| b.facts.context == context && matches!(b.state.lock().current, Current::Device(_)))
+        .filter(|(_, b)| b.facts.context == context && matches!(b.lock_unchanged().current, Current::Device(_)))
         .map(|(h, _)| *h)
         .collect()
 }
@@ -148,6 +203,6 @@ pub fn converted_in(context: Handle) -> Vec<Handle> {
 /// Every buffer's bytes count as defined (commands before tracking began may have written any).
 pub fn all_defined() {
     for (_, b) in BUFFERS.snapshot() {
-        b.state.lock().defined = true;
+        b.lock().defined = true;
     }
 }

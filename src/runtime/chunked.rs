@@ -135,7 +135,7 @@ pub unsafe fn read(
     if buffer.parent.is_some() || buffer.facts.context != context || size > buffer.facts.size {
         return None;
     }
-    let mut st = buffer.state.lock();
+    let mut st = buffer.lock();
     st.settle(&buffer);
     let Current::Device(d) = st.current else { return None };
     let (Layout::Aos, Layout::Asta { t }) = (d.host, d.device) else { return None };
@@ -312,12 +312,12 @@ impl<'a> Chunks<'a> {
         };
         if i == 0 {
             // The host sees the buffer now: the cost model's count of launches on it starts over.
-            st.cost.host_access();
+            st.cost().host_access();
             st.users.clear();
             st.conversions += 1;
             st.before = Current::Device(self.from);
             st.current = Current::Host;
-            st.cost.came_back();
+            st.cost().came_back();
         }
         order::noted(self.side, true, false, ev.raw(), order::free(self.side, &self.wait));
         self.wait = vec![ev.raw()];

@@ -122,7 +122,7 @@ pub fn ensure(
         last = Some(ev);
         st.current = if step.to_host { Current::Host } else { after(need) };
         if step.to_host {
-            st.cost.came_back();
+            st.cost().came_back();
         }
     }
     let last = last.expect("a non-empty plan enqueues at least one step");
@@ -240,11 +240,11 @@ pub(super) fn watch_failure(queue: cl_command_queue, buffer: &Arc<Buffer>, conve
 /// Counts a map of `buffer` (of its parent, for a sub-buffer) before it is enqueued; `unmapped`
 /// undoes it when the map fails or is unmapped.
 pub fn mapping(buffer: &std::sync::Arc<Buffer>) {
-    buffer.bytes_owner().state.lock().maps += 1;
+    buffer.bytes_owner().lock().maps += 1;
 }
 
 pub fn unmapped(buffer: &std::sync::Arc<Buffer>) {
-    let mut st = buffer.bytes_owner().state.lock();
+    let mut st = buffer.bytes_owner().lock();
     st.maps = st.maps.saturating_sub(1);
 }
 

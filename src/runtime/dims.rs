@@ -39,14 +39,54 @@ pub struct Dims {
     pub offset: bool,
 }
 
+/// A launch's work sizes as the application passed them: read into [`Dims`], or compared with
+/// a launch's in place (the express lane, `lane`, where every instruction shows).
+#[derive(Clone, Copy)]
+pub enum WorkSizes {
+    Range { work_dim: cl_uint, offset: *const size_t, global: *const size_t, local: *const size_t },
+    Task,
+}
+
+impl WorkSizes {
+    /// # Safety
+    /// Each pointer, when not null, must point to `work_dim` sizes, as OpenCL requires.
+    pub unsafe fn dims(&self) -> Dims {
+        match *self {
+            WorkSizes::Range { work_dim, offset, global, local } => Dims::new(work_dim, offset, global, local),
+            WorkSizes::Task => Dims::task(),
+        }
+    }
+
+    /// Whether these are the work sizes `d`.
+    ///
+    /// # Safety
+    /// As for [`WorkSizes::dims`].
+    pub unsafe fn is(&self, d: &Dims) -> bool {
+        let WorkSizes::Range { work_dim, offset, global, local } = *self else { return d.task };
+        let same = |p: *const size_t, s: &Sizes| {
+            s.n as cl_uint == work_dim && (0..s.n as usize).all(|i| *p.add(i) as u64 == s.v[i])
+        };
+        let offset_zero = offset.is_null() || (0..work_dim.min(3) as usize).all(|i| *offset.add(i) == 0);
+        !d.task
+            && work_dim <= 3
+            && !global.is_null()
+            && same(global, &d.global)
+            && match &d.local {
+                None => local.is_null(),
+                Some(l) => !local.is_null() && same(local, l),
+            }
+            && offset_zero != d.offset
+    }
+}
+
 impl Dims {
     /// # Safety
     /// `global`, `local` and `offset` (each when not null) must point to `work_dim` sizes, as
     /// OpenCL requires.
     pub unsafe fn new(work_dim: cl_uint, offset: *const size_t, global: *const size_t, local: *const size_t) -> Dims {
+        let n = work_dim.min(3) as usize;
         let read = |p: *const size_t| {
             let mut v = [0u64; 3];
-            let n = work_dim.min(3) as usize;
             for (d, x) in v.iter_mut().enumerate().take(n) {
                 *x = *p.add(d) as u64;
             }
@@ -56,7 +96,7 @@ impl Dims {
             global: if global.is_null() { Sizes::of(&[]) } else { read(global) },
             local: (!local.is_null()).then(|| read(local)),
             task: false,
-            offset: !offset.is_null() && read(offset).iter().any(|&o| o != 0),
+            offset: !offset.is_null() && (0..n).any(|d| *offset.add(d) != 0),
         }
     }
 
@@ -70,3 +110,39 @@ impl Dims {
 /// application's (None keeps it), the complete wait list, and the event pointer to pass.
 pub trait Enqueue: Fn(cl_kernel, Option<usize>, cl_uint, *const cl_event, *mut cl_event) -> cl_int {}
 impl<F: Fn(cl_kernel, Option<usize>, cl_uint, *const cl_event, *mut cl_event) -> cl_int> Enqueue for F {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn work_sizes_are_the_dims_they_read() {
+        let sizes: [&[usize]; 4] = [&[64], &[64, 8], &[64, 8, 2], &[8, 64]];
+        let locals: [Option<&[usize]>; 3] = [None, Some(&[16]), Some(&[16, 8])];
+        let offsets: [Option<&[usize]>; 3] = [None, Some(&[0, 0, 0]), Some(&[0, 4, 0])];
+        let ptr = |s: Option<&[usize]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
+        let mut all = Vec::new();
+        for g in sizes {
+            for l in locals.iter().filter(|l| l.is_none_or(|l| l.len() == g.len())) {
+                for o in offsets {
+                    let o = o.map(|o| &o[..g.len()]);
+                    all.push(WorkSizes::Range {
+                        work_dim: g.len() as cl_uint,
+                        offset: ptr(o),
+                        global: g.as_ptr(),
+                        local: ptr(*l),
+                    });
+                }
+            }
+        }
+        all.push(WorkSizes::Task);
+        for a in &all {
+            // SAFETY: every pointer above points to `work_dim` sizes.
+            let da = unsafe { a.dims() };
+            for b in &all {
+                let db = unsafe { b.dims() };
+                assert_eq!(unsafe { b.is(&da) }, da == db, "{da:?} against {db:?}");
+            }
+        }
+    }
+}

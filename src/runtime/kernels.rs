@@ -76,6 +76,12 @@ pub fn created(h: Handle, facts: Arc<KernelInfo>) {
     if let Some(p) = crate::guard("kernel plan", || program::early_plan(&facts, program.as_ref())).flatten() {
         let _ = plan.set(p);
     }
+    // A handle the driver reuses: the old record goes as on its release (`released`).
+    let old = KERNELS.remove(h);
+    if old.is_some() {
+        super::world::changed();
+    }
+    drop(old);
     KERNELS.insert(
         h,
         Kernel {
@@ -103,7 +109,10 @@ pub fn arg_set(h: Handle, index: u32) {
 }
 
 pub fn released(h: Handle) {
-    KERNELS.remove(h);
+    let gone = KERNELS.remove(h);
+    // Before the record (and its copies' kernel objects) can go: no lane enqueues them after.
+    super::world::changed();
+    drop(gone);
 }
 
 /// Whether the application still holds a kernel of a program of `context`.

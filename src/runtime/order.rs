@@ -192,6 +192,8 @@ pub fn close(queue: cl_command_queue) {
 fn leave(open: &mut HandleMap<Arc<Stretch>>, queue: Handle) -> Option<Arc<Stretch>> {
     let s = open.remove(&queue)?;
     s.closed.store(true, Ordering::Release);
+    // Launches of the express lane that joined it have enqueued; later ones see it closed.
+    super::world::changed();
     Some(s)
 }
 

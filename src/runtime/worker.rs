@@ -79,6 +79,8 @@ impl Ticket {
 
     fn finish(&self, end: End) {
         *self.0.end.lock() = end;
+        // A lane that repeats launches made while the job ran (`Holds::Building`) ends with it.
+        super::world::changed();
         self.0.cv.notify_all();
     }
 }

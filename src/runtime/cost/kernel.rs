@@ -249,11 +249,35 @@ pub struct KernelModel {
     pub decided: bool,
     /// The last decision, while it holds for the launches like it (`model::steady`); dropped
     /// whenever the kernel's times change.
-    pub steady: Option<std::sync::Arc<super::Steady>>,
+    pub steady: Kept,
     /// Launches of the kernel in this run, and how many there were at the application's last
-    /// wait that measured it (`pace`).
+    /// wait that measured it (`pace`); the express lane counts its own in `repeated`, without
+    /// this record's lock.
     pub launches: u64,
+    pub repeated: Arc<std::sync::atomic::AtomicU64>,
     pub waited_at: u64,
+}
+
+/// A kernel's kept decision (`KernelModel::steady`). Dropping or replacing one closes the
+/// express lanes that launch by it (`runtime::world`).
+#[derive(Debug, Default)]
+pub struct Kept(Option<Arc<super::Steady>>);
+
+impl Kept {
+    pub fn set(&mut self, s: Option<Arc<super::Steady>>) {
+        let dropped = self.0.as_ref().is_some_and(|old| !s.as_ref().is_some_and(|new| Arc::ptr_eq(old, new)));
+        self.0 = s;
+        if dropped {
+            super::super::world::changed();
+        }
+    }
+}
+
+impl std::ops::Deref for Kept {
+    type Target = Option<Arc<super::Steady>>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 impl KernelModel {
@@ -269,7 +293,7 @@ impl KernelModel {
             self.at_tile(tile);
             return;
         }
-        self.steady = None;
+        self.steady.set(None);
         let key: Arc<str> = key.into();
         if let Some(t) = read {
             crate::log::debug(&format!("kernel {key}: times from the cache: {:?}", t.classes));
@@ -286,7 +310,7 @@ impl KernelModel {
     /// The times of the copies of tile `tile` (`TimesByClass::at_tile`).
     pub fn at_tile(&mut self, tile: u32) {
         if self.times.tile != tile {
-            self.steady = None;
+            self.steady.set(None);
             self.times.at_tile(tile);
         }
     }
@@ -309,7 +333,7 @@ impl KernelModel {
             return;
         };
         let ns = if crate::fault::inject("tile-timing") { injected_ns(ran, self.times.tile) * structures } else { ns };
-        self.steady = None;
+        self.steady.set(None);
         self.times.record(class, ran, ns / structures);
         crate::stats::kernel_time(kernel, ran.form(), ns);
         self.unwritten();
@@ -318,8 +342,9 @@ impl KernelModel {
     /// Whether the kernel was launched since the application's last wait that measured it
     /// (`pace`); from now on, not.
     pub fn launched_since_wait(&mut self) -> bool {
-        let since = self.launches != self.waited_at;
-        self.waited_at = self.launches;
+        let now = self.launches + self.repeated.load(std::sync::atomic::Ordering::Relaxed);
+        let since = now != self.waited_at;
+        self.waited_at = now;
         since
     }
 
@@ -338,7 +363,7 @@ impl KernelModel {
         let slot = &mut t.waited[super::hidden::slot(last == Variant::Asta)];
         let Some(wait) = super::hidden::after(*slot, wait) else { return };
         *slot = Some(wait);
-        self.steady = None;
+        self.steady.set(None);
         if let Some(key) = &self.disk_key {
             crate::log::debug(&format!(
                 "kernel {key}: the application's wait after its launches {} {} ({class}): {wait:?}",

@@ -172,10 +172,16 @@ pub fn holds(event: cl_event) -> usize {
 
 /// Records the times of the profiled launches that have completed since the last call. Called
 /// with no lock held (the records take the kernels' models).
+#[inline]
 pub fn harvest() {
-    if !KEPT.load(Relaxed) {
-        return;
+    // Every repeated launch of a kernel the model follows asks: the call is made only when a
+    // launch is waiting.
+    if KEPT.load(Relaxed) {
+        harvest_kept();
     }
+}
+
+fn harvest_kept() {
     settle_stale();
     let done: Vec<Pending> = {
         let mut pending = PENDING.lock();

@@ -13,6 +13,7 @@ pub mod measure;
 pub mod model;
 pub mod pace;
 pub mod size;
+pub mod tally;
 pub mod tiles;
 pub mod tune;
 
@@ -293,10 +294,11 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         crate::log::debug(&format!("kernel {kernel}: runs {} ({})", d.variant.name(), d.reason));
     }
     model.last = Some(d.variant);
-    model.steady = (!offer.launched && model::steady(&l, &d)).then(|| {
+    let kept = (!offer.launched && model::steady(&l, &d)).then(|| {
         let counts = (written_estimate.unwrap_or(0.0), gain.and(l.asta_gain_per_structure()));
         Steady::new(offer, (l.in_asta, l.sent_back), counts, &d)
     });
+    model.steady.set(kept);
     d
 }
 
@@ -382,6 +384,11 @@ impl Steady {
         self.sent_back
     }
 
+    /// Whether it holds only while its buffers' balances stay positive (`balance_holds`).
+    pub fn while_gaining(&self) -> bool {
+        self.while_gaining
+    }
+
     /// Counts a launch it holds for in one of its buffers' epoch (and balance), as the full
     /// decision counts it; `structures` are the launch's (`Offer::structures`).
     pub fn count(&self, structures: f64, cost: &mut BufferCost) {
@@ -418,7 +425,7 @@ fn policy_alone(model: &mut KernelModel, offer: &Offer, buffers: &[BufferView], 
     if settled && model.steady.as_deref().is_some_and(like) {
         return;
     }
-    model.steady = settled.then(|| Steady::new(offer, (in_asta, sent_back(buffers)), (0.0, None), d));
+    model.steady.set(settled.then(|| Steady::new(offer, (in_asta, sent_back(buffers)), (0.0, None), d)));
 }
 
 /// Whether there are buffers and all are in the ASTA layout the copy wants (`in_asta`), or all

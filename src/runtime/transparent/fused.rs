@@ -84,7 +84,7 @@ pub fn fusion(
         if dims.global[0] < m {
             return Err(format!("the launch covers {} of the {m} structures of {param}", dims.global[0]));
         }
-        let st = n.buffer.state.lock();
+        let st = n.buffer.lock_unchanged();
         if st.current != Current::Host || !st.defined || st.pinned.is_some() || st.maps > 0 {
             return Err(format!("{param} is not in host layout with defined bytes"));
         }

@@ -322,17 +322,16 @@ fn decide(
     };
     if let [(n, want)] = devices[..] {
         // One buffer (most kernels): nothing to order or match.
-        let mut st = n.buffer.state.lock();
+        let mut st = n.buffer.lock();
         let st = &mut *st;
-        return decide(&mut [BufferView { arg: 0, current: st.current, want, cost: &mut st.cost }]);
+        return decide(&mut [BufferView { arg: 0, current: st.current, want, cost: st.cost() }]);
     }
     // Locked in handle order, as commands lock them (`access`), then taken in the order of the
     // kernel's converted arguments (the key of their habits), each buffer once.
     let mut order: Few<usize> = (0..devices.len()).collect();
     order.sort_by_key(|&i| devices[i].0.buffer.handle);
     order.dedup_by_key(|i| devices[*i].0.buffer.handle);
-    let mut guards: Few<_> =
-        order.iter().map(|&i| (devices[i].0.buffer.handle, devices[i].0.buffer.state.lock())).collect();
+    let mut guards: Few<_> = order.iter().map(|&i| (devices[i].0.buffer.handle, devices[i].0.buffer.lock())).collect();
     let mut taken = Few::new();
     for (arg, (n, want)) in (0u32..).zip(&devices) {
         if let Some(at) = guards.iter().position(|(h, _)| *h == n.buffer.handle) {
@@ -341,7 +340,7 @@ fn decide(
     }
     let mut views: Few<BufferView> = taken
         .iter_mut()
-        .map(|(arg, want, st)| BufferView { arg: *arg, current: st.current, want: *want, cost: &mut st.cost })
+        .map(|(arg, want, st)| BufferView { arg: *arg, current: st.current, want: *want, cost: st.cost() })
         .collect();
     decide(&mut views)
 }
@@ -380,7 +379,7 @@ fn asta_blocker(needs: &[BufferNeed]) -> Option<String> {
                 ));
             }
         }
-        let refused = stays_host(&n.buffer, &n.buffer.state.lock());
+        let refused = stays_host(&n.buffer, &n.buffer.lock_unchanged());
         if let Some(why) = refused {
             return Some(format!("a buffer stays in host layout: {why}"));
         }

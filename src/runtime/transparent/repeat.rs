@@ -38,11 +38,13 @@
 
 use super::super::access::{BufferNeed, Few};
 use super::super::buffers::{Buffer, BufferState};
+use super::super::cost::tally::Tally;
 use super::super::cost::{pace, Steady, Variant};
 use super::super::dims::{Dims, Enqueue};
+use super::super::lane::{self, Lane};
 use super::super::order::{self, Stretch};
 use super::super::state::{Current, Need};
-use super::super::worker;
+use super::super::{worker, world};
 use super::rewrite::RewrittenKernel;
 use crate::registry::{key, ArgValue, Args, Handle, KernelInfo};
 use opencl_sys::*;
@@ -114,6 +116,19 @@ pub struct Ticket {
     stretch: Weak<Stretch>,
     /// The application's `clFinish` calls by the last launch (`cost::pace::launched`).
     finishes: u64,
+    /// What the express lanes of its launches count in its buffers (none for a kernel without
+    /// copies, which counts nothing there).
+    tally: Option<Arc<Tally>>,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        if let Some(t) = &self.tally {
+            // No lane counts in it any more: the buffers' records take what it counted and let
+            // it go.
+            world::exclusive(|| t.retire());
+        }
+    }
 }
 
 /// Why the launches like the last one run as it did.
@@ -208,6 +223,14 @@ fn ticket(ran: Ran) -> Option<Ticket> {
         }
     }
     let (args, args_set) = ran.info.args_now();
+    let tally = match &ran.holds {
+        Holds::Model { steady, structures, .. } => {
+            let keyed = ran.model_key.clone().map(|k| (k, ran.items));
+            Some(Tally::new(keyed, Some((steady.clone(), *structures))))
+        }
+        Holds::Building { .. } => Some(Tally::new(ran.model_key.clone().map(|k| (k, ran.items)), None)),
+        Holds::Plain => None,
+    };
     let args_covered = args.iter().all(|a| match a {
         Some(ArgValue::Mem(h)) if *h != 0 => all.iter().any(|(b, _)| b.handle == *h),
         _ => true,
@@ -229,6 +252,7 @@ fn ticket(ran: Ran) -> Option<Ticket> {
         items: ran.items,
         stretch: Arc::downgrade(&stretch),
         finishes: pace::finishes(),
+        tally,
     })
 }
 
@@ -241,8 +265,8 @@ pub fn again<'a>(
     slot: &Slot,
     give: GiveAgain,
     decisions: impl FnOnce() -> &'a crate::stats::KernelStats,
-    info: &KernelInfo,
-    queue: cl_command_queue,
+    info: &Arc<KernelInfo>,
+    (kernel, queue): (cl_kernel, cl_command_queue),
     dims: &Dims,
     n: cl_uint,
     event: *mut cl_event,
@@ -251,6 +275,8 @@ pub fn again<'a>(
     if n != 0 || !event.is_null() {
         return None;
     }
+    // Before anything is checked: a lane opened by this launch sees every change made since.
+    let world = world::now();
     let mut slot = slot.lock();
     if slot.is_empty() {
         return None;
@@ -266,7 +292,8 @@ pub fn again<'a>(
                 Match::Stale => {}
                 Match::Same => {
                     let decisions = decisions.take().expect("one ticket repeats");
-                    if let Some(r) = repeat(&mut slot[i], give, decisions, queue, enqueue, &mut enqueued) {
+                    let lane = Opening { kernel, info, world };
+                    if let Some(r) = repeat(&mut slot[i], give, decisions, queue, enqueue, &mut enqueued, lane) {
                         return Some(r);
                     }
                 }
@@ -320,8 +347,16 @@ fn matched(t: &mut Ticket, info: &KernelInfo, queue: cl_command_queue, dims: &Di
     Match::Same
 }
 
+/// What the lane a repeated launch opens (`runtime::lane`) is for: the application's kernel
+/// object and its facts, and the world before the launch's checks.
+struct Opening<'a> {
+    kernel: cl_kernel,
+    info: &'a Arc<KernelInfo>,
+    world: u64,
+}
+
 /// Enqueues ticket `t`'s launch, which the launch now matches (`matched`), if what it stood for
-/// still holds.
+/// still holds, and opens this thread's lane for the launches like it.
 fn repeat<'a>(
     t: &mut Ticket,
     give: GiveAgain,
@@ -329,6 +364,7 @@ fn repeat<'a>(
     queue: cl_command_queue,
     enqueue: &impl Enqueue,
     enqueued: &mut Option<cl_int>,
+    opening: Opening,
 ) -> Option<cl_int> {
     let kept = match &t.holds {
         Holds::Model { kernel, steady, structures } => {
@@ -362,7 +398,7 @@ fn repeat<'a>(
     // enqueued: no conversion comes between what is checked here and the launch.
     let mut locked: SmallVec<[MutexGuard<BufferState>; HELD]> = SmallVec::new();
     for (b, (_, _, layout)) in buffers.iter().zip(&t.buffers) {
-        let mut st = b.state.lock();
+        let mut st = b.lock_unchanged();
         st.settle(b);
         // In the layout the form runs on with nothing pending (a conversion that has completed
         // is forgotten here, as the full path forgets it: the launches after the one that
@@ -378,10 +414,16 @@ fn repeat<'a>(
         locked.push(st);
     }
     if let Some((steady, _)) = kept {
-        let sent_back = t.counted.iter().any(|&(i, _)| locked[i].cost.reuse.sent_back);
-        let balances = t.counted.iter().map(|&(i, _)| locked[i].cost.reuse.asta_gain_ns);
-        if sent_back != steady.sent_back() || !steady.balance_holds(balances) {
+        let sent_back = t.counted.iter().any(|&(i, _)| locked[i].cost().reuse.sent_back);
+        if sent_back != steady.sent_back() {
             return None;
+        }
+        if steady.while_gaining() {
+            let balances: SmallVec<[f64; HELD]> =
+                t.counted.iter().map(|&(i, _)| locked[i].cost().reuse.asta_gain_ns).collect();
+            if !steady.balance_holds(balances.into_iter()) {
+                return None;
+            }
         }
     }
     // The stretch's marker, should another thread enqueue it now, comes after this launch. Its
@@ -403,7 +445,7 @@ fn repeat<'a>(
     }
     *enqueued = Some(r);
     for &(i, arg) in &t.counted {
-        let cost = &mut locked[i].cost;
+        let cost = locked[i].cost();
         if let Some(k) = &t.model_key {
             cost.launched(k, arg, t.items);
         }
@@ -411,11 +453,24 @@ fn repeat<'a>(
             steady.count(structures, cost);
         }
     }
+    // A decision kept only while the balances stay positive checks them at every launch.
+    let lane = r == CL_SUCCESS && !kept.is_some_and(|(s, _)| s.while_gaining());
+    let tally = t.tally.as_ref().filter(|_| lane);
+    if let Some(tally) = tally.filter(|t| t.counts()) {
+        for &(i, arg) in &t.counted {
+            locked[i].share(tally, arg);
+        }
+    }
+    let gens: SmallVec<[_; 4]> = buffers.iter().map(|b| (b.gen.clone(), b.gen.now())).collect();
     drop(_open);
     drop(locked);
     if matches!(t.holds, Holds::Plain) {
         // Neither the cost model nor the report's decisions follow a kernel without copies.
         crate::stats::repeated_plain_launch();
+        if lane {
+            let counts = lane::Counts { tally: None, model: None, finishes: None, decisions: None };
+            lane::open(t.lane(queue, &opening, gens, counts));
+        }
         return Some(r);
     }
     let finishes = pace::finishes();
@@ -423,11 +478,48 @@ fn repeat<'a>(
         t.finishes = finishes;
         pace::launched(queue);
     }
-    crate::stats::repeated_launch(decisions(), t.form.form());
+    let decisions = decisions();
+    crate::stats::repeated_launch(decisions, t.form.form());
+    if lane {
+        let model = match &t.holds {
+            Holds::Model { kernel, .. } => Some(kernel.model.lock().repeated.clone()),
+            _ => None,
+        };
+        let counts = lane::Counts {
+            tally: tally.cloned(),
+            model,
+            finishes: Some(t.finishes),
+            decisions: Some((decisions.clone(), t.form.form())),
+        };
+        lane::open(t.lane(queue, &opening, gens, counts));
+    }
     Some(r)
 }
 
 impl Ticket {
+    /// The lane for the launches like the one it just repeated (`opening`'s), with `gens`, its
+    /// buffers' generations while they were locked.
+    fn lane(
+        &self,
+        queue: cl_command_queue,
+        opening: &Opening,
+        gens: SmallVec<[(Arc<super::super::world::Gen>, u64); 4]>,
+        counts: lane::Counts,
+    ) -> Lane {
+        Lane::new(
+            opening.kernel,
+            queue,
+            self.dims,
+            self.run,
+            self.form,
+            opening.world,
+            gens,
+            opening.info,
+            self.args_set,
+            counts,
+        )
+    }
+
     /// Whether arguments `now`, set since the last launch, make the same launch: the same
     /// values, but for scalars no part of the launch path reads, where the kernel as written
     /// runs (a time step, a seed).
