@@ -857,9 +857,10 @@ fn a_launch_like_the_last_repeats_it_and_nothing_else_does() {
             let (out, stats) = with_stats(shimmed, &json);
             assert_same(&base, &out);
             let repeated = stats["launches_repeated"].as_u64().unwrap();
+            let lane = stats["launches_in_lane"].as_u64().unwrap();
             let launched: u64 = ["written", "staged", "asta"].iter().map(|f| launches(&stats, "advance", f)).sum();
             eprintln!(
-                "{policy}, run {}: {repeated} of {launched} launches of advance repeated the one before",
+                "{policy}, run {}: {repeated} of {launched} launches of advance repeated the one before, {lane} through the express lane",
                 nth + 1
             );
             if policy != "auto" && nth == 1 {
@@ -868,6 +869,7 @@ fn a_launch_like_the_last_repeats_it_and_nothing_else_does() {
                 // a quarter with both cores busy elsewhere (the suite's other tests). A tenth
                 // shows the loop repeating; the checksums above are the test.
                 assert!(repeated * 10 > launched, "{stats:#}");
+                assert!(lane > 0, "{stats:#}");
             }
         }
     }

@@ -3,7 +3,8 @@
  * from taking such a launch as a repeat of the one before (`transparent::repeat`): a kernel
  * written for ASTA converting the buffer on another queue, reads, an argument set again, an
  * event asked, a wait list, a second kernel object on the same buffer, another buffer, a time
- * step changed at every launch, an out-of-order queue, a sub-buffer, a reference count asked.
+ * step changed at every launch, an out-of-order queue, a sub-buffer, a reference count asked,
+ * the host's writes (a write, a map), a buffer released and created again.
  *   dl_repeat AOS_KERNELS.cl plain|asta [N] [STEPS]
  * `advance` and `gather` come from AOS_KERNELS.cl (the transparent mode rewrites them); `nudge`
  * is a small kernel of this program's own, in its AoS form (`plain`, the run without clayout)
@@ -255,6 +256,36 @@ int main(int argc, char **argv)
         clReleaseMemObject(sub);
         show("sub-buffer", q, c, h);
     }
+
+    /* 9. The host writes the buffer between runs of launches, nothing read in between: a
+     * write, then a write through a map. The launches after each must see the new bytes
+     * (clayout's express lane must find the buffer changed). */
+    bind(k, b, 0.01f);
+    steps(q, k, s);
+    for (cl_uint i = 0; i < n; i++)
+        h[i].vx += 1.0f;
+    CHECK(clEnqueueWriteBuffer(q, b, CL_FALSE, 0, bytes, h, 0, NULL, NULL));
+    steps(q, k, s);
+    particle_t *mapped = clEnqueueMapBuffer(q, b, CL_TRUE, CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &err);
+    CHECK(err);
+    for (cl_uint i = 0; i < n; i++)
+        mapped[i].y *= 0.5f;
+    CHECK(clEnqueueUnmapMemObject(q, b, mapped, 0, NULL, NULL));
+    steps(q, k, s);
+    show("written by the host between runs of launches", q, b, h);
+
+    /* 10. The buffer released and another created, often at the same handle, and set as the
+     * argument again: the same value now names other bytes. */
+    steps(q, k, s);
+    CHECK(clFinish(q));
+    clReleaseMemObject(b);
+    for (cl_uint i = 0; i < n; i++)
+        h[i].x = (float)i;
+    b = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
+    CHECK(err);
+    CHECK(clSetKernelArg(k, 0, sizeof b, &b));
+    steps(q, k, s);
+    show("a buffer created again", q, b, h);
 
     clReleaseKernel(k);
     clReleaseKernel(k2);
