@@ -49,7 +49,7 @@ cenv() {
             b=$(basename $l .so)
             e=$(cenv $c $l); [ $c = rewrite0 ] && e="LD_PRELOAD=$(readlink -f $l) CLAYOUT_REWRITE=0"
             env $e CLAYOUT_STATS=/tmp/pa.json FIRSTLAUNCH_PAIRED=200 /tmp/firstlaunch - $N >/dev/null 2>&1
-            python3 -c "import json; d=json.load(open('/tmp/pa.json')); print('$b $c', 'repeated', d['launches_repeated'], d.get('launches_repeated_without_copies', '-'), {k: v['launches'] for k, v in d['policy']['kernels'].items()})"
+            python3 -c "import json; d=json.load(open('/tmp/pa.json')); print('$b $c', 'repeated', d['launches_repeated'], d.get('launches_repeated_without_copies', '-'), 'lane', d.get('launches_in_lane', '-'), {k: v['launches'] for k, v in d['policy']['kernels'].items()})"
         done
     done
 } 2>&1 | tee "$OUT/paired-launch.txt"

@@ -53,14 +53,22 @@ pub struct Lane {
 pub struct Counts {
     /// In the buffers' records (`cost::tally`).
     pub tally: Option<Arc<Tally>>,
-    /// The kernel's launches for the application's waits (`KernelModel::repeated`), and its
-    /// times harvested first (a time just measured may drop its kept decision).
-    pub model: Option<Arc<AtomicU64>>,
+    /// The kernel's model: its times harvested first (a time just measured may drop its kept
+    /// decision), the decision still kept, the launch counted for the application's waits.
+    pub model: Option<ModelCounts>,
     /// The application's `clFinish` calls by the last launch (`pace::launched`), where the
     /// kernel is paced.
     pub finishes: Option<u64>,
     /// The kernel's statistics, and the form counted there (none: a kernel without copies).
     pub decisions: Option<(crate::stats::KernelStats, crate::stats::Form)>,
+}
+
+pub struct ModelCounts {
+    /// `KernelModel::repeated`.
+    pub repeated: Arc<AtomicU64>,
+    /// `Kept::dropped`, and its value when the decision was checked.
+    pub dropped: Arc<AtomicU64>,
+    pub dropped_at: u64,
 }
 
 impl Lane {
@@ -112,7 +120,8 @@ impl Lane {
         let same = *world == self.world
             && self.gens.iter().all(|(g, n)| g.now() == *n)
             && self.facts.args_set.load(Ordering::Acquire) == self.args_set
-            && !self.counts.tally.as_ref().is_some_and(|t| t.retired());
+            && !self.counts.tally.as_ref().is_some_and(|t| t.retired())
+            && self.counts.model.as_ref().is_none_or(|m| m.dropped.load(Ordering::Acquire) == m.dropped_at);
         if !same {
             return None;
         }
@@ -126,7 +135,7 @@ impl Lane {
             t.launched();
         }
         if let Some(m) = &self.counts.model {
-            m.fetch_add(1, Ordering::Relaxed);
+            m.repeated.fetch_add(1, Ordering::Relaxed);
         }
         drop(world);
         if let Some(f) = &mut self.counts.finishes {

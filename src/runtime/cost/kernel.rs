@@ -258,25 +258,35 @@ pub struct KernelModel {
     pub waited_at: u64,
 }
 
-/// A kernel's kept decision (`KernelModel::steady`). Dropping or replacing one closes the
-/// express lanes that launch by it (`runtime::world`).
+/// A kernel's kept decision (`KernelModel::steady`), and how many it dropped or replaced, which
+/// the express lanes that launch by one check (`runtime::lane`).
 #[derive(Debug, Default)]
-pub struct Kept(Option<Arc<super::Steady>>);
+pub struct Kept {
+    steady: Option<Arc<super::Steady>>,
+    dropped: Arc<std::sync::atomic::AtomicU64>,
+}
 
 impl Kept {
     pub fn set(&mut self, s: Option<Arc<super::Steady>>) {
-        let dropped = self.0.as_ref().is_some_and(|old| !s.as_ref().is_some_and(|new| Arc::ptr_eq(old, new)));
-        self.0 = s;
+        let dropped = self.steady.as_ref().is_some_and(|old| !s.as_ref().is_some_and(|new| Arc::ptr_eq(old, new)));
+        self.steady = s;
         if dropped {
-            super::super::world::changed();
+            // A lane that read the count before launches as it would have just before this
+            // change: what the kernel's next decision converts waits for it (`runtime::world`).
+            self.dropped.fetch_add(1, std::sync::atomic::Ordering::Release);
         }
+    }
+
+    /// The count of decisions dropped, shared with the lanes that check it.
+    pub fn dropped(&self) -> &Arc<std::sync::atomic::AtomicU64> {
+        &self.dropped
     }
 }
 
 impl std::ops::Deref for Kept {
     type Target = Option<Arc<super::Steady>>;
     fn deref(&self) -> &Self::Target {
-        &self.0
+        &self.steady
     }
 }
 

@@ -380,7 +380,13 @@ fn repeat<'a>(
             // Counted for the application's waits (`cost::pace`), enqueued or not: only whether
             // the kernel was launched since one counts.
             model.launches += 1;
-            Some((steady, *structures))
+            let dropped = model.steady.dropped();
+            let counts = lane::ModelCounts {
+                repeated: model.repeated.clone(),
+                dropped: dropped.clone(),
+                dropped_at: dropped.load(Ordering::Acquire),
+            };
+            Some((steady, *structures, counts))
         }
         // Built (or dropped): the full path finds what became of the copies.
         Holds::Building { build, .. } if build.is_done() => return None,
@@ -413,7 +419,7 @@ fn repeat<'a>(
         }
         locked.push(st);
     }
-    if let Some((steady, _)) = kept {
+    if let Some((steady, _, _)) = &kept {
         let sent_back = t.counted.iter().any(|&(i, _)| locked[i].cost().reuse.sent_back);
         if sent_back != steady.sent_back() {
             return None;
@@ -449,12 +455,12 @@ fn repeat<'a>(
         if let Some(k) = &t.model_key {
             cost.launched(k, arg, t.items);
         }
-        if let Some((steady, structures)) = kept {
-            steady.count(structures, cost);
+        if let Some((steady, structures, _)) = &kept {
+            steady.count(*structures, cost);
         }
     }
     // A decision kept only while the balances stay positive checks them at every launch.
-    let lane = r == CL_SUCCESS && !kept.is_some_and(|(s, _)| s.while_gaining());
+    let lane = r == CL_SUCCESS && !kept.as_ref().is_some_and(|(s, _, _)| s.while_gaining());
     let tally = t.tally.as_ref().filter(|_| lane);
     if let Some(tally) = tally.filter(|t| t.counts()) {
         for &(i, arg) in &t.counted {
@@ -481,13 +487,9 @@ fn repeat<'a>(
     let decisions = decisions();
     crate::stats::repeated_launch(decisions, t.form.form());
     if lane {
-        let model = match &t.holds {
-            Holds::Model { kernel, .. } => Some(kernel.model.lock().repeated.clone()),
-            _ => None,
-        };
         let counts = lane::Counts {
             tally: tally.cloned(),
-            model,
+            model: kept.map(|(_, _, m)| m),
             finishes: Some(t.finishes),
             decisions: Some((decisions.clone(), t.form.form())),
         };
