@@ -5,8 +5,8 @@
 use crate::cl::api;
 use crate::registry::key;
 use crate::runtime::access::{blocking_host_access, host_access, Blocking, HostUse};
-use crate::runtime::dims::WorkSizes;
-use crate::runtime::{buffers, chunked, convert, launch, order, pinned};
+use crate::runtime::dims::{Dims, WorkSizes};
+use crate::runtime::{buffers, chunked, convert, lane, launch, order, pinned};
 use libc::{c_void, size_t};
 use opencl_sys::*;
 
@@ -392,9 +392,9 @@ pub unsafe fn clEnqueueNDRangeKernel(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    let shape =
+    let sizes =
         WorkSizes::Range { work_dim, offset: global_work_offset, global: global_work_size, local: local_work_size };
-    launch::launch(command_queue, kernel, shape, n, list, event, |k, local, n, l, ev| {
+    let enqueue = |k, local: Option<usize>, n, l, ev| {
         // The staged copy may need a work-group size of its own (one its local memory holds).
         let own = local.map(|x| [x]);
         let local_work_size = own.as_ref().map_or(local_work_size, |a| a.as_ptr());
@@ -409,7 +409,15 @@ pub unsafe fn clEnqueueNDRangeKernel(
             l,
             ev,
         )
-    })
+    };
+    if n == 0 && event.is_null() {
+        if let Some(r) = lane::again(command_queue, kernel, &sizes, |k, local| {
+            enqueue(k, local, 0, std::ptr::null(), std::ptr::null_mut())
+        }) {
+            return r;
+        }
+    }
+    launch::launch(command_queue, kernel, sizes.dims(), n, list, event, enqueue)
 }
 
 pub unsafe fn clEnqueueTask(
@@ -419,7 +427,14 @@ pub unsafe fn clEnqueueTask(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    launch::launch(command_queue, kernel, WorkSizes::Task, n, list, event, |k, _, n, l, ev| {
+    if n == 0 && event.is_null() {
+        if let Some(r) = lane::again(command_queue, kernel, &WorkSizes::Task, |k, _| {
+            api().clEnqueueTask(command_queue, k, 0, std::ptr::null(), std::ptr::null_mut())
+        }) {
+            return r;
+        }
+    }
+    launch::launch(command_queue, kernel, Dims::task(), n, list, event, |k, _, n, l, ev| {
         api().clEnqueueTask(command_queue, k, n, l, ev)
     })
 }

@@ -15,7 +15,7 @@
 
 use super::cost::tally::Tally;
 use super::cost::{measure, pace, Variant};
-use super::dims::{Dims, Enqueue};
+use super::dims::{Dims, WorkSizes};
 use super::world::{self, Gen};
 use crate::registry::{key, Handle, KernelInfo};
 use opencl_sys::*;
@@ -103,18 +103,23 @@ impl Lane {
 
     /// Enqueues the launch again if nothing changed: Some(what the enqueue returned), or None
     /// (nothing enqueued, or a copy's launch that failed, which the slower path retries).
+    ///
+    /// Nothing after the enqueue may panic (the exported entry point would forward the call
+    /// again): atomic counts, and the one call that locks, guarded.
     fn again(
         &mut self,
         queue: cl_command_queue,
-        dims: impl Fn(&Dims) -> bool,
-        enqueue: &impl Enqueue,
-        enqueued: &mut Option<cl_int>,
+        sizes: &WorkSizes,
+        enqueue: impl FnOnce(cl_kernel, Option<usize>) -> cl_int,
     ) -> Option<cl_int> {
-        if self.queue != key(queue) || !dims(&self.dims) {
+        // SAFETY: the application's work sizes, as the OpenCL call requires them.
+        if self.queue != key(queue) || !unsafe { sizes.is(&self.dims) } {
             return None;
         }
-        if self.counts.model.is_some() {
-            measure::harvest();
+        if self.counts.model.is_some() && measure::pending() {
+            // What launches timed by their events measured since: a time recorded for this
+            // kernel drops its kept decision.
+            crate::guard("cost model", measure::harvest)?;
         }
         let world = world::read();
         let same = *world == self.world
@@ -125,8 +130,7 @@ impl Lane {
         if !same {
             return None;
         }
-        let r = enqueue(self.run.0 as cl_kernel, self.run.1, 0, std::ptr::null(), std::ptr::null_mut());
-        *enqueued = Some(r);
+        let r = enqueue(self.run.0 as cl_kernel, self.run.1);
         if r != CL_SUCCESS {
             // A copy's launch that fails goes to the kernel as written, through the full path.
             return (self.form == Variant::Written).then_some(r);
@@ -142,7 +146,7 @@ impl Lane {
             let now = pace::finishes();
             if now != *f {
                 *f = now;
-                pace::launched(queue);
+                crate::guard("cost model", || pace::launched(queue));
             }
         }
         match &self.counts.decisions {
@@ -154,35 +158,30 @@ impl Lane {
     }
 }
 
-/// Enqueues the launch of `kernel` through this thread's lane for it, if it has one, the launch
-/// has its work sizes (`dims`) and nothing changed: Some(what the enqueue returned), or None
-/// (nothing enqueued; the lane is closed).
-pub fn again(
+/// Enqueues the launch of `kernel` with work sizes `sizes` through this thread's lane for it, if
+/// it has one and nothing changed (`enqueue` enqueues a kernel object, with the work-group size
+/// it replaces, with no wait list or event): Some(what the enqueue returned), or None (nothing
+/// enqueued; the lane is closed).
+///
+/// # Safety
+/// `sizes` must be the application's work sizes, as the OpenCL call requires them.
+pub unsafe fn again(
     queue: cl_command_queue,
     kernel: cl_kernel,
-    dims: impl Fn(&Dims) -> bool,
-    enqueue: &impl Enqueue,
+    sizes: &WorkSizes,
+    enqueue: impl FnOnce(cl_kernel, Option<usize>) -> cl_int,
 ) -> Option<cl_int> {
-    // What the enqueue returned, once it was called: a panic in the counting after it must not
-    // send the launch on, which would enqueue it again.
-    let mut enqueued = None;
-    let r = crate::guard("express lane", || {
-        OPEN.try_with(|open| {
-            let mut open = open.try_borrow_mut().ok()?;
-            let at = open.iter().position(|l| l.kernel == key(kernel))?;
-            let r = open[at].again(queue, dims, enqueue, &mut enqueued);
-            if r.is_none() {
-                open.swap_remove(at);
-            }
-            r
-        })
-        .ok()
-        .flatten()
-    });
-    match r {
-        Some(r) => r,
-        None => enqueued.filter(|&r| r == CL_SUCCESS),
-    }
+    OPEN.try_with(|open| {
+        let mut open = open.try_borrow_mut().ok()?;
+        let at = open.iter().position(|l| l.kernel == key(kernel))?;
+        let r = open[at].again(queue, sizes, enqueue);
+        if r.is_none() {
+            open.swap_remove(at);
+        }
+        r
+    })
+    .ok()
+    .flatten()
 }
 
 /// Opens `lane` on this thread, in place of the kernel object's last.

@@ -8,7 +8,7 @@
 
 use super::access::{conflicting, foreign_context, prepare, BufferNeed, Few, Foreign};
 use super::cost::{SizeClass, Variant};
-use super::dims::{Dims, Enqueue, WorkSizes};
+use super::dims::{Dims, Enqueue};
 use super::order::user_wait;
 use super::plan::KernelPlan;
 use super::state::{DeviceLayout, Need};
@@ -30,7 +30,7 @@ use std::sync::Arc;
 pub unsafe fn launch(
     queue: cl_command_queue,
     kernel: cl_kernel,
-    shape: WorkSizes,
+    dims: Dims,
     n: cl_uint,
     list: *const cl_event,
     event: *mut cl_event,
@@ -39,12 +39,6 @@ pub unsafe fn launch(
     if let Some(_fast) = super::order::fast(n) {
         return enqueue(kernel, None, n, list, event);
     }
-    if n == 0 && event.is_null() {
-        if let Some(r) = super::lane::again(queue, kernel, |d| shape.is(d), &enqueue) {
-            return r;
-        }
-    }
-    let dims = shape.dims();
     let repeated = kernels::with(key(kernel), |k| {
         let decisions = || k.copies.decisions(&k.facts.name);
         let give = |w, values: &[Option<ArgValue>], token| {

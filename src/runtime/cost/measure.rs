@@ -172,16 +172,17 @@ pub fn holds(event: cl_event) -> usize {
 
 /// Records the times of the profiled launches that have completed since the last call. Called
 /// with no lock held (the records take the kernels' models).
+/// Whether launches timed by their events may have times to harvest (every repeated launch of
+/// a kernel the model follows asks, before it calls [`harvest`]).
 #[inline]
-pub fn harvest() {
-    // Every repeated launch of a kernel the model follows asks: the call is made only when a
-    // launch is waiting.
-    if KEPT.load(Relaxed) {
-        harvest_kept();
-    }
+pub fn pending() -> bool {
+    KEPT.load(Relaxed)
 }
 
-fn harvest_kept() {
+pub fn harvest() {
+    if !KEPT.load(Relaxed) {
+        return;
+    }
     settle_stale();
     let done: Vec<Pending> = {
         let mut pending = PENDING.lock();
