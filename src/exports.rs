@@ -146,6 +146,8 @@ extern "C" fn at_exit() {
     if crate::stats::forked_child() {
         return;
     }
+    // This thread's express lanes add their last launches to the statistics.
+    crate::guard::guard("lanes at exit", crate::runtime::lane::close_all);
     // The last launches' times, for the cache and the statistics.
     crate::guard::guard("kernel times at exit", crate::runtime::cost::measure::harvest);
     crate::guard::guard("annotations at exit", crate::runtime::program::report_unattached);

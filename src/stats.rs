@@ -310,12 +310,6 @@ pub fn repeated_launch(kernel: &KernelStats, ran: Form) {
     kernel.repeated[i].fetch_add(1, Relaxed);
 }
 
-/// [`repeated_launch`] again, in form `ran`, counted there before.
-#[inline]
-pub fn repeated_again(kernel: &KernelStats, ran: Form) {
-    kernel.repeated[usize::from(ran.order).min(2)].fetch_add(1, Relaxed);
-}
-
 static PLAIN_REPEATED: AtomicU64 = AtomicU64::new(0);
 
 /// A launch of a kernel without copies repeated its kernel object's last one.
@@ -325,10 +319,19 @@ pub fn repeated_plain_launch() {
 
 static LANE: AtomicU64 = AtomicU64::new(0);
 
-/// Of the repeated launches (either kind), one enqueued through the express lane.
-#[inline]
-pub fn lane_launch() {
-    LANE.fetch_add(1, Relaxed);
+/// `n` launches through an express lane (`runtime::lane`) repeated their kernel object's last
+/// one, in form `ran` of the kernel `kernel` (None: a kernel without copies): counted by the
+/// lane, added here in one go.
+pub fn lane_launches(kernel: Option<(&KernelStats, Form)>, n: u64) {
+    match kernel {
+        Some((k, ran)) => {
+            k.repeated[usize::from(ran.order).min(2)].fetch_add(n, Relaxed);
+        }
+        None => {
+            PLAIN_REPEATED.fetch_add(n, Relaxed);
+        }
+    }
+    LANE.fetch_add(n, Relaxed);
 }
 
 /// Launches that repeated their kernel object's last one, in ASTA and in a host layout.

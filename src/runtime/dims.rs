@@ -61,21 +61,38 @@ impl WorkSizes {
     ///
     /// # Safety
     /// As for [`WorkSizes::dims`].
+    #[inline]
     pub unsafe fn is(&self, d: &Dims) -> bool {
         let WorkSizes::Range { work_dim, offset, global, local } = *self else { return d.task };
+        let n = work_dim as usize;
+        if d.task || n == 0 || n > 3 || d.global.n as usize != n || global.is_null() {
+            return false;
+        }
+        // Every launch of the express lane comes here: read as plain loops over at most three.
         let same = |p: *const size_t, s: &Sizes| {
-            s.n as cl_uint == work_dim && (0..s.n as usize).all(|i| *p.add(i) as u64 == s.v[i])
-        };
-        let offset_zero = offset.is_null() || (0..work_dim.min(3) as usize).all(|i| *offset.add(i) == 0);
-        !d.task
-            && work_dim <= 3
-            && !global.is_null()
-            && same(global, &d.global)
-            && match &d.local {
-                None => local.is_null(),
-                Some(l) => !local.is_null() && same(local, l),
+            let mut i = 0;
+            while i < n {
+                if *p.add(i) as u64 != s.v[i] {
+                    return false;
+                }
+                i += 1;
             }
-            && offset_zero != d.offset
+            true
+        };
+        let local_same = match &d.local {
+            None => local.is_null(),
+            Some(l) => !local.is_null() && l.n as usize == n && same(local, l),
+        };
+        if !local_same || !same(global, &d.global) {
+            return false;
+        }
+        let mut offset_set = false;
+        if !offset.is_null() {
+            for i in 0..n {
+                offset_set |= *offset.add(i) != 0;
+            }
+        }
+        offset_set == d.offset
     }
 }
 

@@ -9,7 +9,9 @@
 //! object on that thread, on the same queue with the same work sizes, no argument set since,
 //! and no wait list or event asked, finds nothing changed in a few loads (`world`) and
 //! enqueues the same, holding the world for reading so that no change comes between. What it
-//! counts goes to one number per lane (`cost::tally`) and the kernel's statistics.
+//! counts goes to numbers of its own, which only its thread writes: its tally, which the
+//! buffers' records take from when they are read (`cost::tally`), and its launches, added to
+//! the statistics in batches.
 //!
 //! Anything else, or anything changed, closes the lane and takes the path it came from.
 
@@ -21,11 +23,14 @@ use crate::registry::{key, Handle, KernelInfo};
 use opencl_sys::*;
 use smallvec::SmallVec;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Lanes a thread keeps (a loop of more kernels than this takes the slower repeat for some).
 const LANES: usize = 8;
+
+/// Launches a lane counts before it adds them to the statistics (it adds the rest as it closes).
+const BATCH: u64 = 4096;
 
 thread_local! {
     static OPEN: RefCell<Vec<Lane>> = const { RefCell::new(Vec::new()) };
@@ -47,14 +52,16 @@ pub struct Lane {
     facts: Arc<KernelInfo>,
     args_set: u64,
     counts: Counts,
+    /// Launches not yet added to the statistics.
+    unreported: u64,
 }
 
 /// What each launch counts.
 pub struct Counts {
-    /// In the buffers' records (`cost::tally`).
+    /// In the buffers' records (`cost::tally`): the lane's own, retired as it closes.
     pub tally: Option<Arc<Tally>>,
     /// The kernel's model: its times harvested first (a time just measured may drop its kept
-    /// decision), the decision still kept, the launch counted for the application's waits.
+    /// decision), the decision still kept, the launch noted for the application's waits.
     pub model: Option<ModelCounts>,
     /// The application's `clFinish` calls by the last launch (`pace::launched`), where the
     /// kernel is paced.
@@ -64,8 +71,8 @@ pub struct Counts {
 }
 
 pub struct ModelCounts {
-    /// `KernelModel::repeated`.
-    pub repeated: Arc<AtomicU64>,
+    /// `KernelModel::lane_launched`.
+    pub launched: Arc<AtomicBool>,
     /// `Kept::dropped`, and its value when the decision was checked.
     pub dropped: Arc<AtomicU64>,
     pub dropped_at: u64,
@@ -98,6 +105,7 @@ impl Lane {
             facts: facts.clone(),
             args_set,
             counts,
+            unreported: 0,
         }
     }
 
@@ -105,7 +113,7 @@ impl Lane {
     /// (nothing enqueued, or a copy's launch that failed, which the slower path retries).
     ///
     /// Nothing after the enqueue may panic (the exported entry point would forward the call
-    /// again): atomic counts, and the one call that locks, guarded.
+    /// again): plain counts, and the one call that locks, guarded.
     fn again(
         &mut self,
         queue: cl_command_queue,
@@ -125,7 +133,6 @@ impl Lane {
         let same = *world == self.world
             && self.gens.iter().all(|(g, n)| g.now() == *n)
             && self.facts.args_set.load(Ordering::Acquire) == self.args_set
-            && !self.counts.tally.as_ref().is_some_and(|t| t.retired())
             && self.counts.model.as_ref().is_none_or(|m| m.dropped.load(Ordering::Acquire) == m.dropped_at);
         if !same {
             return None;
@@ -138,10 +145,12 @@ impl Lane {
         if let Some(t) = &self.counts.tally {
             t.launched();
         }
-        if let Some(m) = &self.counts.model {
-            m.repeated.fetch_add(1, Ordering::Relaxed);
-        }
         drop(world);
+        if let Some(m) = &self.counts.model {
+            if !m.launched.load(Ordering::Relaxed) {
+                m.launched.store(true, Ordering::Relaxed);
+            }
+        }
         if let Some(f) = &mut self.counts.finishes {
             let now = pace::finishes();
             if now != *f {
@@ -149,12 +158,26 @@ impl Lane {
                 crate::guard("cost model", || pace::launched(queue));
             }
         }
-        match &self.counts.decisions {
-            Some((k, form)) => crate::stats::repeated_again(k, *form),
-            None => crate::stats::repeated_plain_launch(),
+        self.unreported += 1;
+        if self.unreported == BATCH {
+            self.report();
         }
-        crate::stats::lane_launch();
         Some(r)
+    }
+
+    /// Adds the launches not yet in the statistics.
+    fn report(&mut self) {
+        let kernel = self.counts.decisions.as_ref().map(|(k, f)| (k, *f));
+        crate::stats::lane_launches(kernel, std::mem::take(&mut self.unreported));
+    }
+}
+
+impl Drop for Lane {
+    fn drop(&mut self) {
+        self.report();
+        if let Some(t) = &self.counts.tally {
+            t.retire();
+        }
     }
 }
 
@@ -193,5 +216,15 @@ pub fn open(lane: Lane) {
             open.remove(0);
         }
         open.push(lane);
+    });
+}
+
+/// Closes this thread's lanes (at exit, so that their launches are in the statistics; other
+/// threads' lanes close as their threads end).
+pub fn close_all() {
+    let _ = OPEN.try_with(|open| {
+        if let Ok(mut open) = open.try_borrow_mut() {
+            open.clear();
+        }
     });
 }

@@ -40,12 +40,6 @@ pub fn changed() {
     *WORLD.write() += 1;
 }
 
-/// Runs `f` with no lane between its check and its count (a tally retired, `cost::tally`).
-pub fn exclusive<R>(f: impl FnOnce() -> R) -> R {
-    let _w = WORLD.write();
-    f()
-}
-
 /// The world as a lane checks it, held until its enqueue has returned.
 pub fn read() -> RwLockReadGuard<'static, u64> {
     WORLD.read()

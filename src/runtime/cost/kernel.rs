@@ -251,10 +251,10 @@ pub struct KernelModel {
     /// whenever the kernel's times change.
     pub steady: Kept,
     /// Launches of the kernel in this run, and how many there were at the application's last
-    /// wait that measured it (`pace`); the express lane counts its own in `repeated`, without
-    /// this record's lock.
+    /// wait that measured it (`pace`); the express lane says it launched in `lane_launched`,
+    /// without this record's lock (a flag it sets once, not a count it updates at every launch).
     pub launches: u64,
-    pub repeated: Arc<std::sync::atomic::AtomicU64>,
+    pub lane_launched: Arc<std::sync::atomic::AtomicBool>,
     pub waited_at: u64,
 }
 
@@ -352,9 +352,9 @@ impl KernelModel {
     /// Whether the kernel was launched since the application's last wait that measured it
     /// (`pace`); from now on, not.
     pub fn launched_since_wait(&mut self) -> bool {
-        let now = self.launches + self.repeated.load(std::sync::atomic::Ordering::Relaxed);
-        let since = now != self.waited_at;
-        self.waited_at = now;
+        let lane = self.lane_launched.swap(false, std::sync::atomic::Ordering::Relaxed);
+        let since = self.launches != self.waited_at || lane;
+        self.waited_at = self.launches;
         since
     }
 

@@ -3,8 +3,9 @@
 //!
 //! A launch that repeats its kernel's last one counts itself in each of its buffers' records
 //! (the epoch's launches, what they would have cost, what ASTA gained). The lane locks no
-//! buffer: it counts one number, shared with the buffers' records, and a record takes the
-//! launches counted since it last looked (`take`) whenever its cost is read, under its own lock.
+//! buffer: it counts one number of its own (its thread alone writes it, so no atomic
+//! read-modify-write), shared with the buffers' records, and a record takes the launches
+//! counted since it last looked (`take`) whenever its cost is read, under its own lock.
 
 use super::buffer::BufferCost;
 use super::Steady;
@@ -15,7 +16,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct Tally {
     launches: AtomicU64,
-    /// No launch is counted after this is set (set with the world's lock held for writing, so
+    /// No launch is counted after this is set (by the lane's thread, after its last count, so
     /// that a record that sees it sees every launch counted before).
     retired: AtomicBool,
     /// The kernel's times key and size bucket (`BufferCost::launched`), if its launches count.
@@ -42,12 +43,12 @@ impl Tally {
         self.model_key.is_some() || self.steady.is_some()
     }
 
-    /// One more launch (the lane's, with the world held for reading).
+    /// One more launch, counted by the one thread whose lane owns the tally.
     pub fn launched(&self) {
-        self.launches.fetch_add(1, Ordering::Relaxed);
+        self.launches.store(self.launches.load(Ordering::Relaxed) + 1, Ordering::Release);
     }
 
-    /// No more launches will be counted (with the world held for writing).
+    /// No more launches will be counted (by the lane's thread, as it closes).
     pub fn retire(&self) {
         self.retired.store(true, Ordering::Release);
     }

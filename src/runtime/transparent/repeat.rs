@@ -116,19 +116,6 @@ pub struct Ticket {
     stretch: Weak<Stretch>,
     /// The application's `clFinish` calls by the last launch (`cost::pace::launched`).
     finishes: u64,
-    /// What the express lanes of its launches count in its buffers (none for a kernel without
-    /// copies, which counts nothing there).
-    tally: Option<Arc<Tally>>,
-}
-
-impl Drop for Ticket {
-    fn drop(&mut self) {
-        if let Some(t) = &self.tally {
-            // No lane counts in it any more: the buffers' records take what it counted and let
-            // it go.
-            world::exclusive(|| t.retire());
-        }
-    }
 }
 
 /// Why the launches like the last one run as it did.
@@ -223,14 +210,7 @@ fn ticket(ran: Ran) -> Option<Ticket> {
         }
     }
     let (args, args_set) = ran.info.args_now();
-    let tally = match &ran.holds {
-        Holds::Model { steady, structures, .. } => {
-            let keyed = ran.model_key.clone().map(|k| (k, ran.items));
-            Some(Tally::new(keyed, Some((steady.clone(), *structures))))
-        }
-        Holds::Building { .. } => Some(Tally::new(ran.model_key.clone().map(|k| (k, ran.items)), None)),
-        Holds::Plain => None,
-    };
+
     let args_covered = args.iter().all(|a| match a {
         Some(ArgValue::Mem(h)) if *h != 0 => all.iter().any(|(b, _)| b.handle == *h),
         _ => true,
@@ -252,7 +232,6 @@ fn ticket(ran: Ran) -> Option<Ticket> {
         items: ran.items,
         stretch: Arc::downgrade(&stretch),
         finishes: pace::finishes(),
-        tally,
     })
 }
 
@@ -382,7 +361,7 @@ fn repeat<'a>(
             model.launches += 1;
             let dropped = model.steady.dropped();
             let counts = lane::ModelCounts {
-                repeated: model.repeated.clone(),
+                launched: model.lane_launched.clone(),
                 dropped: dropped.clone(),
                 dropped_at: dropped.load(Ordering::Acquire),
             };
@@ -461,8 +440,9 @@ fn repeat<'a>(
     }
     // A decision kept only while the balances stay positive checks them at every launch.
     let lane = r == CL_SUCCESS && !kept.as_ref().is_some_and(|(s, _, _)| s.while_gaining());
-    let tally = t.tally.as_ref().filter(|_| lane);
-    if let Some(tally) = tally.filter(|t| t.counts()) {
+    // What the lane's launches count in the buffers, a tally of its own.
+    let tally = lane.then(|| t.tally(kept.as_ref().map(|(s, m, _)| (*s, *m)))).flatten();
+    if let Some(tally) = &tally {
         for &(i, arg) in &t.counted {
             locked[i].share(tally, arg);
         }
@@ -488,7 +468,7 @@ fn repeat<'a>(
     crate::stats::repeated_launch(decisions, t.form.form());
     if lane {
         let counts = lane::Counts {
-            tally: tally.cloned(),
+            tally,
             model: kept.map(|(_, _, m)| m),
             finishes: Some(t.finishes),
             decisions: Some((decisions.clone(), t.form.form())),
@@ -499,6 +479,15 @@ fn repeat<'a>(
 }
 
 impl Ticket {
+    /// A tally for a lane of its launches (`steady`: the kept decision they count by, with
+    /// their structures), if they count anything in its buffers.
+    fn tally(&self, steady: Option<(&Arc<Steady>, f64)>) -> Option<Arc<Tally>> {
+        let keyed = self.model_key.clone().map(|k| (k, self.items));
+        let steady = steady.map(|(s, m)| (s.clone(), m));
+        let counts = !self.counted.is_empty() && (keyed.is_some() || steady.is_some());
+        counts.then(|| Tally::new(keyed, steady))
+    }
+
     /// The lane for the launches like the one it just repeated (`opening`'s), with `gens`, its
     /// buffers' generations while they were locked.
     fn lane(
