@@ -26,7 +26,9 @@
  * FIRSTLAUNCH_LOOP=n: n more launches, clFinish every 64, and the wall time per launch
  * (with FIRSTLAUNCH_EVENT=1 each asks for an event, released at once). FIRSTLAUNCH_PAIRED=n:
  * n pairs of blocks of 64 launch calls, one through the linked symbol, one through the loader's
- * own, and the median difference (what an intercepting library adds to a launch call).
+ * own, and the median difference (what an intercepting library adds to a launch call);
+ * FIRSTLAUNCH_SETARGS=1: each launch first sets its four arguments again, to the values they
+ * have (as programs that set every argument before every launch do), through the same side.
  * Diagnostic for docs/results.md. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -176,7 +178,10 @@ int main(int argc, char **argv)
         typedef cl_int (*launch_fn)(cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *,
                                     const size_t *, cl_uint, const cl_event *, cl_event *);
         launch_fn direct = loader ? (launch_fn)dlsym(loader, "clEnqueueNDRangeKernel") : NULL;
-        if (!direct) {
+        typedef cl_int (*set_fn)(cl_kernel, cl_uint, size_t, const void *);
+        set_fn direct_set = loader ? (set_fn)dlsym(loader, "clSetKernelArg") : NULL;
+        int setargs = getenv("FIRSTLAUNCH_SETARGS") && atoi(getenv("FIRSTLAUNCH_SETARGS"));
+        if (!direct || !direct_set) {
             printf("paired: no loader symbol\n");
         } else {
             double *d = malloc(pairs * sizeof *d), *via = malloc(pairs * sizeof *via), *own = malloc(pairs * sizeof *own);
@@ -187,6 +192,13 @@ int main(int argc, char **argv)
                     double sum = 0;
                     for (int i = 0; i < 64; i++) {
                         double a = sample_now_ms();
+                        if (setargs) {
+                            set_fn set = through_loader ? direct_set : clSetKernelArg;
+                            CHECK(set(k, 0, sizeof buf, &buf));
+                            CHECK(set(k, 1, sizeof r, &r));
+                            CHECK(set(k, 2, sizeof v, &v));
+                            CHECK(set(k, 3, sizeof nn, &nn));
+                        }
                         CHECK((through_loader ? direct : clEnqueueNDRangeKernel)(s.queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
                         sum += sample_now_ms() - a;
                     }

@@ -227,20 +227,31 @@ pub struct KernelInfo {
     /// Arguments set so far (`set_arg`): a launch that repeats the last tells that none was
     /// set since without the list's lock.
     pub args_set: std::sync::atomic::AtomicU64,
-    /// `mems_created()` when an argument was last set.
-    pub mems_at_set: std::sync::atomic::AtomicU64,
+    /// `mems_changed()` when each of the first `STAMPED` arguments was last set (`u64::MAX`:
+    /// never, or before the record was made), written under `args`' lock.
+    pub stamps: [std::sync::atomic::AtomicU64; STAMPED],
 }
 
-/// Buffers the application created so far.
-static MEMS_CREATED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// The arguments whose value set again can be told unchanged (`KernelInfo::stamps`).
+pub const STAMPED: usize = 32;
 
-/// The application created a buffer (maybe at the handle of one it released).
-pub fn mem_created() {
-    MEMS_CREATED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+impl KernelInfo {
+    pub fn unstamped() -> [std::sync::atomic::AtomicU64; STAMPED] {
+        std::array::from_fn(|_| u64::MAX.into())
+    }
 }
 
-pub fn mems_created() -> u64 {
-    MEMS_CREATED.load(std::sync::atomic::Ordering::Relaxed)
+/// Buffers the application created or released for the last time so far.
+static MEMS_CHANGED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The application created a buffer (maybe at the handle of one it released), or released one
+/// for the last time: the same bytes set as an argument may now name another buffer, or none.
+pub fn mem_changed() {
+    MEMS_CHANGED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub fn mems_changed() -> u64 {
+    MEMS_CHANGED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 impl KernelInfo {
@@ -298,9 +309,49 @@ pub unsafe fn arg_value(reg: &Registry, size: usize, value: *const c_void) -> Ar
     ArgValue::Bytes(std::slice::from_raw_parts(value as *const u8, size).to_vec())
 }
 
+impl ArgValue {
+    /// Whether `value` (`size` bytes, as `clSetKernelArg` takes it) is this value, bytes for
+    /// bytes, without reading it into an `ArgValue` (which allocates, and looks a pointer-sized
+    /// value up among the buffers). A buffer's handle is the same buffer only while no buffer
+    /// was created or released since it was set (`mems_changed`): the caller checks that.
+    ///
+    /// # Safety
+    /// As for [`arg_value`].
+    pub unsafe fn is_raw(&self, size: usize, value: *const c_void) -> bool {
+        match self {
+            ArgValue::Local(n) => value.is_null() && *n == size,
+            ArgValue::Mem(h) => {
+                !value.is_null() && size == std::mem::size_of::<cl_mem>() && *(value as *const Handle) == *h
+            }
+            ArgValue::Bytes(b) => {
+                !value.is_null() && b.len() == size && std::slice::from_raw_parts(value as *const u8, size) == &b[..]
+            }
+            ArgValue::Svm(_) => false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_is_its_bytes_as_set() {
+        let f = 1.5f32;
+        let h: Handle = 0x1000;
+        let p = |v: &dyn std::any::Any| v as *const dyn std::any::Any as *const c_void;
+        // SAFETY: each pointer points to as many bytes as the size passed with it.
+        unsafe {
+            assert!(ArgValue::Bytes(f.to_ne_bytes().to_vec()).is_raw(4, p(&f)));
+            assert!(!ArgValue::Bytes(2.5f32.to_ne_bytes().to_vec()).is_raw(4, p(&f)));
+            assert!(!ArgValue::Bytes(f.to_ne_bytes().to_vec()).is_raw(2, p(&f)));
+            assert!(ArgValue::Mem(h).is_raw(8, p(&h)));
+            assert!(!ArgValue::Mem(h + 16).is_raw(8, p(&h)));
+            assert!(ArgValue::Local(64).is_raw(64, std::ptr::null()));
+            assert!(!ArgValue::Local(64).is_raw(32, std::ptr::null()));
+            assert!(!ArgValue::Svm(h).is_raw(8, p(&h)));
+        }
+    }
 
     #[test]
     fn refcounts_follow_retain_and_release() {

@@ -514,7 +514,7 @@ fn record_kernel(k: cl_kernel, program: cl_program, name: String, args: Vec<Opti
             args: Mutex::new(std::sync::Arc::new(args)),
             svm_seen: svm_seen.into(),
             args_set: 0.into(),
-            mems_at_set: registry::mems_created().into(),
+            stamps: KernelInfo::unstamped(),
         };
         let facts = reg().kernels.insert(key(k), info);
         crate::runtime::kernels::created(key(k), facts);
@@ -563,25 +563,39 @@ pub unsafe fn clCloneKernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) 
     k
 }
 
+/// Whether argument `i` of a kernel has the value `value` of `size` bytes already, which is then
+/// no change: a program that sets every argument before every launch keeps its launches
+/// repeating through the express lane, and each such call costs clayout one lookup and one
+/// comparison. Not where a buffer was created or released since the argument was last set: the
+/// same handle may now name a new buffer where a released one was, or none.
+///
+/// # Safety
+/// As for [`registry::arg_value`].
+unsafe fn set_again(kernel: cl_kernel, i: cl_uint, size: size_t, value: *const c_void) -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    let i = i as usize;
+    reg().kernels.with(key(kernel), |info| {
+        let args = info.args.lock();
+        info.stamps.get(i).is_some_and(|s| s.load(Relaxed) == registry::mems_changed())
+            && args.get(i).is_some_and(|a| a.as_ref().is_some_and(|a| a.is_raw(size, value)))
+    }) == Some(true)
+}
+
 /// Records argument `i` of a kernel as last set.
 fn set_arg(kernel: cl_kernel, i: cl_uint, v: ArgValue) {
     use std::sync::atomic::Ordering::{Relaxed, Release};
     reg().kernels.with(key(kernel), |info| {
         let mut shared = info.args.lock();
         let i = i as usize;
-        // The value it has already is no change (a program that sets every argument before
-        // every launch keeps its launches repeating through the express lane), unless a buffer
-        // was created since: the same handle may name a new buffer where a released one was.
-        let mems = registry::mems_created();
-        if shared.get(i).is_some_and(|a| a.as_ref() == Some(&v)) && info.mems_at_set.load(Relaxed) == mems {
-            return;
-        }
+        let mems = registry::mems_changed();
         let args = std::sync::Arc::make_mut(&mut shared);
         if args.len() <= i {
             args.resize(i + 1, None);
         }
         args[i] = Some(v);
-        info.mems_at_set.store(mems, Relaxed);
+        if let Some(s) = info.stamps.get(i) {
+            s.store(mems, Relaxed);
+        }
         // Under the list's lock, after the change (`KernelInfo::args_now` reads both under it).
         info.args_set.fetch_add(1, Release);
     });
@@ -596,6 +610,9 @@ pub unsafe fn clSetKernelArg(
     let r = api().clSetKernelArg(kernel, arg_index, arg_size, arg_value);
     if r == CL_SUCCESS {
         guard("clSetKernelArg", || {
+            if set_again(kernel, arg_index, arg_size, arg_value) {
+                return;
+            }
             set_arg(kernel, arg_index, registry::arg_value(reg(), arg_size, arg_value));
             crate::runtime::kernels::arg_set(key(kernel), arg_index);
         });
@@ -619,7 +636,7 @@ pub unsafe fn clSetKernelArgSVMPointer(kernel: cl_kernel, arg_index: cl_uint, ar
 
 fn record_buffer(m: cl_mem, ctx: cl_context, flags: cl_mem_flags, size: size_t, parent: Option<(usize, usize, usize)>) {
     guard("buffer", || {
-        registry::mem_created();
+        registry::mem_changed();
         let facts = reg().buffers.insert(key(m), BufferInfo { context: key(ctx), size, flags, parent });
         crate::runtime::buffers::created(key(m), facts);
     });

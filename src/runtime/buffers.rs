@@ -151,6 +151,7 @@ pub fn created(h: Handle, facts: Arc<BufferInfo>) {
 /// The application's last reference to a buffer is gone. Its bytes are forgotten unless a
 /// sub-buffer still shows them (then the record lives on in the children, state and all).
 pub fn released(h: Handle) {
+    crate::registry::mem_changed();
     let Some(b) = BUFFERS.remove(h) else { return };
     // Whoever still holds the record: no lane launches with this handle as this buffer again.
     b.gen.changed();
