@@ -143,7 +143,7 @@ pub fn created(h: Handle, facts: Arc<BufferInfo>) {
     let state = Arc::new(Mutex::new(state));
     // A handle the driver reuses: lanes that used the old buffer see it gone.
     if let Some(old) = BUFFERS.remove(h) {
-        old.gen.changed();
+        drop(old.lock());
     }
     BUFFERS.insert(h, Buffer { handle: h, facts, parent, state, gen: Default::default(), failed: AtomicU64::new(0) });
 }
@@ -153,8 +153,9 @@ pub fn created(h: Handle, facts: Arc<BufferInfo>) {
 pub fn released(h: Handle) {
     crate::registry::mem_changed();
     let Some(b) = BUFFERS.remove(h) else { return };
-    // Whoever still holds the record: no lane launches with this handle as this buffer again.
-    b.gen.changed();
+    // Whoever still holds the record: no lane launches with this handle as this buffer again
+    // (counted under the state's lock, where lanes take their reference to the count).
+    drop(b.lock());
     if Arc::strong_count(&b) > 1 && b.parent.is_none() {
         return;
     }

@@ -12,6 +12,7 @@
 
 use parking_lot::{RwLock, RwLockReadGuard};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// The world's generation, under the lock lanes read it with.
 static WORLD: RwLock<u64> = RwLock::new(0);
@@ -26,9 +27,11 @@ impl Gen {
     }
 
     /// The buffer's state is locked for a change: lanes that checked it before have enqueued,
-    /// the ones after see it changed.
-    pub fn changed(&self) {
-        let _w = WORLD.write();
+    /// the ones after see it changed. Only a buffer that an open lane holds (a lane keeps its
+    /// own reference, taken under the state's lock) needs the world's lock: a command on
+    /// another buffer does not wait for the lanes in flight.
+    pub fn changed(self: &Arc<Self>) {
+        let _w = (Arc::strong_count(self) > 1).then(|| WORLD.write());
         self.0.fetch_add(1, Ordering::Relaxed);
     }
 }
