@@ -610,7 +610,9 @@ pub unsafe fn clSetKernelArg(
     let r = api().clSetKernelArg(kernel, arg_index, arg_size, arg_value);
     if r == CL_SUCCESS {
         guard("clSetKernelArg", || {
-            if set_again(kernel, arg_index, arg_size, arg_value) {
+            if crate::runtime::lane::set_again(kernel, arg_index, arg_size, arg_value)
+                || set_again(kernel, arg_index, arg_size, arg_value)
+            {
                 return;
             }
             set_arg(kernel, arg_index, registry::arg_value(reg(), arg_size, arg_value));

@@ -78,6 +78,7 @@ pub fn created(h: Handle, facts: Arc<KernelInfo>) {
     }
     // A handle the driver reuses: the old record goes as on its release (`released`).
     let old = KERNELS.remove(h);
+    super::world::kernel_records_changed();
     if old.is_some() {
         super::world::changed();
     }
@@ -111,6 +112,7 @@ pub fn arg_set(h: Handle, index: u32) {
 pub fn released(h: Handle) {
     let gone = KERNELS.remove(h);
     // Before the record (and its copies' kernel objects) can go: no lane enqueues them after.
+    super::world::kernel_records_changed();
     super::world::changed();
     drop(gone);
 }

@@ -19,7 +19,7 @@ use super::cost::tally::Tally;
 use super::cost::{measure, pace, Variant};
 use super::dims::{Dims, WorkSizes};
 use super::world::{self, Gen};
-use crate::registry::{key, Handle, KernelInfo};
+use crate::registry::{key, Args, Handle, KernelInfo};
 use opencl_sys::*;
 use smallvec::SmallVec;
 use std::cell::RefCell;
@@ -47,9 +47,14 @@ pub struct Lane {
     run: (Handle, Option<usize>),
     form: Variant,
     world: u64,
+    /// `world::kernel_records()` before the checks: the kernel object's handle names `facts`
+    /// while it holds.
+    records: u64,
     /// Every buffer of the launch, by its generation when checked.
     gens: SmallVec<[(Arc<Gen>, u64); 4]>,
     facts: Arc<KernelInfo>,
+    /// The arguments as the launch had them, and `KernelInfo::args_set` by then.
+    args: Args,
     args_set: u64,
     counts: Counts,
     /// Launches not yet added to the statistics.
@@ -88,10 +93,10 @@ impl Lane {
         dims: Dims,
         run: (Handle, Option<usize>),
         form: Variant,
-        world: u64,
+        (world, records): (u64, u64),
         gens: SmallVec<[(Arc<Gen>, u64); 4]>,
         facts: &Arc<KernelInfo>,
-        args_set: u64,
+        (args, args_set): (Args, u64),
         counts: Counts,
     ) -> Lane {
         Lane {
@@ -101,8 +106,10 @@ impl Lane {
             run,
             form,
             world,
+            records,
             gens,
             facts: facts.clone(),
+            args,
             args_set,
             counts,
             unreported: 0,
@@ -205,6 +212,27 @@ pub unsafe fn again(
     })
     .ok()
     .flatten()
+}
+
+/// Whether argument `i` of `kernel` has the value `value` of `size` bytes already, as this
+/// thread's lane for it tells without a lock: the handle still names the lane's kernel record,
+/// no argument was set since the lane's launch, and no buffer was created or released since
+/// that argument was set (`KernelInfo::stamps`). False where it cannot tell (the caller then
+/// asks the kernel's record).
+///
+/// # Safety
+/// As for `registry::arg_value`.
+pub unsafe fn set_again(kernel: cl_kernel, i: cl_uint, size: usize, value: *const std::ffi::c_void) -> bool {
+    let i = i as usize;
+    OPEN.try_with(|open| {
+        let Ok(open) = open.try_borrow() else { return false };
+        let Some(l) = open.iter().find(|l| l.kernel == key(kernel)) else { return false };
+        l.records == world::kernel_records()
+            && l.facts.args_set.load(Ordering::Acquire) == l.args_set
+            && l.facts.stamps.get(i).is_some_and(|s| s.load(Ordering::Relaxed) == crate::registry::mems_changed())
+            && l.args.get(i).is_some_and(|a| a.as_ref().is_some_and(|a| a.is_raw(size, value)))
+    })
+    .unwrap_or(false)
 }
 
 /// Opens `lane` on this thread, in place of the kernel object's last.

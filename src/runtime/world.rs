@@ -43,6 +43,19 @@ pub fn changed() {
     *WORLD.write() += 1;
 }
 
+/// Kernel records created or gone so far: a lane read without the world's lock (an argument
+/// set again, `lane::set_again`) checks that its kernel object's handle still names its record.
+static KERNEL_RECORDS: AtomicU64 = AtomicU64::new(0);
+
+/// A kernel's record was made, or went (with the world changed too).
+pub fn kernel_records_changed() {
+    KERNEL_RECORDS.fetch_add(1, Ordering::Release);
+}
+
+pub fn kernel_records() -> u64 {
+    KERNEL_RECORDS.load(Ordering::Acquire)
+}
+
 /// The world as a lane checks it, held until its enqueue has returned.
 pub fn read() -> RwLockReadGuard<'static, u64> {
     WORLD.read()

@@ -256,6 +256,7 @@ pub fn again<'a>(
     }
     // Before anything is checked: a lane opened by this launch sees every change made since.
     let world = world::now();
+    let records = world::kernel_records();
     let mut slot = slot.lock();
     if slot.is_empty() {
         return None;
@@ -271,7 +272,7 @@ pub fn again<'a>(
                 Match::Stale => {}
                 Match::Same => {
                     let decisions = decisions.take().expect("one ticket repeats");
-                    let lane = Opening { kernel, info, world };
+                    let lane = Opening { kernel, info, world, records };
                     if let Some(r) = repeat(&mut slot[i], give, decisions, queue, enqueue, &mut enqueued, lane) {
                         return Some(r);
                     }
@@ -332,6 +333,8 @@ struct Opening<'a> {
     kernel: cl_kernel,
     info: &'a Arc<KernelInfo>,
     world: u64,
+    /// `world::kernel_records()` by then.
+    records: u64,
 }
 
 /// Enqueues ticket `t`'s launch, which the launch now matches (`matched`), if what it stood for
@@ -503,10 +506,10 @@ impl Ticket {
             self.dims,
             self.run,
             self.form,
-            opening.world,
+            (opening.world, opening.records),
             gens,
             opening.info,
-            self.args_set,
+            (self.args.clone(), self.args_set),
             counts,
         )
     }
