@@ -210,7 +210,6 @@ fn ticket(ran: Ran) -> Option<Ticket> {
         }
     }
     let (args, args_set) = ran.info.args_now();
-
     let args_covered = args.iter().all(|a| match a {
         Some(ArgValue::Mem(h)) if *h != 0 => all.iter().any(|(b, _)| b.handle == *h),
         _ => true,
