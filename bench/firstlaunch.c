@@ -28,7 +28,9 @@
  * n pairs of blocks of 64 launch calls, one through the linked symbol, one through the loader's
  * own, and the median difference (what an intercepting library adds to a launch call);
  * FIRSTLAUNCH_SETARGS=1: each launch first sets its four arguments again, to the values they
- * have (as programs that set every argument before every launch do), through the same side.
+ * have (as programs that set every argument before every launch do), through the same side;
+ * FIRSTLAUNCH_SETARGS=2: and the second argument to another value at every launch (a time
+ * step), which no extent reads.
  * Diagnostic for docs/results.md. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -180,7 +182,7 @@ int main(int argc, char **argv)
         launch_fn direct = loader ? (launch_fn)dlsym(loader, "clEnqueueNDRangeKernel") : NULL;
         typedef cl_int (*set_fn)(cl_kernel, cl_uint, size_t, const void *);
         set_fn direct_set = loader ? (set_fn)dlsym(loader, "clSetKernelArg") : NULL;
-        int setargs = getenv("FIRSTLAUNCH_SETARGS") && atoi(getenv("FIRSTLAUNCH_SETARGS"));
+        int setargs = getenv("FIRSTLAUNCH_SETARGS") ? atoi(getenv("FIRSTLAUNCH_SETARGS")) : 0;
         if (!direct || !direct_set) {
             printf("paired: no loader symbol\n");
         } else {
@@ -195,7 +197,8 @@ int main(int argc, char **argv)
                         if (setargs) {
                             set_fn set = through_loader ? direct_set : clSetKernelArg;
                             CHECK(set(k, 0, sizeof buf, &buf));
-                            CHECK(set(k, 1, sizeof r, &r));
+                            float step = setargs == 2 ? r * (1.0f + 0.001f * (float)(i % 7)) : r;
+                            CHECK(set(k, 1, sizeof step, &step));
                             CHECK(set(k, 2, sizeof v, &v));
                             CHECK(set(k, 3, sizeof nn, &nn));
                         }

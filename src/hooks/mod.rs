@@ -581,8 +581,9 @@ unsafe fn set_again(kernel: cl_kernel, i: cl_uint, size: size_t, value: *const c
     }) == Some(true)
 }
 
-/// Records argument `i` of a kernel as last set.
-fn set_arg(kernel: cl_kernel, i: cl_uint, v: ArgValue) {
+/// Records argument `i` of a kernel as last set: the count of arguments set with it, and the
+/// list as it is now.
+fn set_arg(kernel: cl_kernel, i: cl_uint, v: ArgValue) -> Option<(u64, registry::Args)> {
     use std::sync::atomic::Ordering::{Relaxed, Release};
     reg().kernels.with(key(kernel), |info| {
         let mut shared = info.args.lock();
@@ -597,8 +598,8 @@ fn set_arg(kernel: cl_kernel, i: cl_uint, v: ArgValue) {
             s.store(mems, Relaxed);
         }
         // Under the list's lock, after the change (`KernelInfo::args_now` reads both under it).
-        info.args_set.fetch_add(1, Release);
-    });
+        (info.args_set.fetch_add(1, Release) + 1, shared.clone())
+    })
 }
 
 pub unsafe fn clSetKernelArg(
@@ -615,7 +616,10 @@ pub unsafe fn clSetKernelArg(
             {
                 return;
             }
-            set_arg(kernel, arg_index, registry::arg_value(reg(), arg_size, arg_value));
+            let record = |v| set_arg(kernel, arg_index, v);
+            if !crate::runtime::lane::scalar_set(kernel, arg_index, arg_size, arg_value, record) {
+                set_arg(kernel, arg_index, registry::arg_value(reg(), arg_size, arg_value));
+            }
             crate::runtime::kernels::arg_set(key(kernel), arg_index);
         });
     }

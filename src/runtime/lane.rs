@@ -56,6 +56,10 @@ pub struct Lane {
     /// The arguments as the launch had them, and `KernelInfo::args_set` by then.
     args: Args,
     args_set: u64,
+    /// The scalar arguments (of the first 64) that its launches do not read, which may change
+    /// between them: those of a launch of the kernel as written that no extent or inferred
+    /// stride reads (a time step). None for a copy's launch, whose arguments are clayout's.
+    free: u64,
     counts: Counts,
     /// Launches not yet added to the statistics.
     unreported: u64,
@@ -96,7 +100,7 @@ impl Lane {
         (world, records): (u64, u64),
         gens: SmallVec<[(Arc<Gen>, u64); 4]>,
         facts: &Arc<KernelInfo>,
-        (args, args_set): (Args, u64),
+        (args, args_set, free): (Args, u64, u64),
         counts: Counts,
     ) -> Lane {
         Lane {
@@ -111,6 +115,7 @@ impl Lane {
             facts: facts.clone(),
             args,
             args_set,
+            free,
             counts,
             unreported: 0,
         }
@@ -231,6 +236,52 @@ pub unsafe fn set_again(kernel: cl_kernel, i: cl_uint, size: usize, value: *cons
             && l.facts.args_set.load(Ordering::Acquire) == l.args_set
             && l.facts.stamps.get(i).is_some_and(|s| s.load(Ordering::Relaxed) == crate::registry::mems_changed())
             && l.args.get(i).is_some_and(|a| a.as_ref().is_some_and(|a| a.is_raw(size, value)))
+    })
+    .unwrap_or(false)
+}
+
+/// A scalar argument of `kernel` that this thread's lane for it does not read (a time step) set
+/// to a new value, `value` of `size` bytes: recorded by `record` (which returns the count of
+/// arguments set with it and the list as it is now), and the lane stays open, where nothing
+/// else was set since its launch. False where it does not: the caller records the value.
+///
+/// # Safety
+/// As for `registry::arg_value`.
+pub unsafe fn scalar_set(
+    kernel: cl_kernel,
+    i: cl_uint,
+    size: usize,
+    value: *const std::ffi::c_void,
+    record: impl FnOnce(crate::registry::ArgValue) -> Option<(u64, Args)>,
+) -> bool {
+    use crate::registry::ArgValue;
+    let i = i as usize;
+    OPEN.try_with(|open| {
+        let Ok(mut open) = open.try_borrow_mut() else { return false };
+        let Some(l) = open.iter_mut().find(|l| l.kernel == key(kernel)) else { return false };
+        let scalar = !value.is_null()
+            && i < 64
+            && l.free & (1 << i) != 0
+            && matches!(l.args.get(i), Some(Some(ArgValue::Bytes(b))) if b.len() == size)
+            && l.records == world::kernel_records()
+            && l.facts.args_set.load(Ordering::Acquire) == l.args_set;
+        // A pointer-sized value that is a buffer's handle is that buffer, not a scalar.
+        let handle = || {
+            size == std::mem::size_of::<cl_mem>() && {
+                let h = *(value as *const Handle);
+                h == 0 || crate::registry::get().buffers.contains(h)
+            }
+        };
+        if !scalar || handle() {
+            return false;
+        }
+        let bytes = std::slice::from_raw_parts(value as *const u8, size).to_vec();
+        let Some((set, args)) = record(ArgValue::Bytes(bytes)) else { return false };
+        // Set by this call alone since the lane's launch: it stays open on the new list.
+        if set == l.args_set + 1 {
+            (l.args_set, l.args) = (set, args);
+        }
+        true
     })
     .unwrap_or(false)
 }

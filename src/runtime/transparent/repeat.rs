@@ -508,9 +508,19 @@ impl Ticket {
             (opening.world, opening.records),
             gens,
             opening.info,
-            (self.args.clone(), self.args_set),
+            (self.args.clone(), self.args_set, self.free_scalars()),
             counts,
         )
+    }
+
+    /// The scalar arguments (of the first 64) that may change between its launches
+    /// (`same_args`), as a mask.
+    fn free_scalars(&self) -> u64 {
+        let Some(reads) = &self.reads else { return 0 };
+        let free = |(i, a): &(usize, &Option<ArgValue>)| {
+            *i < 64 && matches!(a, Some(ArgValue::Bytes(_))) && reads.binary_search(i).is_err()
+        };
+        self.args.iter().enumerate().filter(free).fold(0, |m, (i, _)| m | 1 << i)
     }
 
     /// Whether arguments `now`, set since the last launch, make the same launch: the same
