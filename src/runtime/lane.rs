@@ -13,6 +13,10 @@
 //! buffers' records take from when they are read (`cost::tally`), and its launches, added to
 //! the statistics in batches.
 //!
+//! The lane also answers `clSetKernelArg` for its kernel: a value the argument has already is
+//! no change (`set_again`), and a scalar its launches do not read, where it runs the kernel as
+//! written, may change and the lane stays open (`scalar_set`).
+//!
 //! Anything else, or anything changed, closes the lane and takes the path it came from.
 
 use super::cost::tally::Tally;
