@@ -239,6 +239,17 @@ impl KernelInfo {
     pub fn unstamped() -> [std::sync::atomic::AtomicU64; STAMPED] {
         std::array::from_fn(|_| u64::MAX.into())
     }
+
+    /// Whether argument `i` of `args` (this kernel's list, as it is now) has the value `value`
+    /// of `size` bytes already, with no buffer created or released since it was set (the same
+    /// handle may then name another buffer, or none).
+    ///
+    /// # Safety
+    /// As for [`arg_value`].
+    pub unsafe fn has(&self, args: &[Option<ArgValue>], i: usize, size: usize, value: *const c_void) -> bool {
+        self.stamps.get(i).is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed) == mems_changed())
+            && args.get(i).is_some_and(|a| a.as_ref().is_some_and(|a| a.is_raw(size, value)))
+    }
 }
 
 /// Buffers the application created or released for the last time so far.

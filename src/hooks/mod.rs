@@ -572,13 +572,7 @@ pub unsafe fn clCloneKernel(source_kernel: cl_kernel, errcode_ret: *mut cl_int) 
 /// # Safety
 /// As for [`registry::arg_value`].
 unsafe fn set_again(kernel: cl_kernel, i: cl_uint, size: size_t, value: *const c_void) -> bool {
-    use std::sync::atomic::Ordering::Relaxed;
-    let i = i as usize;
-    reg().kernels.with(key(kernel), |info| {
-        let args = info.args.lock();
-        info.stamps.get(i).is_some_and(|s| s.load(Relaxed) == registry::mems_changed())
-            && args.get(i).is_some_and(|a| a.as_ref().is_some_and(|a| a.is_raw(size, value)))
-    }) == Some(true)
+    reg().kernels.with(key(kernel), |info| info.has(&info.args.lock(), i as usize, size, value)) == Some(true)
 }
 
 /// Records argument `i` of a kernel as last set: the count of arguments set with it, and the

@@ -238,8 +238,7 @@ pub unsafe fn set_again(kernel: cl_kernel, i: cl_uint, size: usize, value: *cons
         let Some(l) = open.iter().find(|l| l.kernel == key(kernel)) else { return false };
         l.records == world::kernel_records()
             && l.facts.args_set.load(Ordering::Acquire) == l.args_set
-            && l.facts.stamps.get(i).is_some_and(|s| s.load(Ordering::Relaxed) == crate::registry::mems_changed())
-            && l.args.get(i).is_some_and(|a| a.as_ref().is_some_and(|a| a.is_raw(size, value)))
+            && l.facts.has(&l.args, i, size, value)
     })
     .unwrap_or(false)
 }
@@ -269,18 +268,15 @@ pub unsafe fn scalar_set(
             && matches!(l.args.get(i), Some(Some(ArgValue::Bytes(b))) if b.len() == size)
             && l.records == world::kernel_records()
             && l.facts.args_set.load(Ordering::Acquire) == l.args_set;
-        // A pointer-sized value that is a buffer's handle is that buffer, not a scalar.
-        let handle = || {
-            size == std::mem::size_of::<cl_mem>() && {
-                let h = *(value as *const Handle);
-                h == 0 || crate::registry::get().buffers.contains(h)
-            }
-        };
-        if !scalar || handle() {
+        if !scalar {
             return false;
         }
-        let bytes = std::slice::from_raw_parts(value as *const u8, size).to_vec();
-        let Some((set, args)) = record(ArgValue::Bytes(bytes)) else { return false };
+        // A pointer-sized value that is a buffer's handle is that buffer, not a scalar.
+        let v = crate::registry::arg_value(crate::registry::get(), size, value);
+        if !matches!(v, ArgValue::Bytes(_)) {
+            return false;
+        }
+        let Some((set, args)) = record(v) else { return false };
         // Set by this call alone since the lane's launch: it stays open on the new list.
         if set == l.args_set + 1 {
             (l.args_set, l.args) = (set, args);

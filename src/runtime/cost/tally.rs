@@ -38,11 +38,6 @@ impl Tally {
         Arc::new(Tally { launches: AtomicU64::new(0), retired: AtomicBool::new(false), model_key, steady })
     }
 
-    /// Whether its launches count anything at all.
-    pub fn counts(&self) -> bool {
-        self.model_key.is_some() || self.steady.is_some()
-    }
-
     /// One more launch, counted by the one thread whose lane owns the tally.
     pub fn launched(&self) {
         self.launches.store(self.launches.load(Ordering::Relaxed) + 1, Ordering::Release);
