@@ -30,7 +30,11 @@
  * FIRSTLAUNCH_SETARGS=1: each launch first sets its four arguments again, to the values they
  * have (as programs that set every argument before every launch do), through the same side;
  * FIRSTLAUNCH_SETARGS=2: and the second argument to another value at every launch (a time
- * step), which no extent reads.
+ * step), which no extent reads. FIRSTLAUNCH_COPY=file.cl (run without clayout): the pairs'
+ * first side launches, through the loader's symbol too, the kernel FIRSTLAUNCH_COPY_KERNEL
+ * (default black_scholes__clayout_asta) of that source (a copy clayout wrote to its
+ * CLAYOUT_DUMP_DIR), with the same arguments and the element count as a fifth, ulong one: what
+ * the driver's own call costs more for the copy than for the kernel as written.
  * Diagnostic for docs/results.md. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -183,6 +187,18 @@ int main(int argc, char **argv)
         typedef cl_int (*set_fn)(cl_kernel, cl_uint, size_t, const void *);
         set_fn direct_set = loader ? (set_fn)dlsym(loader, "clSetKernelArg") : NULL;
         int setargs = getenv("FIRSTLAUNCH_SETARGS") ? atoi(getenv("FIRSTLAUNCH_SETARGS")) : 0;
+        cl_kernel kc = NULL;
+        if (getenv("FIRSTLAUNCH_COPY")) {
+            cl_program pc = sample_build(&s, getenv("FIRSTLAUNCH_COPY"), "-D CLAYOUT_TILE=32");
+            const char *name = getenv("FIRSTLAUNCH_COPY_KERNEL");
+            kc = sample_kernel(pc, name ? name : "black_scholes__clayout_asta");
+            cl_ulong m = n;
+            CHECK(clSetKernelArg(kc, 0, sizeof buf, &buf));
+            CHECK(clSetKernelArg(kc, 1, sizeof r, &r));
+            CHECK(clSetKernelArg(kc, 2, sizeof v, &v));
+            CHECK(clSetKernelArg(kc, 3, sizeof nn, &nn));
+            CHECK(clSetKernelArg(kc, 4, sizeof m, &m));
+        }
         if (!direct || !direct_set) {
             printf("paired: no loader symbol\n");
         } else {
@@ -202,7 +218,8 @@ int main(int argc, char **argv)
                             CHECK(set(k, 2, sizeof v, &v));
                             CHECK(set(k, 3, sizeof nn, &nn));
                         }
-                        CHECK((through_loader ? direct : clEnqueueNDRangeKernel)(s.queue, k, 1, NULL, &global, &local, 0, NULL, NULL));
+                        launch_fn launch = through_loader || kc ? direct : clEnqueueNDRangeKernel;
+                        CHECK(launch(s.queue, kc && !through_loader ? kc : k, 1, NULL, &global, &local, 0, NULL, NULL));
                         sum += sample_now_ms() - a;
                     }
                     CHECK(clFinish(s.queue));

@@ -834,7 +834,7 @@ fn a_conversion_waits_for_a_first_launch_enqueued_before_clayout_looked_at_it() 
 /// list, two kernel objects in turn, another buffer, an out-of-order queue, a sub-buffer. Under
 /// `never`, once the kernel's timings are made, and under `always`, once its buffer is in ASTA,
 /// many launches repeat the one before (under `auto`, as its timings fall). Every run gives the
-/// plain run's results.
+/// plain run's results, and the statistics count every launch of a thread still alive at exit.
 #[test]
 fn a_launch_like_the_last_repeats_it_and_nothing_else_does() {
     let bin = build_c_in("tests/dl", "dl_repeat");
@@ -859,6 +859,10 @@ fn a_launch_like_the_last_repeats_it_and_nothing_else_does() {
             let repeated = stats["launches_repeated"].as_u64().unwrap();
             let lane = stats["launches_in_lane"].as_u64().unwrap();
             let launched: u64 = ["written", "staged", "asta"].iter().map(|f| launches(&stats, "advance", f)).sum();
+            // The loop of a thread still alive at exit (section 11: 4 x 12 launches) is counted
+            // whole, its lane's last launches included.
+            let exchanged: u64 = ["written", "staged", "asta"].iter().map(|f| launches(&stats, "exchange", f)).sum();
+            assert_eq!(exchanged, 48, "{stats:#}");
             eprintln!(
                 "{policy}, run {}: {repeated} of {launched} launches of advance repeated the one before, {lane} through the express lane",
                 nth + 1

@@ -4,7 +4,9 @@
 # with one run without clayout to pair with: particles at N (default 64,000), IT iterations
 # (default 1000). Prints the medians, over the rounds, of each run's time in the launch calls
 # (bench/calltime.c) and total_ms against its round's run without clayout; the lines are in
-# $OUT/first-runs-rounds.lines. Checks that every run's checksum is the plain run's.
+# $OUT/first-runs-rounds.lines. Checks that every run's checksum is the plain run's. The last
+# round's runs under clayout keep their statistics ($OUT/frr-TAG.json): each kernel's launches
+# per form and reasons, and the launches in the lane, are printed at the end.
 #   LIBS="a.so b.so" ROUNDS=12 N=64000 IT=1000 scripts/device/first-runs-rounds.sh
 S=/tmp/fr-samples
 . scripts/device/samples-env.sh ${PLAT:-NVIDIA}
@@ -33,7 +35,8 @@ for r in $(seq ${ROUNDS:-12}); do
   for l in ${LIBS:-.devcarry/rt/libclayout.so}; do
     c=/tmp/frr-cache; rm -rf $c
     for run in 1 2; do
-      one $(basename $l .so)-run$run LD_PRELOAD="/tmp/calltime.so $root/$l" CLAYOUT_CACHE_DIR=$c CLAYOUT_ANNOTATIONS=$A
+      t=$(basename $l .so)-run$run
+      one $t LD_PRELOAD="/tmp/calltime.so $root/$l" CLAYOUT_CACHE_DIR=$c CLAYOUT_ANNOTATIONS=$A CLAYOUT_STATS=$OUT/frr-$t.json
     done
   done
 done
@@ -54,4 +57,7 @@ for tag, v in d.items():
     rel = [100 * (t / n[1] - 1) for l, t, n in v]
     print(f"| {tag} | {len(v)} | {st.median(per):+.2f} | {st.median(rel):+.1f} % |")
 PY
+for f in $OUT/frr-*.json; do
+  python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print(sys.argv[1].split('frr-')[1], 'lane', d.get('launches_in_lane'), 'repeated', d['launches_repeated']); [print('   ', k, v['launches'], v['reasons']) for k, v in d['policy']['kernels'].items()]" $f
+done
 } 2>&1 | tee $OUT/first-runs-rounds.txt

@@ -8,7 +8,9 @@
 # more variable, e.g. never:CLAYOUT_STAGED=0) on its own cache primed with the builds waited
 # for; without clayout as the control (its difference is the timer's noise). The caches may
 # learn different forms: the statistics at the end say which ran. REPS rounds (default 5),
-# PAIRS pairs per run (default 2000). Writes $OUT/paired-launch.txt.
+# PAIRS pairs per run (default 2000). Then, without clayout, what the driver's call costs more
+# for the ASTA copy of the kernel (dumped by the first library) than for the kernel as
+# written (FIRSTLAUNCH_COPY), REPS runs. Writes $OUT/paired-launch.txt.
 #   LIBS=".devcarry/rt/base.so .devcarry/rt/libclayout.so" REPS=5 scripts/device/paired-launch.sh [PLATFORM]
 set -uo pipefail
 S=/tmp/pa-samples
@@ -51,5 +53,12 @@ cenv() {
             env $e CLAYOUT_STATS=/tmp/pa.json FIRSTLAUNCH_PAIRED=200 /tmp/firstlaunch - $N >/dev/null 2>&1
             python3 -c "import json; d=json.load(open('/tmp/pa.json')); print('$b $c', 'repeated', d['launches_repeated'], d.get('launches_repeated_without_copies', '-'), 'lane', d.get('launches_in_lane', '-'), {k: v['launches'] for k, v in d['policy']['kernels'].items()})"
         done
+    done
+    echo "== without clayout: the ASTA copy's launch call against the kernel's (us, median of pairs)"
+    d=/tmp/pa-dump; rm -rf $d
+    env $(cenv always ${libs%% *}) CLAYOUT_CACHE_DIR=off CLAYOUT_DUMP_DIR=$d FIRSTLAUNCH_LOOP=4 /tmp/firstlaunch - $N >/dev/null 2>&1
+    copy=$(ls $d/*.cl 2>/dev/null | head -1)
+    for r in $(seq ${REPS:-5}); do
+        [ -n "$copy" ] && echo "copy $(FIRSTLAUNCH_COPY=$copy added X=1)"
     done
 } 2>&1 | tee "$OUT/paired-launch.txt"

@@ -11,7 +11,7 @@
 //! enqueues the same, holding the world for reading so that no change comes between. What it
 //! counts goes to numbers of its own, which only its thread writes: its tally, which the
 //! buffers' records take from when they are read (`cost::tally`), and its launches, added to
-//! the statistics in batches.
+//! the statistics in batches, and at exit by the thread that writes them (`report_all`).
 //!
 //! The lane also answers `clSetKernelArg` for its kernel: a value the argument has already is
 //! no change (`set_again`), and a scalar its launches do not read, where it runs the kernel as
@@ -28,7 +28,7 @@ use opencl_sys::*;
 use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// Lanes a thread keeps (a loop of more kernels than this takes the slower repeat for some).
 const LANES: usize = 8;
@@ -38,6 +38,25 @@ const BATCH: u64 = 4096;
 
 thread_local! {
     static OPEN: RefCell<Vec<Lane>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Every lane's launches not yet in the statistics, so that those of threads still running at
+/// exit are counted too: a lane's own thread writes its count, the exit's thread takes it.
+static UNREPORTED: parking_lot::Mutex<Vec<Weak<Unreported>>> = parking_lot::Mutex::new(Vec::new());
+
+/// A lane's launches not yet added to the statistics, and where they are added.
+struct Unreported {
+    n: AtomicU64,
+    kernel: Option<(crate::stats::KernelStats, crate::stats::Form)>,
+}
+
+impl Unreported {
+    fn report(&self) {
+        let n = self.n.swap(0, Ordering::Relaxed);
+        if n > 0 {
+            crate::stats::lane_launches(self.kernel.as_ref().map(|(k, f)| (k, *f)), n);
+        }
+    }
 }
 
 /// What a launch of one kernel object on this thread repeats, and what it found unchanged.
@@ -65,8 +84,7 @@ pub struct Lane {
     /// stride reads (a time step). None for a copy's launch, whose arguments are clayout's.
     free: u64,
     counts: Counts,
-    /// Launches not yet added to the statistics.
-    unreported: u64,
+    unreported: Arc<Unreported>,
 }
 
 /// What each launch counts.
@@ -79,7 +97,8 @@ pub struct Counts {
     /// The application's `clFinish` calls by the last launch (`pace::launched`), where the
     /// kernel is paced.
     pub finishes: Option<u64>,
-    /// The kernel's statistics, and the form counted there (none: a kernel without copies).
+    /// The kernel's statistics, and the form counted there (none: a kernel without copies); the
+    /// lane moves them beside its launches not yet added there.
     pub decisions: Option<(crate::stats::KernelStats, crate::stats::Form)>,
 }
 
@@ -105,8 +124,17 @@ impl Lane {
         gens: SmallVec<[(Arc<Gen>, u64); 4]>,
         facts: &Arc<KernelInfo>,
         (args, args_set, free): (Args, u64, u64),
-        counts: Counts,
+        mut counts: Counts,
     ) -> Lane {
+        let unreported = Arc::new(Unreported { n: AtomicU64::new(0), kernel: counts.decisions.take() });
+        {
+            let mut all = UNREPORTED.lock();
+            // Those of closed lanes go once they are as many as the open ones were.
+            if all.len() >= all.capacity() {
+                all.retain(|u| u.strong_count() > 0);
+            }
+            all.push(Arc::downgrade(&unreported));
+        }
         Lane {
             kernel: key(kernel),
             queue: key(queue),
@@ -121,7 +149,7 @@ impl Lane {
             args_set,
             free,
             counts,
-            unreported: 0,
+            unreported,
         }
     }
 
@@ -174,23 +202,19 @@ impl Lane {
                 crate::guard("cost model", || pace::launched(queue));
             }
         }
-        self.unreported += 1;
-        if self.unreported == BATCH {
-            self.report();
+        // Only this thread writes the count: a load and a store, not a read-modify-write.
+        let n = self.unreported.n.load(Ordering::Relaxed) + 1;
+        self.unreported.n.store(n, Ordering::Relaxed);
+        if n == BATCH {
+            self.unreported.report();
         }
         Some(r)
-    }
-
-    /// Adds the launches not yet in the statistics.
-    fn report(&mut self) {
-        let kernel = self.counts.decisions.as_ref().map(|(k, f)| (k, *f));
-        crate::stats::lane_launches(kernel, std::mem::take(&mut self.unreported));
     }
 }
 
 impl Drop for Lane {
     fn drop(&mut self) {
-        self.report();
+        self.unreported.report();
         if let Some(t) = &self.counts.tally {
             t.retire();
         }
@@ -204,6 +228,9 @@ impl Drop for Lane {
 ///
 /// # Safety
 /// `sizes` must be the application's work sizes, as the OpenCL call requires them.
+// Inlined into the launch hooks, as it was before the lanes' counts moved beside them (without
+// it, the call and its frame cost some 25 instructions more a launch on PoCL).
+#[inline]
 pub unsafe fn again(
     queue: cl_command_queue,
     kernel: cl_kernel,
@@ -298,12 +325,16 @@ pub fn open(lane: Lane) {
     });
 }
 
-/// Closes this thread's lanes (at exit, so that their launches are in the statistics; other
-/// threads' lanes close as their threads end).
+/// Closes this thread's lanes and adds every other thread's launches not yet in the statistics
+/// (at exit, before they are written: other threads' lanes stay open until their threads end).
 pub fn close_all() {
     let _ = OPEN.try_with(|open| {
         if let Ok(mut open) = open.try_borrow_mut() {
             open.clear();
         }
     });
+    let open: Vec<Arc<Unreported>> = UNREPORTED.lock().iter().filter_map(Weak::upgrade).collect();
+    for u in open {
+        u.report();
+    }
 }

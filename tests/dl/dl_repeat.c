@@ -4,7 +4,9 @@
  * written for ASTA converting the buffer on another queue, reads, an argument set again, an
  * event asked, a wait list, a second kernel object on the same buffer, another buffer, a time
  * step changed at every launch, an out-of-order queue, a sub-buffer, a reference count asked,
- * the host's writes (a write, a map), a buffer released and created again.
+ * the host's writes (a write, a map), a buffer released and created again. Last, a thread of
+ * its own runs `exchange` in a loop and is still alive, blocked, when the program exits: its
+ * launches must all be in clayout's statistics.
  *   dl_repeat AOS_KERNELS.cl plain|asta [N] [STEPS]
  * `advance` and `gather` come from AOS_KERNELS.cl (the transparent mode rewrites them); `nudge`
  * is a small kernel of this program's own, in its AoS form (`plain`, the run without clayout)
@@ -13,6 +15,7 @@
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +98,42 @@ static void steps(cl_command_queue q, cl_kernel k, int count)
 {
     for (int i = 0; i < count; i++)
         CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+}
+
+/* The thread of section 11: `exchange` (c, d) launched `count` times on a queue of its own, the
+ * two buffers read back, and then blocked until the process exits. */
+static pthread_mutex_t lingering = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t looped = PTHREAD_COND_INITIALIZER;
+static int loop_done;
+struct loop {
+    cl_program prog;
+    cl_mem c, d;
+    int count;
+};
+
+static void *loop_then_linger(void *arg)
+{
+    struct loop *l = arg;
+    cl_int err;
+    cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
+    CHECK(err);
+    cl_kernel x = kernel(l->prog, "exchange");
+    CHECK(clSetKernelArg(x, 0, sizeof l->c, &l->c));
+    CHECK(clSetKernelArg(x, 1, sizeof l->d, &l->d));
+    CHECK(clSetKernelArg(x, 2, sizeof n, &n));
+    steps(q, x, l->count);
+    size_t bytes = n * sizeof(particle_t);
+    particle_t *h = malloc(2 * bytes);
+    CHECK(clEnqueueReadBuffer(q, l->c, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+    CHECK(clEnqueueReadBuffer(q, l->d, CL_TRUE, 0, bytes, h + n, 0, NULL, NULL));
+    printf("a thread's loop %016llx\n", (unsigned long long)fnv(h, 2 * bytes));
+    fflush(stdout);
+    pthread_mutex_lock(&lingering);
+    loop_done = 1;
+    pthread_cond_broadcast(&looped);
+    for (;;)
+        pthread_cond_wait(&looped, &lingering);
+    return NULL;
 }
 
 static void show(const char *what, cl_command_queue q, cl_mem b, particle_t *h)
@@ -287,12 +326,24 @@ int main(int argc, char **argv)
     steps(q, k, s);
     show("a buffer created again", q, b, h);
 
+    /* 11. A thread's loop of launches, the thread still alive at exit (below). */
+    cl_mem d = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
+    CHECK(err);
+    CHECK(clFinish(q));
+    struct loop l = {aos, c, d, 4 * s};
+    pthread_t th;
+    if (pthread_create(&th, NULL, loop_then_linger, &l) != 0)
+        return 1;
+    pthread_mutex_lock(&lingering);
+    while (!loop_done)
+        pthread_cond_wait(&looped, &lingering);
+    pthread_mutex_unlock(&lingering);
+
     clReleaseKernel(k);
     clReleaseKernel(k2);
     clReleaseKernel(nudge);
     clReleaseMemObject(b);
     clReleaseMemObject(c);
-    clReleaseProgram(aos);
     clReleaseProgram(other);
     clReleaseCommandQueue(q);
     clReleaseCommandQueue(q2);
