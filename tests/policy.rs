@@ -685,7 +685,8 @@ fn a_kernel_that_missed_the_application_s_wait_is_timed_with_markers_in_later_ru
 /// neighbouring tile ahead (at once under CLAYOUT_BUILD_AFTER=wait), the runs after it take that
 /// tile and measure it, and so on while a neighbour is faster; the other tiles' times stay on
 /// the shelf of the record. The times are the fault-injection build's (`tile-timing`: fastest
-/// at tile 128), since a CPU's timings would make the climb a matter of noise. The queue
+/// at tile 128, and a conversion's fixed cost 10 us), since a CPU's timings would make the
+/// climb a matter of noise. The queue
 /// profiles (`CLAYOUT_PROFILE=1`), so that the timings for the choice of tile cost nothing and
 /// are made in runs this short (`model::afford`). Every run gives the plain run's bytes. (The
 /// choice itself is unit-tested in src/runtime/cost/tiles.rs.)
@@ -755,6 +756,35 @@ fn a_first_launch_is_enqueued_before_clayout_looks_at_it() {
         assert_same(&base, &next);
         let first_launched = kernels.iter().any(|k| reasons(&stats, k).first().is_some_and(|r| r == LAUNCHED));
         assert_eq!(first_launched, mode != "ooo", "{mode}: {stats:#}");
+    }
+}
+
+/// Under `never` a rewritten kernel's first launch in a run is enqueued before clayout looks at
+/// it where it runs as written anyway: without the staged copy (`CLAYOUT_STAGED=0`), from the
+/// first run on; with it, from the run after one whose first launch ran as written (the first
+/// run times the kernel as written first). A first launch with a wait list (`ooo`) takes the
+/// launch path first. The results are the plain run's.
+#[test]
+fn under_never_a_first_launch_is_enqueued_before_clayout_looks_at_it() {
+    for mode in ["launches", "twoqueues", "subbuf", "mixed", "ooo"] {
+        let base = run(&seq(mode), TIMEOUT);
+        assert_ok(&base);
+        for staged in ["0", "1"] {
+            let dir = fresh_dir(&format!("speculate-never-{mode}-{staged}"));
+            for nth in 0..2 {
+                let json = scratch(&format!("speculate-never-{mode}-{staged}-{nth}")).join("stats.json");
+                let cmd = annotated(seq(mode).shimmed_with(fault_lib()), "never", dir.as_os_str())
+                    .env("CLAYOUT_FAULT", "quick-build")
+                    .env("CLAYOUT_STAGED", staged);
+                let (out, stats) = with_stats(cmd, &json);
+                assert_same(&base, &out);
+                let kernels: Vec<String> =
+                    stats["policy"]["kernels"].as_object().map(|k| k.keys().cloned().collect()).unwrap();
+                let first_launched = kernels.iter().any(|k| reasons(&stats, k).first().is_some_and(|r| r == LAUNCHED));
+                let expected = mode != "ooo" && (staged == "0" || nth == 1);
+                assert_eq!(first_launched, expected, "{mode}, CLAYOUT_STAGED={staged}, run {}: {stats:#}", nth + 1);
+            }
+        }
     }
 }
 
@@ -892,8 +922,11 @@ fn buffers_that_trade_places_repeat_every_other_launch() {
     let (out, stats) = with_stats(cmd, &json);
     assert_same(&base, &out);
     assert_eq!(launches(&stats, "gather", "written"), 20, "{stats:#}");
-    // The first two launches make the tickets, the other 18 repeat them.
-    assert_eq!(stats["launches_repeated"], 18, "{stats:#}");
+    // The first launch is enqueued before clayout looks at it (as written under `never` without
+    // the staged copy: runtime::speculate) and makes no ticket; the next two make the tickets,
+    // the other 17 repeat them.
+    assert_eq!(reasons(&stats, "gather").first().map(String::as_str), Some(LAUNCHED), "{stats:#}");
+    assert_eq!(stats["launches_repeated"], 17, "{stats:#}");
 }
 
 #[test]

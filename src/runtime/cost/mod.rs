@@ -175,7 +175,11 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         // Nothing to measure: the policy alone decides. Whether the buffers can be converted is
         // checked once, by the ASTA copy's launch, which falls back to the kernel as written.
         let l = model::Launch { policy, asta_ok: true, ..model::Launch::nothing_known() };
-        let d = model::decide(&l);
+        let mut d = model::decide(&l);
+        if offer.launched {
+            // Under `never` without the staged copy: the form it would have had anyway.
+            d = model::run(Variant::Written, Reason::Static(LAUNCHED));
+        }
         if d.variant == Variant::Asta {
             note_converters(model, buffers);
         }
@@ -638,6 +642,25 @@ mod tests {
         assert_eq!((d.variant, d.measure), (Variant::Written, false), "{}", d.reason);
         assert!(d.reason.to_string().contains("no faster"), "{}", d.reason);
         assert_eq!(decide_at(&mut model, small).variant, Variant::Asta);
+    }
+
+    #[test]
+    fn under_never_without_the_staged_copy_a_launch_enqueued_first_says_so() {
+        let mut rates = Rates::default();
+        rates.insert(
+            (8, 4, Layout::Aos),
+            Tuned { tile: 32, to_ns_per_byte: 0.001, back_ns_per_byte: 0.001, fixed_ns: 0.0, searched: false },
+        );
+        let class = SizeClass::of(1_000_000, 32_000_000);
+        let mut model = KernelModel::default();
+        for (launched, why) in [(true, LAUNCHED), (false, "policy never")] {
+            let (mut offer, want) = offer(class, &rates, launched);
+            offer.policy = Policy::Never;
+            let mut cost = BufferCost::default();
+            let mut views = [BufferView { arg: 0, cost: &mut cost, current: Current::Host, want }];
+            let d = decide("k", &mut model, &offer, &mut views);
+            assert_eq!((d.variant, d.reason.to_string().as_str()), (Variant::Written, why));
+        }
     }
 
     #[test]

@@ -488,9 +488,16 @@ fn build_private(
         // Only on a history from earlier runs: a kernel never timed has its first launch timed
         // as written.
         let known = times.as_ref().is_some_and(|t| !t.classes.is_empty() && !t.first_not_written);
-        let auto = crate::config::get().policy == crate::config::Policy::Auto && !super::super::suggest::active();
+        // Whether this run's first launch runs as written: under `auto`, and under `never` with
+        // the staged copy offered, where the last run's did; under `never` without it, always;
+        // under `always` it converts.
+        let as_written = match crate::config::get().policy {
+            crate::config::Policy::Auto => known,
+            crate::config::Policy::Never => known || !private.staged_offered,
+            crate::config::Policy::Always => false,
+        };
         k.model.lock().load_read(&key, times, private.tile);
-        k.speculate.store(auto && known, std::sync::atomic::Ordering::Relaxed);
+        k.speculate.store(as_written && !super::super::suggest::active(), std::sync::atomic::Ordering::Relaxed);
         crate::stats::copies_tile(name, tile);
     }
     Ok(private)
