@@ -146,6 +146,28 @@ impl Setting for Staged {
     }
 }
 
+/// Whether the application's queues profile where it did not ask them to: where its earlier
+/// runs asked for few events, on GPUs and accelerators (`Auto`, runtime::profiling), always
+/// (`On`) or never (`Off`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    Auto,
+    On,
+    Off,
+}
+
+impl Setting for Profile {
+    const KIND: &'static str = "auto, 0 or 1";
+    fn parse(raw: &str) -> Result<Self, String> {
+        match raw.trim() {
+            "" | "auto" => Ok(Profile::Auto),
+            "1" => Ok(Profile::On),
+            "0" => Ok(Profile::Off),
+            _ => Err("expected auto, 0 or 1".into()),
+        }
+    }
+}
+
 /// Whether a read of a buffer in ASTA is converted back and read chunk by chunk, each chunk's
 /// transfer beside the next chunk's conversion: for host memory that is pinned (`Auto`), never
 /// (`Off`), or always in this many chunks (`Chunks`, for tests and measurements).
@@ -285,10 +307,10 @@ config_table! {
         "Directory where the transparent mode writes every rewritten program source (one .cl file per program) for inspection.";
     strict: bool = "CLAYOUT_STRICT", default "0",
         "1 turns every fallback into a hard failure (the call returns CL_OUT_OF_RESOURCES), for testing.";
-    profile: bool = "CLAYOUT_PROFILE", default "0",
-        "1 turns on profiling for the application's queues (hidden from the application's queries: its events answer as without clayout) so that the statistics include the device time of conversions and the cost model times launches from their events, later, instead of waiting for the queue before and after them (docs/cost-model.md). Off by default: on NVIDIA a launch that asks for an event costs 6 us more on a queue that profiles (clayout asks for one when it times a launch, and the application may).";
+    profile: Profile = "CLAYOUT_PROFILE", default "auto",
+        "Whether clayout turns on profiling for the application's queues (hidden from the application's queries: its events answer as without clayout), so that the cost model times launches from their events, later, instead of waiting for markers before and after them, and the statistics include the device time of conversions (docs/cost-model.md): auto on a GPU's or accelerator's queues from a program's second run on, where its earlier runs asked for an event at one launch in a hundred or fewer (on NVIDIA a launch that asks for an event costs 6 us more on a queue that profiles); 1 on every queue; 0 on none.";
     fault: Option<String> = "CLAYOUT_FAULT", default "",
-        "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail: build (conversion kernels and the transparent mode's private program), scratch, enqueue (conversion kernels), conversion (the whole conversion), probe (structure probes), kernel (the rewritten kernel's creation, arguments and launch), marker (the markers ordering a conversion after other queues), chunk (every chunk's conversion but the first in a chunked read, and the device conversion of the rest that follows: the rest comes back on the host), wait (the wait of a blocking read, write or map), all. Two sites change a judgement instead of failing a call: driver-cache (the device counts as keeping a compile cache of its own, as NVIDIA's does: docs/cache.md) and quick-build (every application build counts as answered from its driver's cache: docs/cost-model.md).";
+        "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail: build (conversion kernels and the transparent mode's private program), scratch, enqueue (conversion kernels), conversion (the whole conversion), probe (structure probes), kernel (the rewritten kernel's creation, arguments and launch), marker (the markers ordering a conversion after other queues), chunk (every chunk's conversion but the first in a chunked read, and the device conversion of the rest that follows: the rest comes back on the host), wait (the wait of a blocking read, write or map), all. Three sites change a judgement instead of failing a call: driver-cache (the device counts as keeping a compile cache of its own, as NVIDIA's does: docs/cache.md), quick-build (every application build counts as answered from its driver's cache: docs/cost-model.md) and profile-any-device (CLAYOUT_PROFILE=auto counts every device as a GPU).";
     policy: Policy = "CLAYOUT_POLICY", default "auto",
         "When the transparent mode converts buffers to ASTA for a rewritten kernel: always, never (rewritten kernels run as written, or staged through local memory), or auto (the cost model decides from measured kernel and conversion times, docs/cost-model.md). Kernels written for a device layout are converted under every policy.";
     fuse: bool = "CLAYOUT_FUSE", default "1",

@@ -153,6 +153,7 @@ extern "C" fn at_exit() {
     crate::guard::guard("annotations at exit", crate::runtime::program::report_unattached);
     crate::guard::guard("epoch lengths at exit", crate::runtime::cost::lengths::write_at_exit);
     crate::guard::guard("kernel times records at exit", crate::runtime::cost::kernel::write_unwritten);
+    crate::guard::guard("launch events at exit", crate::runtime::profiling::write_at_exit);
     // Every record of the run, written off the application's threads until now (the builds at
     // exit, waited for by the worker's own handler, registered later and so run before this).
     crate::guard::guard("on-disk cache at exit", crate::cache::disk::flush);

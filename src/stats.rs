@@ -23,6 +23,7 @@ static LAUNCH_REWRITTEN: AtomicU64 = AtomicU64::new(0);
 static LAUNCH_ORIGINAL: AtomicU64 = AtomicU64::new(0);
 static CONTEXTS_RELEASED: AtomicU64 = AtomicU64::new(0);
 static CONTEXTS_LEFT: AtomicU64 = AtomicU64::new(0);
+static QUEUES_PROFILED: AtomicU64 = AtomicU64::new(0);
 static FALLBACKS: Mutex<Vec<Fallback>> = Mutex::new(Vec::new());
 /// Fallbacks kept in full; past this only the count grows, so a loop cannot eat memory.
 const FALLBACKS_KEPT: usize = 1000;
@@ -123,6 +124,12 @@ pub fn context_released(left: bool) {
     if left {
         CONTEXTS_LEFT.fetch_add(1, Relaxed);
     }
+}
+
+/// clayout turned profiling on for a queue the application created without it
+/// (`runtime::profiling`).
+pub fn queue_profiled() {
+    QUEUES_PROFILED.fetch_add(1, Relaxed);
 }
 
 /// Something clayout could not do with certainty, and the safe path it took instead.
@@ -481,6 +488,9 @@ pub struct Report {
     /// Of the launches in the two fields above, those enqueued through the express lane
     /// (`runtime::lane`), with nothing of theirs checked again.
     pub launches_in_lane: u64,
+    /// The application's queues clayout turned profiling on for, hidden from its queries
+    /// (`runtime::profiling`).
+    pub queues_profiled: u64,
     /// Contexts the application released for the last time, and how many of them were still
     /// referenced by an object clayout created (see runtime::check_context_references).
     pub contexts_released: u64,
@@ -523,6 +533,7 @@ pub fn report() -> Report {
         launches_repeated: repeated.asta + repeated.host,
         launches_repeated_without_copies: PLAIN_REPEATED.load(Relaxed),
         launches_in_lane: LANE.load(Relaxed),
+        queues_profiled: QUEUES_PROFILED.load(Relaxed),
         contexts_released: CONTEXTS_RELEASED.load(Relaxed),
         contexts_left_referenced: CONTEXTS_LEFT.load(Relaxed),
         policy: PolicyReport {

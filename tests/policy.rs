@@ -788,6 +788,30 @@ fn under_never_a_first_launch_is_enqueued_before_clayout_looks_at_it() {
     }
 }
 
+/// Under `CLAYOUT_PROFILE=auto` a program's queues profile from its second run on where its
+/// earlier runs asked for an event at few of their launches (runtime::profiling: on a GPU; the
+/// fault-injection build's `profile-any-device` lets PoCL's CPU device stand for one), so that
+/// the model times launches from their events; a program that asks for an event at every launch
+/// (`ooo`) keeps its queues as it made them. Every run gives the plain run's bytes.
+#[test]
+fn queues_profile_from_the_second_run_of_a_program_that_asks_for_few_events() {
+    for (mode, profiles) in [("launches", true), ("ooo", false)] {
+        let base = run(&seq(mode), TIMEOUT);
+        assert_ok(&base);
+        let dir = fresh_dir(&format!("profile-{mode}"));
+        for nth in 0..3 {
+            let json = scratch(&format!("profile-{mode}-{nth}")).join("stats.json");
+            let cmd = annotated(seq(mode).shimmed_with(fault_lib()), "auto", dir.as_os_str())
+                .env("CLAYOUT_FAULT", "profile-any-device")
+                .env("CLAYOUT_BUILD_AFTER", "wait");
+            let (out, stats) = with_stats(cmd, &json);
+            assert_same(&base, &out);
+            let profiled = stats["queues_profiled"].as_u64().unwrap();
+            assert_eq!(profiled > 0, profiles && nth > 0, "{mode}, run {}: {stats:#}", nth + 1);
+        }
+    }
+}
+
 /// Eight threads, each with its own queue, launching rewritten kernels on one shared buffer
 /// that the others' launches convert: the kernels' first launches, enqueued before clayout
 /// looked at them, race conversions of the other threads (which must not start until the

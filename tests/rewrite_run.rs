@@ -589,7 +589,7 @@ fn launch(cl: &Cl, prog: cl_program, kernel: &str, args: &mut [KArg], global: us
                         host.as_ptr() as *mut c_void,
                         &mut err,
                     );
-                    assert_eq!(err, CL_SUCCESS);
+                    assert_eq!(err, CL_SUCCESS, "{kernel}: clCreateBuffer of {} bytes for argument {n}", host.len());
                     set(std::mem::size_of::<cl_mem>(), &mem as *const cl_mem as *const c_void);
                     mems.push(mem);
                 }

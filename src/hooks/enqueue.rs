@@ -410,7 +410,9 @@ pub unsafe fn clEnqueueNDRangeKernel(
             ev,
         )
     };
-    if n == 0 && event.is_null() {
+    if !event.is_null() {
+        crate::runtime::profiling::event_asked();
+    } else if n == 0 {
         if let Some(r) = lane::again(command_queue, kernel, &sizes, |k, local| {
             enqueue(k, local, 0, std::ptr::null(), std::ptr::null_mut())
         }) {
@@ -427,7 +429,9 @@ pub unsafe fn clEnqueueTask(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    if n == 0 && event.is_null() {
+    if !event.is_null() {
+        crate::runtime::profiling::event_asked();
+    } else if n == 0 {
         if let Some(r) = lane::again(command_queue, kernel, &WorkSizes::Task, |k, _| {
             api().clEnqueueTask(command_queue, k, 0, std::ptr::null(), std::ptr::null_mut())
         }) {

@@ -159,6 +159,9 @@ fn record_queue(
     app_properties: Vec<cl_queue_properties>,
 ) {
     guard("queue", || {
+        if added && props & CL_QUEUE_PROFILING_ENABLE == 0 {
+            crate::stats::queue_profiled();
+        }
         reg().queues.insert(
             key(q),
             QueueInfo {
@@ -179,7 +182,7 @@ pub unsafe fn clCreateCommandQueue(
     properties: cl_command_queue_properties,
     errcode_ret: *mut cl_int,
 ) -> cl_command_queue {
-    let profile = crate::config::get().profile;
+    let profile = crate::runtime::profiling::wanted(device);
     let ours = if profile { properties | CL_QUEUE_PROFILING_ENABLE } else { properties };
     let q = api().clCreateCommandQueue(context, device, ours, errcode_ret);
     if !q.is_null() {
@@ -207,7 +210,7 @@ pub unsafe fn clCreateCommandQueueWithProperties(
     let app_props = pairs.iter().find(|(k, _)| *k == key_props).map(|(_, v)| *v).unwrap_or(0);
     let app_list: Vec<cl_queue_properties> =
         if properties.is_null() { Vec::new() } else { pairs.iter().flat_map(|(k, v)| [*k, *v]).chain([0]).collect() };
-    let profile = crate::config::get().profile;
+    let profile = crate::runtime::profiling::wanted(device);
     let mut ours: Option<Vec<cl_queue_properties>> = None;
     if profile {
         match pairs.iter_mut().find(|(k, _)| *k == key_props) {

@@ -70,25 +70,26 @@ fn chunk_count(mode: ChunkedReads, converted: u64) -> Option<u64> {
     }
 }
 
-/// clayout's queue for the chunks' conversions, one per context and device, made on first use;
-/// it profiles when the application's queues do (CLAYOUT_PROFILE).
-static SIDE: Lazy<Mutex<HashMap<(usize, usize), Queue>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+/// clayout's queue for the chunks' conversions, one per context and device, made on first use,
+/// and whether it profiles: as the application's queues do where clayout turns profiling on
+/// (`profiling::wanted`).
+static SIDE: Lazy<Mutex<HashMap<(usize, usize), (Queue, bool)>>> = Lazy::new(|| Mutex::new(HashMap::new()));
 
-fn side_queue(ctx: cl_context, dev: cl_device_id) -> Option<cl_command_queue> {
+fn side_queue(ctx: cl_context, dev: cl_device_id) -> Option<(cl_command_queue, bool)> {
     let mut all = SIDE.lock();
-    if let Some(q) = all.get(&(ctx as usize, dev as usize)) {
-        return Some(q.raw());
+    if let Some((q, profiling)) = all.get(&(ctx as usize, dev as usize)) {
+        return Some((q.raw(), *profiling));
     }
-    let props = if crate::config::get().profile { CL_QUEUE_PROFILING_ENABLE } else { 0 };
-    let q = cmd::create_queue(ctx, dev, props).ok()?;
+    let profiling = super::profiling::wanted(dev);
+    let q = cmd::create_queue(ctx, dev, if profiling { CL_QUEUE_PROFILING_ENABLE } else { 0 }).ok()?;
     let raw = q.raw();
-    all.insert((ctx as usize, dev as usize), q);
-    Some(raw)
+    all.insert((ctx as usize, dev as usize), (q, profiling));
+    Some((raw, profiling))
 }
 
 /// Releases clayout's queues of `ctx` (the application is releasing it for the last time).
 pub fn release_context(ctx: cl_context) {
-    let gone: Vec<Queue> = {
+    let gone: Vec<(Queue, bool)> = {
         let mut all = SIDE.lock();
         let keys: Vec<_> = all.keys().filter(|k| k.0 == ctx as usize).copied().collect();
         keys.iter().filter_map(|k| all.remove(k)).collect()
@@ -149,8 +150,8 @@ pub unsafe fn read(
     if ranges.len() < 2 {
         return None;
     }
-    let side = side_queue(context as cl_context, device as cl_device_id)?;
-    let mut conv = Chunks::new(side, &buffer, &mut st, &ranges, d, user);
+    let (side, profiling) = side_queue(context as cl_context, device as cl_device_id)?;
+    let mut conv = Chunks::new((side, profiling), &buffer, &mut st, &ranges, d, user);
     let last = ranges.len() - 1;
     let mut earlier: Vec<Event> = Vec::new();
     let mut own_last: Option<Event> = None;
@@ -270,7 +271,7 @@ struct Chunks<'a> {
 
 impl<'a> Chunks<'a> {
     fn new(
-        side: cl_command_queue,
+        (side, profiling): (cl_command_queue, bool),
         buffer: &'a Arc<Buffer>,
         st: &mut BufferState,
         ranges: &'a [(u64, u64)],
@@ -279,7 +280,6 @@ impl<'a> Chunks<'a> {
     ) -> Chunks<'a> {
         let (mut wait, _) = st.users.unfinished(side, false, user);
         wait.extend(last_pending(st));
-        let profiling = crate::config::get().profile;
         Chunks { side, buffer, ranges, from, wait, last: None, rest: false, bytes: 0, profiling }
     }
 

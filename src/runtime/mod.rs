@@ -32,6 +32,7 @@ pub mod order;
 pub mod pinned;
 pub mod plan;
 pub mod probe;
+pub mod profiling;
 pub mod program;
 pub mod refs;
 pub mod source;
