@@ -73,7 +73,10 @@ fn chunk_count(mode: ChunkedReads, converted: u64) -> Option<u64> {
 /// clayout's queue for the chunks' conversions, one per context and device, made on first use,
 /// and whether it profiles: as the application's queues do where clayout turns profiling on
 /// (`profiling::wanted`).
-static SIDE: Lazy<Mutex<HashMap<(usize, usize), (Queue, bool)>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+static SIDE: Lazy<Mutex<HashMap<(usize, usize), SideQueue>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+
+/// A side queue, and whether it profiles.
+type SideQueue = (Queue, bool);
 
 fn side_queue(ctx: cl_context, dev: cl_device_id) -> Option<(cl_command_queue, bool)> {
     let mut all = SIDE.lock();
@@ -89,7 +92,7 @@ fn side_queue(ctx: cl_context, dev: cl_device_id) -> Option<(cl_command_queue, b
 
 /// Releases clayout's queues of `ctx` (the application is releasing it for the last time).
 pub fn release_context(ctx: cl_context) {
-    let gone: Vec<(Queue, bool)> = {
+    let gone: Vec<SideQueue> = {
         let mut all = SIDE.lock();
         let keys: Vec<_> = all.keys().filter(|k| k.0 == ctx as usize).copied().collect();
         keys.iter().filter_map(|k| all.remove(k)).collect()
