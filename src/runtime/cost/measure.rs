@@ -25,9 +25,10 @@
 //! waiting for the host: a timed launch then costs the program only the gap after it, where
 //! draining the queue first made the device also wait for the launch's enqueue (blackscholes'
 //! second run on the H100, six timed launches: 0.6-0.7 ms). An out-of-order queue is drained
-//! first, as its launch need not wait for the marker. clayout does not turn profiling on to avoid this: on NVIDIA a
-//! launch that asks for an event (as clayout's ordering does) costs 6 us more on a queue that
-//! profiles, at every launch of the run (bench/profq.c), and the host times at which the
+//! first, as its launch need not wait for the marker. clayout turns profiling on only where a
+//! program's earlier runs asked for few events (`runtime::profiling`): on NVIDIA a
+//! launch that asks for an event costs 6 us more on a queue that profiles (bench/profq.c), and
+//! for a kernel of a few microseconds the markers' latency is most of its time. The host times at which the
 //! driver's completion callbacks see a marker and the launch complete are not the launch's
 //! time (on the H200 both come together after the launch: 16 us for a 320 us kernel). Only a
 //! few launches per kernel and size class are timed, in the runs that meet them first, and the
