@@ -182,9 +182,15 @@ pub unsafe fn clCreateCommandQueue(
     properties: cl_command_queue_properties,
     errcode_ret: *mut cl_int,
 ) -> cl_command_queue {
-    let profile = crate::runtime::profiling::wanted(device);
+    let mut profile = crate::runtime::profiling::wanted(device) && properties & CL_QUEUE_PROFILING_ENABLE == 0;
     let ours = if profile { properties | CL_QUEUE_PROFILING_ENABLE } else { properties };
-    let q = api().clCreateCommandQueue(context, device, ours, errcode_ret);
+    let mut q = api().clCreateCommandQueue(context, device, ours, errcode_ret);
+    if q.is_null() && profile {
+        // Refused with the profiling clayout added: the application gets the queue it asked for,
+        // or the error it would have had.
+        profile = false;
+        q = api().clCreateCommandQueue(context, device, properties, errcode_ret);
+    }
     if !q.is_null() {
         record_queue(q, context, device, properties, profile, Vec::new());
     }
@@ -210,7 +216,8 @@ pub unsafe fn clCreateCommandQueueWithProperties(
     let app_props = pairs.iter().find(|(k, _)| *k == key_props).map(|(_, v)| *v).unwrap_or(0);
     let app_list: Vec<cl_queue_properties> =
         if properties.is_null() { Vec::new() } else { pairs.iter().flat_map(|(k, v)| [*k, *v]).chain([0]).collect() };
-    let profile = crate::runtime::profiling::wanted(device);
+    let mut profile =
+        crate::runtime::profiling::wanted(device) && app_props & CL_QUEUE_PROFILING_ENABLE as cl_queue_properties == 0;
     let mut ours: Option<Vec<cl_queue_properties>> = None;
     if profile {
         match pairs.iter_mut().find(|(k, _)| *k == key_props) {
@@ -220,7 +227,13 @@ pub unsafe fn clCreateCommandQueueWithProperties(
         ours = Some(pairs.iter().flat_map(|(k, v)| [*k, *v]).chain([0]).collect());
     }
     let props_ptr = ours.as_ref().map(|v| v.as_ptr()).unwrap_or(properties);
-    let q = api().clCreateCommandQueueWithProperties(context, device, props_ptr, errcode_ret);
+    let mut q = api().clCreateCommandQueueWithProperties(context, device, props_ptr, errcode_ret);
+    if q.is_null() && ours.is_some() {
+        // Refused with the profiling clayout added (a queue on the device, say): the application
+        // gets the queue it asked for, or the error it would have had.
+        profile = false;
+        q = api().clCreateCommandQueueWithProperties(context, device, properties, errcode_ret);
+    }
     if !q.is_null() {
         record_queue(q, context, device, app_props, profile, app_list);
     }

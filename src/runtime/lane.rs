@@ -11,7 +11,7 @@
 //! enqueues the same, holding the world for reading so that no change comes between. What it
 //! counts goes to numbers of its own, which only its thread writes: its tally, which the
 //! buffers' records take from when they are read (`cost::tally`), and its launches, added to
-//! the statistics in batches, and at exit by the thread that writes them (`report_all`).
+//! the statistics in batches, and at exit by the thread that writes them (`close_all`).
 //!
 //! The lane also answers `clSetKernelArg` for its kernel: a value the argument has already is
 //! no change (`set_again`), and a scalar its launches do not read, where it runs the kernel as

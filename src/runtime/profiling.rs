@@ -5,8 +5,8 @@
 //! waited for by the host, and for a kernel of a few microseconds that time is mostly the
 //! markers' latency: particles at 262,144 on the H100 (kernels of 6-9 us) measured its ASTA
 //! copies 15 % slower than the kernels as written, one launch each, where 1000 launches in ASTA
-//! ran 30 % faster, so `auto` kept the kernels as written (docs/results.md, "Launches bound by
-//! the host").
+//! ran 30 % faster, so `auto` kept the kernels as written (docs/cost-model.md, "Short launches
+//! timed from their events").
 //!
 //! A queue that profiles costs nothing more for a launch that asks for no event; one that asks
 //! for an event costs some 6 us more on NVIDIA (docs/cost-model.md). So clayout turns profiling

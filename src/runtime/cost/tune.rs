@@ -249,7 +249,6 @@ pub fn search(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, 
         }
         let score = stream + (to + back) / EPOCH;
         let b = shape.bytes() as f64;
-
         let tuned = Tuned {
             tile: t,
             to_ns_per_byte: to.max(1.0) / b,
