@@ -30,6 +30,7 @@ pub unsafe fn clEnqueueReadBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     let chunked = crate::guard("clEnqueueReadBuffer", || {
         chunked::read(command_queue, buffer, blocking_read, offset, size, ptr, n, list, event)
     });
@@ -56,6 +57,7 @@ pub unsafe fn clEnqueueReadBufferRect(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     let call = |n, l, b, ev| {
         api().clEnqueueReadBufferRect(
             command_queue,
@@ -88,6 +90,7 @@ pub unsafe fn clEnqueueWriteBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     let call = |n, l, b, ev| api().clEnqueueWriteBuffer(command_queue, buffer, b, offset, size, ptr, n, l, ev);
     let usage = HostUse::Write { offset, size };
     blocking_host_access(command_queue, &[(buffer, usage)], n, list, status(blocking_write, event, call))
@@ -109,6 +112,7 @@ pub unsafe fn clEnqueueWriteBufferRect(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     let call = |n, l, b, ev| {
         api().clEnqueueWriteBufferRect(
             command_queue,
@@ -141,6 +145,7 @@ pub unsafe fn clEnqueueFillBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     // Only a fill the specification allows counts as a write of its range: an implementation
     // may accept another one and fill less than `size` bytes (NVIDIA fills whole patterns only,
     // leaving the rest), so then the buffer comes back to its host layout first.
@@ -166,6 +171,7 @@ pub unsafe fn clEnqueueCopyBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     let needs = [(src_buffer, HostUse::Host), (dst_buffer, HostUse::Write { offset: dst_offset, size })];
     host_access(command_queue, &needs, n, list, event, |n, l, ev| {
         api().clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, n, l, ev)
@@ -187,6 +193,7 @@ pub unsafe fn clEnqueueCopyBufferRect(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     host_access(
         command_queue,
         &[(src_buffer, HostUse::Host), (dst_buffer, HostUse::Host)],
@@ -224,6 +231,7 @@ pub unsafe fn clEnqueueCopyImageToBuffer(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     host_access(command_queue, &[(dst_buffer, HostUse::Host)], n, list, event, |n, l, ev| {
         api().clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, n, l, ev)
     })
@@ -240,6 +248,7 @@ pub unsafe fn clEnqueueCopyBufferToImage(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     host_access(command_queue, &[(src_buffer, HostUse::Host)], n, list, event, |n, l, ev| {
         api().clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, n, l, ev)
     })
@@ -257,6 +266,7 @@ pub unsafe fn clEnqueueMapBuffer(
     event: *mut cl_event,
     errcode_ret: *mut cl_int,
 ) -> *mut c_void {
+    crate::runtime::profiling::note_event(event);
     let call = |n, l, b, ev| {
         api().clEnqueueMapBuffer(command_queue, buffer, b, map_flags, offset, size, n, l, ev, errcode_ret)
     };
@@ -313,6 +323,7 @@ pub unsafe fn clEnqueueUnmapMemObject(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     let r = api().clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, n, list, event);
     if r == CL_SUCCESS {
         crate::guard("clEnqueueUnmapMemObject", || {
@@ -334,6 +345,7 @@ pub unsafe fn clEnqueueMigrateMemObjects(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     let to_host = flags & CL_MIGRATE_MEM_OBJECT_HOST != 0;
     if !to_host || mem_objects.is_null() {
         return api().clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, n, list, event);
@@ -360,6 +372,7 @@ pub unsafe fn clEnqueueNativeKernel(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     let needs: Vec<(cl_mem, HostUse)> = if mem_list.is_null() {
         Vec::new()
     } else {
@@ -451,6 +464,7 @@ pub unsafe fn clEnqueueMarkerWithWaitList(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     order::forwarded(command_queue, n, list, event, false, |ev| {
         api().clEnqueueMarkerWithWaitList(command_queue, n, list, ev)
     })
@@ -462,6 +476,7 @@ pub unsafe fn clEnqueueBarrierWithWaitList(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     order::forwarded(command_queue, n, list, event, true, |ev| {
         api().clEnqueueBarrierWithWaitList(command_queue, n, list, ev)
     })
@@ -489,6 +504,7 @@ pub unsafe fn clEnqueueSVMFree(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     order::forwarded(command_queue, n, list, event, false, |ev| {
         api().clEnqueueSVMFree(command_queue, num_svm_pointers, svm_pointers, pfn_free_func, user_data, n, list, ev)
     })
@@ -504,6 +520,7 @@ pub unsafe fn clEnqueueSVMMemcpy(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     if blocking_copy != CL_FALSE {
         crate::runtime::cost::pace::app_waited();
     }
@@ -522,6 +539,7 @@ pub unsafe fn clEnqueueSVMMemFill(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     order::forwarded(command_queue, n, list, event, false, |ev| {
         api().clEnqueueSVMMemFill(command_queue, svm_ptr, pattern, pattern_size, size, n, list, ev)
     })
@@ -537,6 +555,7 @@ pub unsafe fn clEnqueueSVMMap(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     if blocking_map != CL_FALSE {
         crate::runtime::cost::pace::app_waited();
     }
@@ -552,6 +571,7 @@ pub unsafe fn clEnqueueSVMUnmap(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     order::forwarded(command_queue, n, list, event, false, |ev| {
         api().clEnqueueSVMUnmap(command_queue, svm_ptr, n, list, ev)
     })
@@ -567,6 +587,7 @@ pub unsafe fn clEnqueueSVMMigrateMem(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     order::forwarded(command_queue, n, list, event, false, |ev| {
         api().clEnqueueSVMMigrateMem(command_queue, num_svm_pointers, svm_pointers, sizes, flags, n, list, ev)
     })
@@ -587,6 +608,7 @@ pub unsafe fn clEnqueueReadImage(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     let call = |n, l, b, ev| {
         api().clEnqueueReadImage(command_queue, image, b, origin, region, row_pitch, slice_pitch, ptr, n, l, ev)
     };
@@ -606,6 +628,7 @@ pub unsafe fn clEnqueueWriteImage(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     let call = |n, l, b, ev| {
         api().clEnqueueWriteImage(
             command_queue,
@@ -634,6 +657,7 @@ pub unsafe fn clEnqueueFillImage(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     host_access(command_queue, &[(image, HostUse::Host)], n, list, event, |n, l, ev| {
         api().clEnqueueFillImage(command_queue, image, fill_color, origin, region, n, l, ev)
     })
@@ -650,6 +674,7 @@ pub unsafe fn clEnqueueCopyImage(
     list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    crate::runtime::profiling::note_event(event);
     host_access(command_queue, &[(src_image, HostUse::Host), (dst_image, HostUse::Host)], n, list, event, |n, l, ev| {
         api().clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, n, l, ev)
     })
@@ -669,6 +694,7 @@ pub unsafe fn clEnqueueMapImage(
     event: *mut cl_event,
     errcode_ret: *mut cl_int,
 ) -> *mut c_void {
+    crate::runtime::profiling::note_event(event);
     let call = |n, l, b, ev| {
         api().clEnqueueMapImage(
             command_queue,

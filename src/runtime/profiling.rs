@@ -11,8 +11,9 @@
 //! A queue that profiles costs nothing more for a launch that asks for no event; one that asks
 //! for an event costs some 6 us more on NVIDIA (docs/cost-model.md). So clayout turns profiling
 //! on, hidden from the application's queries, on a GPU's or accelerator's queues where the
-//! program's earlier runs asked for an event at one launch in a hundred or fewer, and never
-//! again once a run asked for more. `CLAYOUT_PROFILE=1` turns it on everywhere, `0` nowhere.
+//! program's earlier runs asked for events (of launches, or of other commands, which may cost
+//! more too) no more than once per hundred launches, and never again once a run asked for
+//! more. `CLAYOUT_PROFILE=1` turns it on everywhere, `0` nowhere.
 
 use crate::cl::FnId;
 use crate::config::Profile;
@@ -21,10 +22,10 @@ use opencl_sys::*;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
-/// At most this share of a run's launches may ask for an event for its queues to profile.
+/// At most this many events asked per launch, in a run, for its queues to profile.
 const EVENTS_PER_LAUNCH: f64 = 0.01;
 
-/// The application's launches that asked for an event, in this run.
+/// The application's commands that asked for an event, in this run (set against its launches).
 static WITH_EVENT: AtomicU64 = AtomicU64::new(0);
 /// A queue was created where the history decides (`CLAYOUT_PROFILE=auto`, a GPU): only such a
 /// program's runs are recorded, and others leave nothing in the cache.
@@ -91,6 +92,14 @@ fn gpu_like(device: cl_device_id) -> bool {
 /// A launch of the application asked for an event.
 pub fn event_asked() {
     WITH_EVENT.fetch_add(1, Relaxed);
+}
+
+/// Another command of the application, with `event` its event pointer: one that asks for an
+/// event may cost more on a queue that profiles too, so it counts as a launch that asks.
+pub fn note_event(event: *mut opencl_sys::cl_event) {
+    if !event.is_null() {
+        event_asked();
+    }
 }
 
 /// This run's launches added to the program's history (at exit).
