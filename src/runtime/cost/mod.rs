@@ -479,7 +479,14 @@ mod tests {
         launched: bool,
         cost: &mut BufferCost,
     ) -> Decision {
-        let tuned = Tuned { tile: 32, to_ns_per_byte: 0.001, back_ns_per_byte: 0.001, fixed_ns, searched: false };
+        let tuned = Tuned {
+            tile: 32,
+            to_ns_per_byte: 0.001,
+            back_ns_per_byte: 0.001,
+            fixed_ns,
+            searched: false,
+            confirmed: true,
+        };
         let mut rates = Rates::default();
         rates.insert((8, 4, Layout::Aos), tuned);
         let (offer, want) = offer(class, &rates, launched);
@@ -649,7 +656,14 @@ mod tests {
         let mut rates = Rates::default();
         rates.insert(
             (8, 4, Layout::Aos),
-            Tuned { tile: 32, to_ns_per_byte: 0.001, back_ns_per_byte: 0.001, fixed_ns: 0.0, searched: false },
+            Tuned {
+                tile: 32,
+                to_ns_per_byte: 0.001,
+                back_ns_per_byte: 0.001,
+                fixed_ns: 0.0,
+                searched: false,
+                confirmed: true,
+            },
         );
         let class = SizeClass::of(1_000_000, 32_000_000);
         let mut model = KernelModel::default();

@@ -8,6 +8,12 @@
 //!   `EPOCH` launches;
 //! - the conversions' cost per byte, each direction, at the chosen tile, and what a conversion
 //!   costs whatever its size.
+//!
+//! A timing made while something else kept the device or the CPU busy reads too slow, and kept
+//! on disk it would hold the model back for good (on PoCL under load, a conversion's fixed cost
+//! of 0.48 ms against 35-55 us kept `auto` from ever converting). So a record is timed once
+//! more, in a later run, on clayout's worker after the run has lasted a while (`confirm`), and
+//! keeps the faster of the two.
 
 use crate::cl::{cmd, info::device_scalar};
 use crate::layout::{Layout, Shape};
@@ -38,6 +44,9 @@ pub struct Tuned {
     pub fixed_ns: f64,
     /// Whether the tile came from a search (false: the configured or default tile).
     pub searched: bool,
+    /// Timed a second time, in a later run, keeping the faster of each figure (`confirm`).
+    #[serde(default)]
+    pub confirmed: bool,
 }
 
 impl Tuned {
@@ -49,6 +58,17 @@ impl Tuned {
     /// Conversion there and back of `bytes`.
     pub fn round_trip_ns(&self, bytes: u64) -> f64 {
         2.0 * self.fixed_ns + (self.to_ns_per_byte + self.back_ns_per_byte) * bytes as f64
+    }
+
+    /// The record timed again as `again` (at its tile): each figure the faster of the two.
+    pub fn confirmed_by(self, again: &Tuned) -> Tuned {
+        Tuned {
+            to_ns_per_byte: self.to_ns_per_byte.min(again.to_ns_per_byte),
+            back_ns_per_byte: self.back_ns_per_byte.min(again.back_ns_per_byte),
+            fixed_ns: self.fixed_ns.min(again.fixed_ns),
+            confirmed: true,
+            ..self
+        }
     }
 }
 
@@ -106,7 +126,19 @@ pub fn tuned(
         return *t;
     }
     let disk_key = disk_key(dev, s, w, host, fixed_tile);
-    let found = from_disk(dev, s, w, host, fixed_tile).or_else(|| {
+    let found = from_disk(dev, s, w, host, fixed_tile);
+    let found = match found.filter(|t| !t.confirmed) {
+        // CLAYOUT_BUILD_AFTER=wait does all of clayout's work before the first launch.
+        Some(t) if crate::config::get().build_after == crate::config::BuildAfter::Wait => {
+            confirm(ctx, dev, (s, w, host), &disk_key, t).or(found)
+        }
+        Some(t) => {
+            confirm_later(ctx, dev, (s, w, host), fixed_tile, t);
+            found
+        }
+        None => found,
+    };
+    let found = found.or_else(|| {
         let t = crate::guard("tuning", || measure(ctx, dev, s, w, host, fixed_tile)).flatten();
         if super::super::worker::cancelled() && t.is_none_or(|t| t.searched) {
             // Stopped part-way (its context or the process is going): a search may have skipped
@@ -142,6 +174,47 @@ pub fn tuned(
     }
     all.insert(key, found);
     found
+}
+
+/// Times the conversions of the record `t` (read from disk for `fixed_tile`) again at its tile,
+/// on the worker once the run has lasted a minute (or as CLAYOUT_BUILD_AFTER says), for the
+/// runs after this one (`confirm`). Dropped if the run ends first: a later run tries again.
+fn confirm_later(ctx: cl_context, dev: cl_device_id, shape: (u32, u32, Layout), fixed_tile: Option<u32>, t: Tuned) {
+    // Once per record and process.
+    static ASKED: Lazy<Mutex<std::collections::HashSet<String>>> = Lazy::new(Default::default);
+    let key = disk_key(dev, shape.0, shape.1, shape.2, fixed_tile);
+    if !ASKED.lock().insert(key.clone()) {
+        return;
+    }
+    let Some(held) = crate::cl::Context::retain(ctx) else { return };
+    let hold = crate::config::get().build_after.hold(std::time::Duration::from_secs(60));
+    let not_before = (!hold.is_zero()).then(|| Instant::now() + hold);
+    let (ctx_key, dev_key) = (ctx as usize, dev as usize);
+    super::super::worker::submit_after(ctx_key, not_before, move || {
+        let _held = held;
+        confirm(ctx_key as cl_context, dev_key as cl_device_id, shape, &key, t);
+    });
+}
+
+/// The record `t`, kept on disk at `key`, timed again at its tile: each figure the faster of the
+/// two, kept and returned. None when nothing could be timed, or the job was asked to stop.
+fn confirm(ctx: cl_context, dev: cl_device_id, (s, w, host): (u32, u32, Layout), key: &str, t: Tuned) -> Option<Tuned> {
+    let again = crate::guard("tuning again", || search(ctx, dev, s, w, host, &[t.tile])).flatten();
+    if super::super::worker::cancelled() {
+        return None;
+    }
+    let Some(again) = again else {
+        crate::log::debug(&format!("tuning S={s} w={w} {host:?} again: nothing could be timed"));
+        return None;
+    };
+    let kept = t.confirmed_by(&again);
+    crate::log::debug(&format!(
+        "tuned S={s} w={w} {host:?} again: {:.1} us a conversion whatever its size (was {:.1})",
+        kept.fixed_ns / 1e3,
+        t.fixed_ns / 1e3
+    ));
+    crate::cache::disk::put_json("tune", key, &kept);
+    Some(kept)
 }
 
 /// "fixed": conversion times as a busy queue sees them, with the cost of a conversion whatever
@@ -255,6 +328,7 @@ pub fn search(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, 
             back_ns_per_byte: back.max(1.0) / b,
             fixed_ns: fixed.unwrap_or(0.0),
             searched: tiles.len() > 1,
+            confirmed: false,
         };
         crate::log::debug(&format!(
             "tile {t} for S={s} w={w}: stream {:.3} ms, to ASTA {:.3} ms, back {:.3} ms, {:.1} us a conversion whatever its size",
