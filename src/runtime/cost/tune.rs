@@ -186,7 +186,9 @@ fn confirm_later(ctx: cl_context, dev: cl_device_id, shape: (u32, u32, Layout), 
     if !ASKED.lock().insert(key.clone()) {
         return;
     }
-    let Some(held) = crate::cl::Context::retain(ctx) else { return };
+    // Counted on the context, so that its reference count, asked meanwhile, does not show the
+    // job's (`runtime::refs`).
+    let Some(held) = crate::cl::Context::retained_in(ctx, ctx) else { return };
     let hold = crate::config::get().build_after.hold(std::time::Duration::from_secs(60));
     let not_before = (!hold.is_zero()).then(|| Instant::now() + hold);
     let (ctx_key, dev_key) = (ctx as usize, dev as usize);

@@ -509,7 +509,9 @@ fn build_private(
 /// buffer); dropped if the run ends first. A run that ends during the search waits for the
 /// candidate being built (a few hundred ms on a cold driver): under 2 % of such a run.
 fn search_later_for(ctx: cl_context, device: cl_device_id, (s, w, h): (u32, u32, Layout), took: std::time::Duration) {
-    let Some(held) = crate::cl::Context::retain(ctx) else { return };
+    // Counted on the context, as the build's job is (`runtime::refs`): held back a minute, it
+    // showed in the context's reference count meanwhile.
+    let Some(held) = crate::cl::Context::retained_in(ctx, ctx) else { return };
     let (ctx_key, dev_key) = (ctx as usize, device as usize);
     super::super::worker::submit_after(ctx_key, held_back(took), move || {
         let _held = held;
@@ -601,7 +603,9 @@ impl Copies<'_> {
 
     /// `build_ahead` on the worker, held back like the tile search.
     fn build_ahead_later(&self, tile: u32, took: std::time::Duration) {
-        let Some(held) = crate::cl::Context::retain(self.context as cl_context) else { return };
+        let ctx = self.context as cl_context;
+        // Counted on the context, as the build's job is (`runtime::refs`).
+        let Some(held) = crate::cl::Context::retained_in(ctx, ctx) else { return };
         let (source, kernels, context) = (self.source.to_string(), self.kernels.clone(), self.context);
         let (user, compiler_options, key) =
             (self.user.to_string(), self.compiler_options.to_string(), self.trials_key());
