@@ -31,14 +31,14 @@ static WITH_EVENT: AtomicU64 = AtomicU64::new(0);
 /// program's runs are recorded, and others leave nothing in the cache.
 static CONSULTED: AtomicBool = AtomicBool::new(false);
 
-/// What the program's earlier runs asked of their launches.
+/// What the program's earlier runs asked of their commands.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct History {
-    /// Runs recorded, their launches, and those that asked for an event.
+    /// Runs recorded, their launches, and the events their commands asked for.
     pub runs: u64,
     pub launches: u64,
     pub with_event: u64,
-    /// Some run asked for an event at more than `EVENTS_PER_LAUNCH` of its launches.
+    /// Some run asked for more than `EVENTS_PER_LAUNCH` events per launch.
     pub eventful: bool,
 }
 
@@ -48,7 +48,7 @@ impl History {
         self.launches > 0 && !self.eventful
     }
 
-    /// The history with a run of `launches`, `with_event` of which asked for an event.
+    /// The history with a run of `launches` whose commands asked for `with_event` events.
     pub fn with_run(self, launches: u64, with_event: u64) -> History {
         History {
             runs: self.runs + 1,
