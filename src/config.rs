@@ -112,57 +112,36 @@ impl Setting for BuildAfter {
     }
 }
 
-/// Where the policies may run a rewritten kernel's staged copy (local-memory staging) in place
-/// of the kernel as written: on GPUs and accelerators (`Auto`), on every device (`On`), nowhere
-/// (`Off`). Fused conversions (`CLAYOUT_FUSE`) are not affected.
+/// A setting that is on (`1`), off (`0`) or left to clayout (`auto`): where the policies may run
+/// a rewritten kernel's staged copy (`CLAYOUT_STAGED`: under `auto` on GPUs and accelerators),
+/// and whether the application's queues profile where it did not ask them to
+/// (`CLAYOUT_PROFILE`: under `auto` as runtime::profiling learns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Staged {
+pub enum Switch {
     Auto,
     On,
     Off,
 }
 
-impl Staged {
-    /// Whether the staged copy is offered on a device of type `gpu_like` (a GPU or an
-    /// accelerator).
-    pub fn offered(self, gpu_like: bool) -> bool {
+impl Switch {
+    /// Whether it is on, `auto` standing for what clayout decided (for the staged copy: that
+    /// the device is a GPU or an accelerator).
+    pub fn on(self, auto: bool) -> bool {
         match self {
-            Staged::Auto => gpu_like,
-            Staged::On => true,
-            Staged::Off => false,
+            Switch::Auto => auto,
+            Switch::On => true,
+            Switch::Off => false,
         }
     }
 }
 
-impl Setting for Staged {
+impl Setting for Switch {
     const KIND: &'static str = "auto, 0 or 1";
     fn parse(raw: &str) -> Result<Self, String> {
         match raw.trim() {
-            "" | "auto" => Ok(Staged::Auto),
-            "1" => Ok(Staged::On),
-            "0" => Ok(Staged::Off),
-            _ => Err("expected auto, 0 or 1".into()),
-        }
-    }
-}
-
-/// Whether the application's queues profile where it did not ask them to: where its earlier
-/// runs asked for few events, on GPUs and accelerators (`Auto`, runtime::profiling), always
-/// (`On`) or never (`Off`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Profile {
-    Auto,
-    On,
-    Off,
-}
-
-impl Setting for Profile {
-    const KIND: &'static str = "auto, 0 or 1";
-    fn parse(raw: &str) -> Result<Self, String> {
-        match raw.trim() {
-            "" | "auto" => Ok(Profile::Auto),
-            "1" => Ok(Profile::On),
-            "0" => Ok(Profile::Off),
+            "" | "auto" => Ok(Switch::Auto),
+            "1" => Ok(Switch::On),
+            "0" => Ok(Switch::Off),
             _ => Err("expected auto, 0 or 1".into()),
         }
     }
@@ -307,7 +286,7 @@ config_table! {
         "Directory where the transparent mode writes every rewritten program source (one .cl file per program) for inspection.";
     strict: bool = "CLAYOUT_STRICT", default "0",
         "1 turns every fallback into a hard failure (the call returns CL_OUT_OF_RESOURCES), for testing.";
-    profile: Profile = "CLAYOUT_PROFILE", default "auto",
+    profile: Switch = "CLAYOUT_PROFILE", default "auto",
         "Whether clayout turns on profiling for the application's queues (hidden from the application's queries: its events answer as without clayout), so that the cost model times launches from their events, later, instead of waiting for markers before and after them, and the statistics include the device time of conversions (docs/cost-model.md): auto on a GPU's or accelerator's queues from a program's second run on, where its earlier runs asked for events (of launches or other commands) no more than once per hundred launches (on NVIDIA a command that asks for an event costs 6 us more on a queue that profiles); 1 on every queue; 0 on none.";
     fault: Option<String> = "CLAYOUT_FAULT", default "",
         "Test builds only (feature fault-injection): comma-separated sites of clayout's own OpenCL calls to make fail: build (conversion kernels and the transparent mode's private program), scratch, enqueue (conversion kernels), conversion (the whole conversion), probe (structure probes), kernel (the rewritten kernel's creation, arguments and launch), marker (the markers ordering a conversion after other queues), chunk (every chunk's conversion but the first in a chunked read, and the device conversion of the rest that follows: the rest comes back on the host), wait (the wait of a blocking read, write or map), all. Three sites change a judgement instead of failing a call: driver-cache (the device counts as keeping a compile cache of its own, as NVIDIA's does: docs/cache.md), quick-build (every application build counts as answered from its driver's cache: docs/cost-model.md) and profile-any-device (CLAYOUT_PROFILE=auto counts every device as a GPU).";
@@ -315,7 +294,7 @@ config_table! {
         "When the transparent mode converts buffers to ASTA for a rewritten kernel: always, never (rewritten kernels run as written, or staged through local memory), or auto (the cost model decides from measured kernel and conversion times, docs/cost-model.md). Kernels written for a device layout are converted under every policy.";
     fuse: bool = "CLAYOUT_FUSE", default "1",
         "0 turns off fused conversions: a launch of a rewritten kernel that runs on buffers converted to ASTA, on buffers still in host layout, then always converts them first. With 1, when the kernel has a staged copy and the launch covers the buffers in whole work-groups of whole tiles, the staged copy runs instead, reading the buffers as AoS and writing them back in ASTA: the launch converts them as it runs, with no conversion kernel (docs/cost-model.md).";
-    staged: Staged = "CLAYOUT_STAGED", default "auto",
+    staged: Switch = "CLAYOUT_STAGED", default "auto",
         "Where the policies may run a rewritten kernel's staged copy (its accesses staged through local memory) instead of the kernel as written, when its timings say it is faster: auto on GPUs and accelerators only; 1 on every device; 0 nowhere. On a CPU device local memory is ordinary memory and a barrier a loop over the work-items, so staging has nothing to gain, and the launches' timings there are not to be trusted to say so (PoCL, 4,096 particles: drift's staged copy took 5 times its time as written in the run, and `auto` ran 35-45 % slower than without clayout, docs/results.md). Fused conversions (CLAYOUT_FUSE) are not affected.";
     chunked_reads: ChunkedReads = "CLAYOUT_CHUNKED_READS", default "auto",
         "How clEnqueueReadBuffer reads a buffer that is in ASTA (from AoS): auto converts it back and reads it in chunks, each chunk's transfer running beside the next chunk's conversion on a queue of clayout's, when the read's host memory is pinned (a mapped CL_MEM_ALLOC_HOST_PTR buffer) and 32 MiB or more are converted; 0 converts the whole buffer, then reads it; a number from 2 to 64 always reads in that many chunks, whatever the host memory. Transfers from pageable memory lose more by being split than the conversion costs (docs/results.md, \"Conversions beside transfers\").";
@@ -427,7 +406,7 @@ mod tests {
     fn staged_offer() {
         let offered = |v: &str| {
             let (c, w) = cfg(&[("CLAYOUT_STAGED", v)]);
-            (c.staged.offered(true), c.staged.offered(false), w.len())
+            (c.staged.on(true), c.staged.on(false), w.len())
         };
         assert_eq!(offered(""), (true, false, 0));
         assert_eq!(offered("auto"), (true, false, 0));

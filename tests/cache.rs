@@ -98,17 +98,6 @@ fn lines_with<'a>(out: &'a Output, what: &str) -> Vec<&'a str> {
     out.shim_lines().into_iter().filter(|l| l.contains(what)).collect()
 }
 
-/// A record file's header line (without its newline) and its payload.
-fn read_record(f: &Path) -> (String, Vec<u8>) {
-    let bytes = fs::read(f).unwrap();
-    let end = bytes.iter().position(|&b| b == b'\n').unwrap_or_else(|| panic!("{}: no header line", f.display()));
-    (String::from_utf8(bytes[..end].to_vec()).expect("a text header"), bytes[end + 1..].to_vec())
-}
-
-fn write_record(f: &Path, header: &str, payload: &[u8]) {
-    fs::write(f, [header.as_bytes(), b"\n", payload].concat()).unwrap();
-}
-
 #[test]
 fn first_run_writes_the_binaries_and_the_second_loads_them() {
     let (dir, files) = warm_cache("warm");
@@ -246,13 +235,7 @@ fn refused_binary_is_rebuilt_from_source() {
     let n = files.len() as u64;
     let payload = b"not a binary any driver takes".repeat(10);
     for f in &files {
-        let (header, _) = read_record(f);
-        let key = header.splitn(5, ' ').nth(4).unwrap().to_string();
-        write_record(
-            f,
-            &format!("CLAYOUT-CACHE 1 {} {:016x} {key}", payload.len(), clayout::cache::disk::fnv1a(&payload)),
-            &payload,
-        );
+        replace_payload(f, &payload);
     }
     let (out, stats) = shimmed("refused", &dir, &[("CLAYOUT_LOG", OsString::from("info"))]);
     assert_eq!(counts(&stats), [0, 0, n, 0, n], "{stats:#}");

@@ -532,16 +532,14 @@ fn record_text(dir: &std::path::Path, kind: &str) -> String {
     record_files(dir, kind).iter().map(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned()).collect()
 }
 
-/// The records of `kind` in `dir`, their payloads (after the header line) parsed.
+/// A record's payload (after the header line), parsed.
+fn payload(f: &std::path::Path) -> Value {
+    serde_json::from_slice(&read_record(f).1).unwrap()
+}
+
+/// The records of `kind` in `dir`, their payloads parsed.
 fn payloads(dir: &std::path::Path, kind: &str) -> Vec<Value> {
-    record_files(dir, kind)
-        .iter()
-        .map(|p| {
-            let bytes = std::fs::read(p).unwrap();
-            let nl = bytes.iter().position(|&b| b == b'\n').unwrap();
-            serde_json::from_slice(&bytes[nl + 1..]).unwrap()
-        })
-        .collect()
+    record_files(dir, kind).iter().map(|p| payload(p)).collect()
 }
 
 /// A run whose launches all come before its copies are built (here held back a minute by
@@ -730,6 +728,17 @@ fn auto_climbs_to_the_tile_its_kernels_measured_fastest() {
 /// The reason a first launch enqueued before clayout's launch path looked at it gives.
 const LAUNCHED: &str = clayout::runtime::cost::LAUNCHED;
 
+/// The kernels the statistics report on.
+fn kernel_names(stats: &Value) -> Vec<String> {
+    stats["policy"]["kernels"].as_object().map(|k| k.keys().cloned().collect()).unwrap()
+}
+
+/// Whether the first launch of one of `kernels` in the run was enqueued before clayout looked
+/// at it (runtime::speculate).
+fn enqueued_first(stats: &Value, kernels: &[String]) -> bool {
+    kernels.iter().any(|k| reasons(stats, k).first().is_some_and(|r| r == LAUNCHED))
+}
+
 /// From a program's second run on (a history in clayout's cache), a rewritten kernel's first
 /// launch is enqueued at once, as written, and clayout's launch path notes it after
 /// (runtime::speculate): whatever the call sequence (mapped buffers, two queues, copies and
@@ -747,15 +756,14 @@ fn a_first_launch_is_enqueued_before_clayout_looks_at_it() {
         let dir = fresh_dir(&format!("speculate-{mode}"));
         let (first, stats) = under("auto", mode, dir.to_str().unwrap());
         assert_same(&base, &first);
-        let kernels: Vec<String> = stats["policy"]["kernels"].as_object().map(|k| k.keys().cloned().collect()).unwrap();
+        let kernels = kernel_names(&stats);
         assert!(kernels.iter().all(|k| !reasons(&stats, k).iter().any(|r| r == LAUNCHED)), "{mode}: {stats:#}");
         let json = scratch(&format!("speculate-{mode}-later")).join("stats.json");
         let later =
             annotated(seq(mode).shimmed_with(fault_lib()), "auto", dir.as_os_str()).env("CLAYOUT_FAULT", "quick-build");
         let (next, stats) = with_stats(later, &json);
         assert_same(&base, &next);
-        let first_launched = kernels.iter().any(|k| reasons(&stats, k).first().is_some_and(|r| r == LAUNCHED));
-        assert_eq!(first_launched, mode != "ooo", "{mode}: {stats:#}");
+        assert_eq!(enqueued_first(&stats, &kernels), mode != "ooo", "{mode}: {stats:#}");
     }
 }
 
@@ -778,11 +786,9 @@ fn under_never_a_first_launch_is_enqueued_before_clayout_looks_at_it() {
                     .env("CLAYOUT_STAGED", staged);
                 let (out, stats) = with_stats(cmd, &json);
                 assert_same(&base, &out);
-                let kernels: Vec<String> =
-                    stats["policy"]["kernels"].as_object().map(|k| k.keys().cloned().collect()).unwrap();
-                let first_launched = kernels.iter().any(|k| reasons(&stats, k).first().is_some_and(|r| r == LAUNCHED));
                 let expected = mode != "ooo" && (staged == "0" || nth == 1);
-                assert_eq!(first_launched, expected, "{mode}, CLAYOUT_STAGED={staged}, run {}: {stats:#}", nth + 1);
+                let first = enqueued_first(&stats, &kernel_names(&stats));
+                assert_eq!(first, expected, "{mode}, CLAYOUT_STAGED={staged}, run {}: {stats:#}", nth + 1);
             }
         }
     }
@@ -833,17 +839,10 @@ fn a_tuning_timed_on_a_busy_machine_is_timed_again() {
     let tunes = record_files(&dir, "tune");
     assert!(!tunes.is_empty(), "no tuning recorded");
     for f in &tunes {
-        let bytes = std::fs::read(f).unwrap();
-        let nl = bytes.iter().position(|&b| b == b'\n').unwrap();
-        let header = String::from_utf8(bytes[..nl].to_vec()).unwrap();
-        let key = header.splitn(5, ' ').nth(4).unwrap().to_string();
-        let mut v: Value = serde_json::from_slice(&bytes[nl + 1..]).unwrap();
+        let mut v = payload(f);
         assert_eq!(v["confirmed"], false, "{v}");
         v["fixed_ns"] = 500_000.0.into();
-        let payload = serde_json::to_vec(&v).unwrap();
-        let header =
-            format!("CLAYOUT-CACHE 1 {} {:016x} {key}\n", payload.len(), clayout::cache::disk::fnv1a(&payload));
-        std::fs::write(f, [header.into_bytes(), payload].concat()).unwrap();
+        replace_payload(f, &serde_json::to_vec(&v).unwrap());
     }
     let json = scratch("tune-again").join("stats.json");
     let (out, stats) = with_stats(cmd(), &json);
@@ -851,15 +850,7 @@ fn a_tuning_timed_on_a_busy_machine_is_timed_again() {
     // The record the run read first is timed again (another of the same structures, answered
     // from that one in this process, waits for a run that reads it first; the model takes the
     // fastest figures of all).
-    let again: Vec<Value> = tunes
-        .iter()
-        .map(|f| {
-            let bytes = std::fs::read(f).unwrap();
-            let nl = bytes.iter().position(|&b| b == b'\n').unwrap();
-            serde_json::from_slice(&bytes[nl + 1..]).unwrap()
-        })
-        .filter(|v: &Value| v["confirmed"] == true)
-        .collect();
+    let again: Vec<Value> = tunes.iter().map(|f| payload(f)).filter(|v| v["confirmed"] == true).collect();
     assert!(!again.is_empty() && again.iter().all(|v| v["fixed_ns"].as_f64().unwrap() < 500_000.0), "{again:?}");
     assert!(launches(&stats, "advance", "asta") > 0, "{stats:#}");
 }

@@ -16,7 +16,7 @@
 //! more. `CLAYOUT_PROFILE=1` turns it on everywhere, `0` nowhere.
 
 use crate::cl::FnId;
-use crate::config::Profile;
+use crate::config::Switch;
 use once_cell::sync::Lazy;
 use opencl_sys::*;
 use serde::{Deserialize, Serialize};
@@ -71,10 +71,10 @@ static HISTORY: Lazy<History> =
 /// Whether a queue created now on `device` is to profile where the application did not ask it to.
 pub fn wanted(device: cl_device_id) -> bool {
     match crate::config::get().profile {
-        Profile::On => true,
-        Profile::Off => false,
+        Switch::On => true,
+        Switch::Off => false,
         // The fault-injection build's `profile-any-device` lets a test on a CPU device see it.
-        Profile::Auto => {
+        Switch::Auto => {
             let eligible = gpu_like(device) || crate::fault::inject("profile-any-device");
             if eligible {
                 CONSULTED.store(true, Relaxed);

@@ -463,3 +463,23 @@ pub fn dl(name: &str) -> PathBuf {
 pub fn seq(mode: &str) -> Cmd {
     Cmd::new([dl_seq().as_os_str(), dl("particles_aos.cl").as_os_str(), mode.as_ref()])
 }
+
+/// A clayout cache record file's header line (without its newline) and its payload.
+pub fn read_record(f: &Path) -> (String, Vec<u8>) {
+    let bytes = fs::read(f).unwrap();
+    let end = bytes.iter().position(|&b| b == b'\n').unwrap_or_else(|| panic!("{}: no header line", f.display()));
+    (String::from_utf8(bytes[..end].to_vec()).expect("a text header"), bytes[end + 1..].to_vec())
+}
+
+pub fn write_record(f: &Path, header: &str, payload: &[u8]) {
+    fs::write(f, [header.as_bytes(), b"\n", payload].concat()).unwrap();
+}
+
+/// Rewrites record `f` with `payload`, under its own key and a header that checks out: a record
+/// clayout reads back whole.
+pub fn replace_payload(f: &Path, payload: &[u8]) {
+    let (header, _) = read_record(f);
+    let key = header.splitn(5, ' ').nth(4).unwrap().to_string();
+    let header = format!("CLAYOUT-CACHE 1 {} {:016x} {key}", payload.len(), clayout::cache::disk::fnv1a(payload));
+    write_record(f, &header, payload);
+}

@@ -133,7 +133,7 @@ pub fn tuned(
             confirm(ctx, dev, (s, w, host), &disk_key, t).or(found)
         }
         Some(t) => {
-            confirm_later(ctx, dev, (s, w, host), fixed_tile, t);
+            confirm_later(ctx, dev, (s, w, host), &disk_key, t);
             found
         }
         None => found,
@@ -176,13 +176,13 @@ pub fn tuned(
     found
 }
 
-/// Times the conversions of the record `t` (read from disk for `fixed_tile`) again at its tile,
-/// on the worker once the run has lasted a minute (or as CLAYOUT_BUILD_AFTER says), for the
-/// runs after this one (`confirm`). Dropped if the run ends first: a later run tries again.
-fn confirm_later(ctx: cl_context, dev: cl_device_id, shape: (u32, u32, Layout), fixed_tile: Option<u32>, t: Tuned) {
+/// Times the conversions of the record `t` (read from disk at `key`) again at its tile, on the
+/// worker once the run has lasted a minute (or as CLAYOUT_BUILD_AFTER says), for the runs after
+/// this one (`confirm`). Dropped if the run ends first: a later run tries again.
+fn confirm_later(ctx: cl_context, dev: cl_device_id, shape: (u32, u32, Layout), key: &str, t: Tuned) {
     // Once per record and process.
     static ASKED: Lazy<Mutex<std::collections::HashSet<String>>> = Lazy::new(Default::default);
-    let key = disk_key(dev, shape.0, shape.1, shape.2, fixed_tile);
+    let key = key.to_string();
     if !ASKED.lock().insert(key.clone()) {
         return;
     }

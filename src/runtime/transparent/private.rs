@@ -690,7 +690,7 @@ pub const STAGE_WG_MIN: usize = 32;
 /// `__local` arrays); 0 when fewer than `STAGE_WG_MIN` fit.
 fn staged_offered(device: cl_device_id) -> bool {
     let ty: cl_device_type = crate::cl::info::device_scalar(device, CL_DEVICE_TYPE);
-    crate::config::get().staged.offered(ty & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR) != 0)
+    crate::config::get().staged.on(ty & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_ACCELERATOR) != 0)
 }
 
 fn stage_capacity(device: cl_device_id, kernels: &HashMap<String, Arc<RewrittenKernel>>) -> usize {
