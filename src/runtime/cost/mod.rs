@@ -152,9 +152,9 @@ pub struct Offer<'a> {
     /// The launch was enqueued as written already (runtime::speculate): it is counted as one,
     /// and the kernel's record learns whether the model would have run another form.
     pub launched: bool,
-    /// The launch's queue profiles: a timed launch is timed by its event, at no cost to the
-    /// application (`measure`).
-    pub timing_free: bool,
+    /// The launch's queue profiles: a timed launch is timed by its event, which costs the
+    /// application only the event (`measure`, `model::EVENT_TIMING_NS`).
+    pub timed_by_event: bool,
 }
 
 /// Why a first launch enqueued before clayout looked at it ran as written (runtime::speculate).
@@ -244,7 +244,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         nth: counts.iter().copied().min().unwrap_or(0),
         asta_elsewhere: model.times.asta_elsewhere(offer.class),
         undone,
-        timing_free: offer.timing_free,
+        timed_by_event: offer.timed_by_event,
         timing_spent_ns: timing_spent,
         asta_share_elsewhere: match (policy, times.asta) {
             (Policy::Auto, None) => model.times.asta_share_elsewhere(offer.class),
@@ -507,7 +507,7 @@ mod tests {
             structures: shape.m as f64,
             class,
             launched,
-            timing_free: false,
+            timed_by_event: false,
         };
         (offer, want)
     }

@@ -308,7 +308,7 @@ fn decide(
         structures,
         class,
         launched: super::super::speculate::noting(),
-        timing_free: profiling,
+        timed_by_event: profiling,
     };
     let mut decide = |views: &mut [BufferView]| {
         let in_host = views.iter().any(|v| v.current == Current::Host);
