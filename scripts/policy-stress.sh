@@ -198,5 +198,11 @@ else
             printf "| %s | %s | %s | %.3f | %.3f | %.3f | %+.1f %% (%+.1f to %+.1f) | %s | %s | %s |\n", k, sz[k], it[k], n, w, a, r, rlo, rhi, s,
                 (diff[k] || failed[k]) ? "NO" : sprintf("yes (%d passes)", cnt[k]), forms[k] } }'
 fi
+if [ "$npass" -gt 1 ]; then
+    # Each pass's own figures, since a median hides a pass that chose otherwise.
+    echo
+    echo "each pass (run size launches ms-none ms-always ms-auto checksums-same auto-ran):"
+    for p in $(seq "$npass"); do sed "s/^/  pass $p: /" "$work/pass-$p.txt"; done
+fi
 [ -f "$work/details.txt" ] && { echo; echo "auto's reasons in the last pass:"; echo; cat "$work/details.txt"; }
 exit "$bad"

@@ -3,7 +3,8 @@
 # sample at one size, on a cache primed as onelaunch.sh primes it (two runs of 100 launches with
 # the builds waited for, three one-launch runs); then REPS interleaved runs of ITERS launches
 # without clayout and for each library in LIBS under each configuration in CONFIGS (auto,
-# never, always, norewrite: CLAYOUT_REWRITE=0, disable: CLAYOUT_DISABLE=1; default auto), each timing
+# never, always, norewrite: CLAYOUT_REWRITE=0, disable: CLAYOUT_DISABLE=1, noprofile: auto with
+# CLAYOUT_PROFILE=0; default auto), each timing
 # every OpenCL call (bench/calltime.c): per entry point the median over the runs of its total
 # time in the run (and of its largest call), and the median total_ms. FRESH=1: no priming, every run on an empty cache
 # (a program's first run). PRIME="SIZE:LAUNCHES ...": prime instead with those runs under auto,
@@ -37,7 +38,7 @@ libs=$(for l in ${LIBS:-.devcarry/rt/libclayout.so}; do readlink -f $l; done)
 configs=${CONFIGS:-auto}
 setting() {
     case $1 in
-    never) echo CLAYOUT_POLICY=never ;; always) echo CLAYOUT_POLICY=always ;; norewrite) echo CLAYOUT_REWRITE=0 ;; disable) echo CLAYOUT_DISABLE=1 ;; *) echo X=1 ;;
+    never) echo CLAYOUT_POLICY=never ;; noprofile) echo CLAYOUT_PROFILE=0 ;; always) echo CLAYOUT_POLICY=always ;; norewrite) echo CLAYOUT_REWRITE=0 ;; disable) echo CLAYOUT_DISABLE=1 ;; *) echo X=1 ;;
     esac
 }
 {
