@@ -73,7 +73,8 @@ pub struct Times {
     #[serde(default)]
     pub tries: [u32; 3],
     /// What the application's waits after launches in a host layout and in ASTA (`hidden::slot`)
-    /// said (`pace`).
+    /// said (`pace`). Only the host layout's decides (`hidden::host_paced`); ASTA's is still
+    /// recorded, but not read.
     #[serde(default)]
     pub waited: [Option<hidden::Wait>; 2],
 }
