@@ -303,7 +303,7 @@ pub const TIMING_NS: f64 = 25_000.0;
 /// host time of an enqueue that asks for an event there, against one that asks for none (on the
 /// H200, 10.6 against 3.6-4.0 us; bench/profq.c, docs/cost-model.md). Counted as nothing, it let
 /// the 8-launch runs of particles at 64,000 on the H100 time the staged copy of each kernel
-/// twice in every run of the stress sequence until it was settled (+40 % against the run
+/// twice in every run of the stress sequence until it was settled (+30-38 % against the run
 /// without clayout, where the staged copy gains nothing at that size).
 pub const EVENT_TIMING_NS: f64 = 7_000.0;
 

@@ -161,7 +161,7 @@ impl Timed {
         // and the host time of its enqueue, counted from the form's start to its enqueue's
         // end: the model's decision before it is every form's.
         // One timed by its event costs its device time alone. Its enqueue's host time is not
-        // what an untimed launch of the form costs: it asked for an event (6 us more on NVIDIA
+        // what an untimed launch of the form costs: it asked for an event (some 7 us more on NVIDIA
         // on a queue that profiles), and a form's first launches in a process run on a cold
         // CPU. Counted, it made every form of particles' kernels at 262,144 on the H100 cost
         // 15-20 us (their device times: 5-17 us, bench/launchtrace.c), so that ASTA measured
