@@ -58,17 +58,19 @@ pub fn build(
         // Built here before, so the driver's own cache holds it: a build from source is a
         // look-up there, where loading the binary would compile it again.
         let p = from_source(ctx, &[device], source, options)?;
-        crate::log::debug(&format!(
-            "clayout cache: {kind} program built again from source in {:.1} ms (from the driver's own cache)",
-            ms(start)
-        ));
+        crate::log::debug_with(|| {
+            format!(
+                "clayout cache: {kind} program built again from source in {:.1} ms (from the driver's own cache)",
+                ms(start)
+            )
+        });
         return Ok(p);
     }
     let cached = disk::get_with(kind, &key, |binary| {
         from_binary(ctx, device, binary, options).map_err(|e| format!("the driver refused the binary ({e})"))
     });
     if let Some(p) = cached {
-        crate::log::debug(&format!("clayout cache: {kind} program loaded as a binary in {:.1} ms", ms(start)));
+        crate::log::debug_with(|| format!("clayout cache: {kind} program loaded as a binary in {:.1} ms", ms(start)));
         return Ok(p);
     }
     if only_cached() {
@@ -78,12 +80,14 @@ pub fn build(
     let built = ms(start);
     match binary_of(p.raw(), device) {
         Ok(binary) => disk::put(kind, &key, &binary),
-        Err(why) => crate::log::debug(&format!("clayout cache: no binary of {kind} to keep ({why})")),
+        Err(why) => crate::log::debug_with(|| format!("clayout cache: no binary of {kind} to keep ({why})")),
     }
-    crate::log::debug(&format!(
-        "clayout cache: {kind} program built from source in {built:.1} ms, its binary fetched and kept in {:.1} ms",
-        ms(start) - built
-    ));
+    crate::log::debug_with(|| {
+        format!(
+            "clayout cache: {kind} program built from source in {built:.1} ms, its binary fetched and kept in {:.1} ms",
+            ms(start) - built
+        )
+    });
     Ok(p)
 }
 

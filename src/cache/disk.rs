@@ -135,7 +135,7 @@ pub fn flush() {
 pub fn put_json<T: Serialize>(kind: &str, key: &str, value: &T) {
     match serde_json::to_vec(value) {
         Ok(json) => put(kind, key, &json),
-        Err(e) => crate::log::debug(&format!("clayout cache: cannot encode record {kind} as JSON ({e})")),
+        Err(e) => crate::log::debug_with(|| format!("clayout cache: cannot encode record {kind} as JSON ({e})")),
     }
 }
 
@@ -164,7 +164,7 @@ fn read_record<T>(path: &Path, key: &str, accept: impl FnOnce(&[u8]) -> Result<T
             // A missing file is the ordinary first run; anything else (permissions, a cache
             // path under a regular file) is worth a word to whoever looks for it.
             if e.kind() != io::ErrorKind::NotFound {
-                crate::log::debug(&format!("clayout cache: cannot read {} ({e})", path.display()));
+                crate::log::debug_with(|| format!("clayout cache: cannot read {} ({e})", path.display()));
             }
             stats::cache(CacheEvent::Miss);
             return None;
@@ -194,7 +194,7 @@ fn accept_record<T>(
         }
         Ignored::Stale(why) => {
             stats::cache(CacheEvent::Stale);
-            crate::log::info(&format!("clayout cache: ignoring stale file {} ({why})", path.display()));
+            crate::log::info_with(|| format!("clayout cache: ignoring stale file {} ({why})", path.display()));
         }
     }
     None

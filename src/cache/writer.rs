@@ -114,7 +114,7 @@ fn start_locked(p: &mut Pending) {
         p.started = true;
         let spawned = std::thread::Builder::new().name("clayout-cache".into()).spawn(run);
         if let Err(e) = spawned {
-            crate::log::debug(&format!("clayout cache: no writer thread ({e}); records are written at exit"));
+            crate::log::debug_with(|| format!("clayout cache: no writer thread ({e}); records are written at exit"));
         }
     }
 }
@@ -183,7 +183,7 @@ pub(super) fn write_file(path: &Path, bytes: &[u8]) {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return };
     match write_atomic(dir, &name.to_string_lossy(), bytes) {
         Ok(()) => stats::cache(CacheEvent::Write),
-        Err(e) => crate::log::debug(&format!("clayout cache: cannot write {} ({e})", path.display())),
+        Err(e) => crate::log::debug_with(|| format!("clayout cache: cannot write {} ({e})", path.display())),
     }
 }
 

@@ -140,10 +140,12 @@ pub unsafe fn init(
         n
     };
     drop(state);
-    crate::log::debug(&format!(
+    crate::log::debug_with(|| {
+        format!(
         "loaded as a loader layer by {loader}: its dispatch table has {num_entries} entries, clayout knows {}, intercepts {filled}",
         dispatch::LEN
-    ));
+    )
+    });
     // SAFETY: both result pointers were checked non-null; the caller's contract makes them writable.
     unsafe {
         *num_entries_ret = slots as cl_uint;
@@ -192,7 +194,7 @@ unsafe fn read_properties(p: *const cl_layer_properties) {
         }
         // SAFETY: a property name is followed by its value.
         let value = unsafe { *p.add(2 * i + 1) };
-        crate::log::debug(&format!("layer property {name:#x} = {value:#x} ignored"));
+        crate::log::debug_with(|| format!("layer property {name:#x} = {value:#x} ignored"));
     }
 }
 

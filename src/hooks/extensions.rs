@@ -95,7 +95,7 @@ pub fn handed_out(name: *const c_char, p: *mut c_void) -> *mut c_void {
     guard("extension lookup", || {
         let name = unsafe { cstr(name) }.unwrap_or_default();
         if p.is_null() {
-            crate::log::debug(&format!("extension entry point {name} not available"));
+            crate::log::debug_with(|| format!("extension entry point {name} not available"));
             return p;
         }
         if crate::runtime::stop::extension_touches_buffers(&name) {
@@ -103,7 +103,7 @@ pub fn handed_out(name: *const c_char, p: *mut c_void) -> *mut c_void {
                 "the application uses the extension entry point {name}, which can read or write buffers behind clayout's back"
             ));
         } else {
-            crate::log::debug(&format!("extension entry point {name} handed out: calls through it are not observed"));
+            crate::log::debug_with(|| format!("extension entry point {name} handed out: calls through it are not observed"));
         }
         let wrap = |slot: &OnceCell<usize>, ours: usize| {
             // One real entry point behind each wrapper: another library's is handed out as is.

@@ -219,11 +219,13 @@ pub unsafe fn read(
     }
     conv.finish(&mut st);
     stats::chunked_read();
-    crate::log::debug(&format!(
-        "buffer {:#x}: read in {} chunks, each converted back to AoS beside the transfer of the one before",
-        buffer.handle,
-        ranges.len()
-    ));
+    crate::log::debug_with(|| {
+        format!(
+            "buffer {:#x}: read in {} chunks, each converted back to AoS beside the transfer of the one before",
+            buffer.handle,
+            ranges.len()
+        )
+    });
     drop(st);
     earlier.extend(Event::retain(last_event));
     keep(queue, earlier);

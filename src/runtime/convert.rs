@@ -197,10 +197,12 @@ pub fn fused_enqueued(
     }
     stats::fused();
     if let Current::Device(d) = st.current {
-        crate::log::debug(&format!(
-            "buffer {:#x}: {:?} -> {:?} (M={} S={} w={}) by the launch that uses it, no conversion",
-            buffer.handle, d.host, d.device, d.shape.m, d.shape.s, d.shape.w
-        ));
+        crate::log::debug_with(|| {
+            format!(
+                "buffer {:#x}: {:?} -> {:?} (M={} S={} w={}) by the launch that uses it, no conversion",
+                buffer.handle, d.host, d.device, d.shape.m, d.shape.s, d.shape.w
+            )
+        });
     }
 }
 
@@ -282,10 +284,12 @@ fn run_step(queue: cl_command_queue, buffer: &Buffer, step: Step, wait: &[cl_eve
         .ok_or_else(|| StepError { untouched: false, reason: "the conversion's event could not be kept".into() })?;
     let dir = if step.to_host { Direction::ToHost } else { Direction::ToDevice };
     stats::marshal(dir, bytes_moved, 0);
-    crate::log::debug(&format!(
-        "converted buffer {:#x} {:?} -> {:?} (M={} S={} w={}), {} bytes moved",
-        buffer.handle, step.from, step.to, step.shape.m, step.shape.s, step.shape.w, bytes_moved
-    ));
+    crate::log::debug_with(|| {
+        format!(
+            "converted buffer {:#x} {:?} -> {:?} (M={} S={} w={}), {} bytes moved",
+            buffer.handle, step.from, step.to, step.shape.m, step.shape.s, step.shape.w, bytes_moved
+        )
+    });
     Ok(ev)
 }
 

@@ -13,7 +13,7 @@ pub fn build(ctx: cl_context, source: &str, options: &str, fault_site: &str) -> 
     }
     cl::build::from_source(ctx, &[], &crate::clc::text::encode(source), options).map_err(|e| {
         if !e.log.is_empty() {
-            crate::log::debug(&format!("build log of clayout's program:\n{}", e.log));
+            crate::log::debug_with(|| format!("build log of clayout's program:\n{}", e.log));
         }
         format!("build failed: {e}")
     })

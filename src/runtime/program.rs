@@ -108,10 +108,12 @@ pub fn get(h: Handle) -> Option<Arc<Program>> {
 /// A program the application created. Its annotations are read when it is built.
 pub fn created(h: Handle, facts: Arc<ProgramInfo>) {
     if facts.origin != ProgramOrigin::Source && facts.origin != ProgramOrigin::Linked {
-        crate::log::info(&format!(
-            "program {h:#x} created from {:?}: no source to read annotations from, its kernels run as they are",
-            facts.origin
-        ));
+        crate::log::info_with(|| {
+            format!(
+                "program {h:#x} created from {:?}: no source to read annotations from, its kernels run as they are",
+                facts.origin
+            )
+        });
     }
     PROGRAMS.insert(
         h,
@@ -468,7 +470,7 @@ fn resolve(program: &Arc<Program>, k: &KernelInfo) -> Option<(Arc<ProgramDl>, bo
     }
     let (lines, fixed) = completed(inf, &values)?;
     remember_strides(program, &k.name, &values);
-    crate::log::info(&format!("kernel {}: inferred at its first launch: {}", k.name, lines.join("; ")));
+    crate::log::info_with(|| format!("kernel {}: inferred at its first launch: {}", k.name, lines.join("; ")));
     let mut late = dl.late.clone();
     late.entries.extend(inferred_entries(&lines));
     late.fixed.insert(k.name.clone(), fixed);
@@ -553,10 +555,12 @@ fn load_now(program: &Program, dl: &ProgramDl) -> bool {
             let _ = crate::cl::cmd::warm_kernels(built.raw());
         }
         crate::marshal::warm_kernels(program.facts.context as cl_context);
-        crate::log::debug(&format!(
-            "the rewritten copies loaded from the caches inside the application's build in {:.1} ms",
-            start.elapsed().as_secs_f64() * 1e3
-        ));
+        crate::log::debug_with(|| {
+            format!(
+                "the rewritten copies loaded from the caches inside the application's build in {:.1} ms",
+                start.elapsed().as_secs_f64() * 1e3
+            )
+        });
     }
     loaded
 }
@@ -685,16 +689,18 @@ pub fn make_plan(k: &KernelInfo, program: Option<&Arc<Program>>, wait: bool) -> 
     let plan =
         plan_layout(&program.facts, dl, layout).map_err(|why| format!("cannot prepare its annotated buffers: {why}"));
     match &plan {
-        Ok(p) => crate::log::info(&format!(
-            "kernel {}: {} buffer(s) in device layout: {}",
-            k.name,
-            p.params.len(),
-            p.params
-                .iter()
-                .map(|q| format!("{} {:?}->{:?} S={} w={}", q.name, q.host, q.device, q.words, q.word_bytes))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        Ok(p) => crate::log::info_with(|| {
+            format!(
+                "kernel {}: {} buffer(s) in device layout: {}",
+                k.name,
+                p.params.len(),
+                p.params
+                    .iter()
+                    .map(|q| format!("{} {:?}->{:?} S={} w={}", q.name, q.host, q.device, q.words, q.word_bytes))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }),
         Err(why) => crate::log::warn(&format!("kernel {}: {why}", k.name)),
     }
     Some(plan.map(|p| Some(Arc::new(p))))

@@ -306,7 +306,7 @@ impl KernelModel {
         self.steady.set(None);
         let key: Arc<str> = key.into();
         if let Some(t) = read {
-            crate::log::debug(&format!("kernel {key}: times from the cache: {:?}", t.classes));
+            crate::log::debug_with(|| format!("kernel {key}: times from the cache: {:?}", t.classes));
             self.times = t;
         }
         self.times.at_tile(tile);
@@ -375,11 +375,13 @@ impl KernelModel {
         *slot = Some(wait);
         self.steady.set(None);
         if let Some(key) = &self.disk_key {
-            crate::log::debug(&format!(
-                "kernel {key}: the application's wait after its launches {} {} ({class}): {wait:?}",
-                last.name(),
-                if wait.paced() { "finds the device keeping up with the host" } else { "finds the device behind" },
-            ));
+            crate::log::debug_with(|| {
+                format!(
+                    "kernel {key}: the application's wait after its launches {} {} ({class}): {wait:?}",
+                    last.name(),
+                    if wait.paced() { "finds the device keeping up with the host" } else { "finds the device behind" },
+                )
+            });
         }
         self.unwritten();
     }

@@ -259,11 +259,13 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
         let not_written = d.variant != Variant::Written;
         if model.times.first_not_written != not_written {
             if offer.launched {
-                crate::log::debug(&format!(
+                crate::log::debug_with(|| {
+                    format!(
                     "kernel {kernel}: its first launch, enqueued as written before clayout looked at it, would have run {} ({}): the next run decides first",
                     d.variant.name(),
                     d.reason
-                ));
+                )
+                });
             }
             model.times.first_not_written = not_written;
             model.unwritten();
@@ -295,7 +297,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     // its time so before. Timed with markers instead (`transparent::timed`).
     d.more_coming |= d.measure && model.times.wait_missed;
     if (model.last != Some(d.variant) || d.measure) && crate::log::enabled(crate::config::LogLevel::Debug) {
-        crate::log::debug(&format!("kernel {kernel}: runs {} ({})", d.variant.name(), d.reason));
+        crate::log::debug_with(|| format!("kernel {kernel}: runs {} ({})", d.variant.name(), d.reason));
     }
     model.last = Some(d.variant);
     let kept = (!offer.launched && model::steady(&l, &d)).then(|| {

@@ -149,13 +149,15 @@ pub fn tuned(
         }
         match &t {
             Some(t) => {
-                crate::log::info(&format!(
-                    "tuned S={s} w={w} {host:?}: tile {}{}, conversions {:.1} GB/s to ASTA, {:.1} GB/s back",
-                    t.tile,
-                    if t.searched { " (searched)" } else { "" },
-                    1.0 / t.to_ns_per_byte,
-                    1.0 / t.back_ns_per_byte
-                ));
+                crate::log::info_with(|| {
+                    format!(
+                        "tuned S={s} w={w} {host:?}: tile {}{}, conversions {:.1} GB/s to ASTA, {:.1} GB/s back",
+                        t.tile,
+                        if t.searched { " (searched)" } else { "" },
+                        1.0 / t.to_ns_per_byte,
+                        1.0 / t.back_ns_per_byte
+                    )
+                });
                 crate::cache::disk::put_json("tune", &disk_key, t);
             }
             None => crate::log::warn(&format!(
@@ -206,15 +208,17 @@ fn confirm(ctx: cl_context, dev: cl_device_id, (s, w, host): (u32, u32, Layout),
         return None;
     }
     let Some(again) = again else {
-        crate::log::debug(&format!("tuning S={s} w={w} {host:?} again: nothing could be timed"));
+        crate::log::debug_with(|| format!("tuning S={s} w={w} {host:?} again: nothing could be timed"));
         return None;
     };
     let kept = t.confirmed_by(&again);
-    crate::log::debug(&format!(
-        "tuned S={s} w={w} {host:?} again: {:.1} us a conversion whatever its size (was {:.1})",
-        kept.fixed_ns / 1e3,
-        t.fixed_ns / 1e3
-    ));
+    crate::log::debug_with(|| {
+        format!(
+            "tuned S={s} w={w} {host:?} again: {:.1} us a conversion whatever its size (was {:.1})",
+            kept.fixed_ns / 1e3,
+            t.fixed_ns / 1e3
+        )
+    });
     crate::cache::disk::put_json("tune", key, &kept);
     Some(kept)
 }
@@ -332,13 +336,15 @@ pub fn search(ctx: cl_context, dev: cl_device_id, s: u32, w: u32, host: Layout, 
             searched: tiles.len() > 1,
             confirmed: false,
         };
-        crate::log::debug(&format!(
+        crate::log::debug_with(|| {
+            format!(
             "tile {t} for S={s} w={w}: stream {:.3} ms, to ASTA {:.3} ms, back {:.3} ms, {:.1} us a conversion whatever its size",
             stream / 1e6,
             to / 1e6,
             back / 1e6,
             tuned.fixed_ns / 1e3
-        ));
+        )
+        });
         // A tile must beat the smaller ones by 2 % to be taken: below that it is noise.
         if best.as_ref().is_none_or(|(sc, _)| score < sc * 0.98) {
             best = Some((score, tuned));

@@ -262,7 +262,7 @@ fn rounding_fallback(info: &KernelInfo, plan: &TransparentPlan, ran: Variant, wh
         return;
     }
     let form = if ran == Variant::Staged { "its staged copy" } else { "as written" };
-    crate::log::info(&format!("kernel {}: {why}; it runs {form}, on host-layout buffers", info.name));
+    crate::log::info_with(|| format!("kernel {}: {why}; it runs {form}, on host-layout buffers", info.name));
     crate::stats::fallback(&format!("kernel {}", info.name), why);
 }
 

@@ -179,10 +179,12 @@ impl Rewrites {
             }
         };
         let mut slot = self.private.lock();
-        crate::log::debug(&format!(
-            "the rewritten copies for build options {options:?}: {}",
-            if matches!(outcome, Private::Ready(_)) { "ready" } else { "not usable" }
-        ));
+        crate::log::debug_with(|| {
+            format!(
+                "the rewritten copies for build options {options:?}: {}",
+                if matches!(outcome, Private::Ready(_)) { "ready" } else { "not usable" }
+            )
+        });
         // A build for other options may have been asked for since: the newest request wins.
         if slot.as_ref().is_none_or(|(o, _)| o == options) {
             *slot = Some((options.to_string(), outcome.clone()));
@@ -418,7 +420,7 @@ fn build_private(
     })? {
         Ok(p) => Some(p),
         Err(e) => {
-            crate::log::debug(&format!("the rewritten program with whole tiles only did not build: {e}"));
+            crate::log::debug_with(|| format!("the rewritten program with whole tiles only did not build: {e}"));
             None
         }
     };
@@ -447,7 +449,7 @@ fn build_private(
                 // A tile whose conversions do not build is not one to try.
                 return Err(format!("the conversion kernels for S={s} w={w} T={tile}: {e}"));
             }
-            crate::log::debug(&format!("conversion kernels for S={s} w={w} T={tile} not built ahead: {e}"));
+            crate::log::debug_with(|| format!("conversion kernels for S={s} w={w} T={tile} not built ahead: {e}"));
         }
         if auto {
             let tuned = steps.piece(|| {
@@ -462,9 +464,9 @@ fn build_private(
         }
     }
     if ahead.is_some() {
-        crate::log::info(&format!("built the rewritten copies with tile {tile} ahead, for a later run to try"));
+        crate::log::info_with(|| format!("built the rewritten copies with tile {tile} ahead, for a later run to try"));
     } else {
-        crate::log::info(&format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
+        crate::log::info_with(|| format!("built the rewritten copies of {} kernel(s) with tile {tile}", kernels.len()));
     }
     if let Some((s, w, h)) = search_later {
         search_later_for(ctx, device, (s, w, h), started.elapsed());
@@ -580,10 +582,12 @@ impl Copies<'_> {
             if self.first_note(next, false) {
                 trials.note_try(next);
                 crate::cache::disk::put_json("tiles", &key, &trials);
-                crate::log::info(&format!(
-                    "the copies take tile {next} in this run, to measure it (tile {} is the fastest measured)",
-                    choice.best
-                ));
+                crate::log::info_with(|| {
+                    format!(
+                        "the copies take tile {next} in this run, to measure it (tile {} is the fastest measured)",
+                        choice.best
+                    )
+                });
             }
             return (next, read);
         }
@@ -634,7 +638,9 @@ fn build_ahead(
         // Stopped part-way (its context or the process is going): nothing learnt.
         Err(_) if super::super::worker::cancelled() => return,
         Err(why) => {
-            crate::log::debug(&format!("the copies with tile {tile} did not build ({why}): that tile is not tried"));
+            crate::log::debug_with(|| {
+                format!("the copies with tile {tile} did not build ({why}): that tile is not tried")
+            });
             trials.failed.push(tile);
         }
     }

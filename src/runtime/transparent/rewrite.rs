@@ -95,7 +95,9 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
                 });
                 super::super::suggest::verdict(name, Ok(()));
                 crate::stats::rewritten_kernel();
-                crate::log::info(&format!("kernel {name}: rewritten to ASTA addressing as {}", req.private_name));
+                crate::log::info_with(|| {
+                    format!("kernel {name}: rewritten to ASTA addressing as {}", req.private_name)
+                });
                 let indices = req.params.iter().map(|p| (p.name.clone(), p.index)).collect();
                 let hosts = layout
                     .params
@@ -159,7 +161,7 @@ fn stage(current: &str, original: &str, req: &rewrite::RewriteRequest) -> Option
     req.private_name = format!("{}__clayout_staged", req.kernel);
     match rewrite::stage_kernel(current, &req) {
         Ok(st) => {
-            crate::log::info(&format!("kernel {}: staged copy {}", req.kernel, req.private_name));
+            crate::log::info_with(|| format!("kernel {}: staged copy {}", req.kernel, req.private_name));
             let bytes_per_item = req.params.iter().map(|p| p.layout.words as u64 * p.layout.word_bytes as u64).sum();
             let observes_groups = observes_groups(original);
             Some((
@@ -173,7 +175,7 @@ fn stage(current: &str, original: &str, req: &rewrite::RewriteRequest) -> Option
             ))
         }
         Err(why) => {
-            crate::log::info(&format!("kernel {}: no staged copy ({why})", req.kernel));
+            crate::log::info_with(|| format!("kernel {}: no staged copy ({why})", req.kernel));
             None
         }
     }
