@@ -202,6 +202,11 @@ pub struct KernelDecisions {
     keys: Vec<ReasonKey>,
     /// The fastest measured launch of each form, in ms.
     pub measured_ms: BTreeMap<Form, f64>,
+    /// The host time of the first enqueue of each form in this process (its conversions
+    /// included), in us: what a run that tries a form pays once, which the cost model does not
+    /// count yet.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub first_enqueue_us: BTreeMap<Form, f64>,
 }
 
 const REASONS_KEPT: usize = 8;
@@ -374,6 +379,12 @@ impl KernelDecisions {
             }
         }
     }
+}
+
+/// The first launch of `kernel` in form `v` in this process took `ns` of the host's time to
+/// enqueue.
+pub fn first_enqueue(kernel: &KernelStats, v: Form, ns: f64) {
+    kernel.lock().first_enqueue_us.entry(v).or_insert(ns / 1e3);
 }
 
 /// A launch of `kernel` in form `v` took `ns`.

@@ -94,6 +94,10 @@ fn always_converts_every_launch() {
     assert_same(&base, &out);
     assert_eq!(launches(&stats, "advance", "asta"), 10, "{stats:#}");
     assert_eq!(stats["marshal"]["to_device_layout"], 1, "{stats:#}");
+    // The first launch in ASTA, its conversion included, is timed on the host once.
+    let first = &stats["policy"]["kernels"]["advance"]["first_enqueue_us"];
+    assert!(first["asta"].as_f64().is_some_and(|us| us > 0.0), "{stats:#}");
+    assert!(first.get("written").is_none(), "{stats:#}");
 }
 
 /// `auto` first times the kernel as written, then decides each launch with a reason; whatever

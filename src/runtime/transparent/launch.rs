@@ -15,6 +15,7 @@ use super::timed::Timed;
 use crate::config::LogLevel;
 use crate::registry::{ArgValue, KernelInfo};
 use opencl_sys::*;
+use std::sync::atomic::Ordering::Relaxed;
 
 /// Runs one launch of a rewritten kernel. A launch the model asked to time is timed here,
 /// around the enqueue, with no lock held.
@@ -62,6 +63,8 @@ pub fn launch(
     let enqueue = timed.wrap(enqueue);
     // The ASTA copy's launch ran as the staged copy converting its buffers (`fused`).
     let fused = std::cell::Cell::new(false);
+    let bit = 1u8 << decision.variant as u8;
+    let first = (plan.kernel.launched_forms.load(Relaxed) & bit == 0).then(std::time::Instant::now);
     let attempt = match decision.variant {
         Variant::Asta => Some(crate::guard("transparent launch", || {
             // A launch the model times is timed as the ASTA copy it is, after its conversions.
@@ -110,6 +113,10 @@ pub fn launch(
         }
     };
     crate::stats::transparent_launch(ran == Variant::Asta);
+    if let Some(at) = first.filter(|_| r == CL_SUCCESS && ran == decision.variant) {
+        plan.kernel.launched_forms.fetch_or(bit, Relaxed);
+        crate::stats::first_enqueue(copies.decisions(&info.name), ran.form(), at.elapsed().as_nanos() as f64);
+    }
     crate::guard("cost model", || cost::pace::launched(queue));
     match &rounding {
         Some(why) if ran != Variant::Asta && policy != crate::config::Policy::Never => {

@@ -50,6 +50,9 @@ pub struct RewrittenKernel {
     /// launch of it ran as written; taken by the first launch after (the run's first, unless
     /// launches ran as written while the copies were loaded).
     pub speculate: std::sync::atomic::AtomicBool,
+    /// The forms (a bit per `Variant`) launched in this process so far: a form's first launch is
+    /// timed on the host for the statistics (`first_enqueue_us`), the others are not.
+    pub launched_forms: std::sync::atomic::AtomicU8,
 }
 
 #[derive(Debug)]
@@ -118,6 +121,7 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
                         staged,
                         overwritten,
                         speculate: Default::default(),
+                        launched_forms: Default::default(),
                     }),
                 );
             }
