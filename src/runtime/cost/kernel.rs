@@ -8,9 +8,12 @@ use super::size::SizeClass;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// The format of the `times` records. A record of another format (the one before size classes
-/// held one `Times` for every size) is ignored as stale, never read as this one.
-pub const TIMES_FORMAT: u32 = 2;
+/// The format of the `times` records. A record of another format is ignored as stale, never
+/// read as this one: format 0 held one `Times` for every size, before size classes; in format 2
+/// a launch timed by its event counted the longer of its device time and its enqueue's host
+/// time, which made every form of a kernel of a few microseconds a tie (`transparent::timed`),
+/// and the least of those timings, once settled, was never timed again.
+pub const TIMES_FORMAT: u32 = 3;
 
 /// Size classes kept per kernel; past it the class recorded longest ago goes. A program meets a
 /// few; the bound only keeps a program of ever-changing sizes from growing the record.
@@ -469,7 +472,9 @@ mod tests {
         let old = br#"{"written":1.0,"staged":null,"asta":0.5,"timed":[2,0,2]}"#;
         let why = TimesByClass::parse(old).unwrap_err();
         assert!(why.contains("format 0"), "{why}");
-        let newer = br#"{"format":3,"classes":[]}"#;
+        let newer = br#"{"format":4,"classes":[]}"#;
+        let why = TimesByClass::parse(br#"{"format":2,"classes":[]}"#).unwrap_err();
+        assert!(why.contains("format 2"), "the event times of format 2 are not read: {why}");
         assert!(TimesByClass::parse(newer).is_err());
         assert!(TimesByClass::parse(b"[1,2]").is_err());
     }
@@ -503,7 +508,7 @@ mod tests {
         assert_eq!(back.at(class).timed, [1, 1, 1]);
         assert_eq!(back.shelf, vec![(64, vec![Shelved { class, asta: 0.5, timed: 1 }])]);
         // A record from before the tile was kept holds no ASTA time for any tile.
-        let old = br#"{"format":2,"classes":[[{"items":20,"bytes":25},{"written":1.0,"staged":null,"asta":0.5,"timed":[2,0,2]}]]}"#;
+        let old = br#"{"format":3,"classes":[[{"items":20,"bytes":25},{"written":1.0,"staged":null,"asta":0.5,"timed":[2,0,2]}]]}"#;
         let mut old = TimesByClass::parse(old).unwrap();
         old.at_tile(32);
         assert_eq!(old.at(class).asta, None);

@@ -535,7 +535,7 @@ mod tests {
         let d = decide_fixed(&mut next, class, 3e6);
         assert_eq!(d.variant, Variant::Written, "{}", d.reason);
         assert!(!next.times.first_not_written);
-        let old = r#"{"format":2,"classes":[],"tile":32}"#;
+        let old = r#"{"format":3,"classes":[],"tile":32}"#;
         assert!(!TimesByClass::parse(old.as_bytes()).unwrap().first_not_written, "records before it read as false");
     }
 
@@ -620,7 +620,7 @@ mod tests {
         // Kept with the times: the runs after this one know it too.
         let json = serde_json::to_string(&model.times).unwrap();
         assert!(TimesByClass::parse(json.as_bytes()).unwrap().wait_missed);
-        let old = r#"{"format":2,"classes":[],"tile":32}"#;
+        let old = r#"{"format":3,"classes":[],"tile":32}"#;
         assert!(!TimesByClass::parse(old.as_bytes()).unwrap().wait_missed, "records before it read as false");
     }
 
