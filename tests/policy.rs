@@ -48,6 +48,11 @@ fn launches(stats: &Value, kernel: &str, form: &str) -> u64 {
     stats["policy"]["kernels"][kernel]["launches"][form].as_u64().unwrap_or(0)
 }
 
+/// `kernel`'s launches in every form.
+fn all_launches(stats: &Value, kernel: &str) -> u64 {
+    ["written", "staged", "asta"].iter().map(|f| launches(stats, kernel, f)).sum()
+}
+
 fn reasons(stats: &Value, kernel: &str) -> Vec<String> {
     stats["policy"]["kernels"][kernel]["reasons"]
         .as_array()
@@ -123,7 +128,7 @@ fn auto_measures_before_deciding() {
         }
     }
     let (out, stats) = under("auto", "launches", "off");
-    let total: u64 = ["written", "staged", "asta"].iter().map(|f| launches(&stats, "advance", f)).sum();
+    let total = all_launches(&stats, "advance");
     assert_eq!(total, 10, "{stats:#}");
     let logged = out.shim_lines();
     assert!(logged.iter().all(|l| !l.contains("error")), "{}", out.show("auto"));
@@ -334,7 +339,7 @@ fn auto_runs_as_written_until_its_copies_are_built() {
         let stats = read_stats(&json, &out);
         let r = reasons(&stats, "advance");
         assert!(r.first().is_some_and(|r| r.contains("its copies are still being built")), "{after}: {r:?}");
-        let total: u64 = ["written", "staged", "asta"].iter().map(|f| launches(&stats, "advance", f)).sum();
+        let total = all_launches(&stats, "advance");
         assert_eq!(total, 10, "{after}: {stats:#}");
         let copies_built = out.shim_lines().iter().any(|l| l.contains("built the rewritten copies"));
         if let Some(b) = built {
@@ -958,10 +963,10 @@ fn a_launch_like_the_last_repeats_it_and_nothing_else_does() {
             assert_same(&base, &out);
             let repeated = stats["launches_repeated"].as_u64().unwrap();
             let lane = stats["launches_in_lane"].as_u64().unwrap();
-            let launched: u64 = ["written", "staged", "asta"].iter().map(|f| launches(&stats, "advance", f)).sum();
+            let launched = all_launches(&stats, "advance");
             // The loop of a thread still alive at exit (section 11: 4 x 12 launches) is counted
             // whole, its lane's last launches included.
-            let exchanged: u64 = ["written", "staged", "asta"].iter().map(|f| launches(&stats, "exchange", f)).sum();
+            let exchanged = all_launches(&stats, "exchange");
             assert_eq!(exchanged, 48, "{stats:#}");
             eprintln!(
                 "{policy}, run {}: {repeated} of {launched} launches of advance repeated the one before, {lane} through the express lane",

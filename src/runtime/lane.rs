@@ -210,6 +210,12 @@ impl Lane {
         }
         Some(r)
     }
+
+    /// Whether the kernel object's handle still names the lane's record and no argument was set
+    /// since the lane's launch, so that `args` are its arguments now.
+    fn args_as_launched(&self) -> bool {
+        self.records == world::kernel_records() && self.facts.args_set.load(Ordering::Acquire) == self.args_set
+    }
 }
 
 impl Drop for Lane {
@@ -263,9 +269,7 @@ pub unsafe fn set_again(kernel: cl_kernel, i: cl_uint, size: usize, value: *cons
     OPEN.try_with(|open| {
         let Ok(open) = open.try_borrow() else { return false };
         let Some(l) = open.iter().find(|l| l.kernel == key(kernel)) else { return false };
-        l.records == world::kernel_records()
-            && l.facts.args_set.load(Ordering::Acquire) == l.args_set
-            && l.facts.has(&l.args, i, size, value)
+        l.args_as_launched() && l.facts.has(&l.args, i, size, value)
     })
     .unwrap_or(false)
 }
@@ -293,8 +297,7 @@ pub unsafe fn scalar_set(
             && i < 64
             && l.free & (1 << i) != 0
             && matches!(l.args.get(i), Some(Some(ArgValue::Bytes(b))) if b.len() == size)
-            && l.records == world::kernel_records()
-            && l.facts.args_set.load(Ordering::Acquire) == l.args_set;
+            && l.args_as_launched();
         if !scalar {
             return false;
         }

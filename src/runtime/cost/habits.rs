@@ -116,17 +116,15 @@ pub fn saw(by: &ConvertedBy, outcome: Outcome) {
         // The key ends with the copy's name and the program's hash.
         if crate::log::enabled(crate::config::LogLevel::Debug) {
             let copy = by.kernel.rsplit('|').nth(1).unwrap_or(&by.kernel);
-            crate::log::debug_with(|| {
-                format!(
-                    "kernel copy {copy}: a buffer converted at its converted argument {} was {}",
-                    by.arg,
-                    match outcome {
-                        Outcome::Back => "brought back to host layout",
-                        Outcome::Undone => "brought back to host layout by another kernel's launch",
-                        Outcome::Dropped => "released still converted",
-                    }
-                )
-            });
+            crate::log::debug(&format!(
+                "kernel copy {copy}: a buffer converted at its converted argument {} was {}",
+                by.arg,
+                match outcome {
+                    Outcome::Back => "brought back to host layout",
+                    Outcome::Undone => "brought back to host layout by another kernel's launch",
+                    Outcome::Dropped => "released still converted",
+                }
+            ));
         }
         crate::cache::disk::put_json_later(KIND, by.kernel.clone(), h);
     }

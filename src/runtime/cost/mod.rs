@@ -297,7 +297,7 @@ pub fn decide(kernel: &str, model: &mut KernelModel, offer: &Offer, buffers: &mu
     // its time so before. Timed with markers instead (`transparent::timed`).
     d.more_coming |= d.measure && model.times.wait_missed;
     if (model.last != Some(d.variant) || d.measure) && crate::log::enabled(crate::config::LogLevel::Debug) {
-        crate::log::debug_with(|| format!("kernel {kernel}: runs {} ({})", d.variant.name(), d.reason));
+        crate::log::debug(&format!("kernel {kernel}: runs {} ({})", d.variant.name(), d.reason));
     }
     model.last = Some(d.variant);
     let kept = (!offer.launched && model::steady(&l, &d)).then(|| {
@@ -481,6 +481,15 @@ mod tests {
         launched: bool,
         cost: &mut BufferCost,
     ) -> Decision {
+        let rates = rates(fixed_ns);
+        let (offer, want) = offer(class, &rates, launched);
+        let mut views = [BufferView { arg: 0, cost, current: Current::Host, want }];
+        decide("k", model, &offer, &mut views)
+    }
+
+    /// Conversion rates of the 8-float AoS structure at tile 32: 0.001 ns a byte each way, and
+    /// `fixed_ns` a conversion whatever its size.
+    fn rates(fixed_ns: f64) -> Rates {
         let tuned = Tuned {
             tile: 32,
             to_ns_per_byte: 0.001,
@@ -491,9 +500,7 @@ mod tests {
         };
         let mut rates = Rates::default();
         rates.insert((8, 4, Layout::Aos), tuned);
-        let (offer, want) = offer(class, &rates, launched);
-        let mut views = [BufferView { arg: 0, cost, current: Current::Host, want }];
-        decide("k", model, &offer, &mut views)
+        rates
     }
 
     /// The offer of an `auto` launch over one AoS buffer of a million 8-float structures, and
@@ -655,18 +662,7 @@ mod tests {
 
     #[test]
     fn under_never_without_the_staged_copy_a_launch_enqueued_first_says_so() {
-        let mut rates = Rates::default();
-        rates.insert(
-            (8, 4, Layout::Aos),
-            Tuned {
-                tile: 32,
-                to_ns_per_byte: 0.001,
-                back_ns_per_byte: 0.001,
-                fixed_ns: 0.0,
-                searched: false,
-                confirmed: true,
-            },
-        );
+        let rates = rates(0.0);
         let class = SizeClass::of(1_000_000, 32_000_000);
         let mut model = KernelModel::default();
         for (launched, why) in [(true, LAUNCHED), (false, "policy never")] {

@@ -178,15 +178,13 @@ pub fn finished(queue: cl_command_queue, e: Entering, ok: bool) {
             let host = e.at.saturating_duration_since(at).as_nanos() as f64;
             let wait = done.saturating_duration_since(e.at).as_nanos() as f64;
             if crate::log::enabled(crate::config::LogLevel::Debug) {
-                crate::log::debug_with(|| {
-                    format!(
+                crate::log::debug(&format!(
                     "the application's wait took {:.1} us after {:.3} ms of the host's time ({} kernel(s), the longest launch timed at {:.1} us)",
                     wait / 1e3,
                     host / 1e6,
                     ran.len(),
                     longest / 1e3
-                )
-                });
+                ));
             }
             Some(Wait::new(host, wait, longest))
         }

@@ -516,11 +516,14 @@ impl Ticket {
     /// The scalar arguments (of the first 64) that may change between its launches
     /// (`same_args`), as a mask.
     fn free_scalars(&self) -> u64 {
-        let Some(reads) = &self.reads else { return 0 };
-        let free = |(i, a): &(usize, &Option<ArgValue>)| {
-            *i < 64 && matches!(a, Some(ArgValue::Bytes(_))) && reads.binary_search(i).is_err()
-        };
+        let free = |(i, a): &(usize, &Option<ArgValue>)| *i < 64 && self.free_scalar(*i, a);
         self.args.iter().enumerate().filter(free).fold(0, |m, (i, _)| m | 1 << i)
+    }
+
+    /// Whether argument `i`, of value `a`, is a scalar that no part of the launch path reads,
+    /// where the kernel as written runs (a time step, a seed).
+    fn free_scalar(&self, i: usize, a: &Option<ArgValue>) -> bool {
+        matches!(a, Some(ArgValue::Bytes(_))) && self.reads.as_ref().is_some_and(|r| r.binary_search(&i).is_err())
     }
 
     /// Whether arguments `now`, set since the last launch, make the same launch: the same
@@ -528,11 +531,12 @@ impl Ticket {
     /// runs (a time step, a seed).
     fn same_args(&self, now: &Args) -> bool {
         self.args.len() == now.len()
-            && self.args.iter().zip(now.iter()).enumerate().all(|(i, (was, is))| {
-                was == is
-                    || matches!((was, is), (Some(ArgValue::Bytes(_)), Some(ArgValue::Bytes(_))))
-                        && self.reads.as_ref().is_some_and(|r| r.binary_search(&i).is_err())
-            })
+            && self
+                .args
+                .iter()
+                .zip(now.iter())
+                .enumerate()
+                .all(|(i, (was, is))| was == is || self.free_scalar(i, was) && matches!(is, Some(ArgValue::Bytes(_))))
     }
 
     /// Whether `other` is the same launch: same queue, work sizes and arguments (as `same_args`
