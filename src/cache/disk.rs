@@ -37,7 +37,11 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 /// The cache directory, or None when the cache is off or no home directory is known. It may not
 /// exist yet: [`put`] creates it.
 pub fn dir() -> Option<PathBuf> {
-    dir_from(&config::get().cache_dir, &|name| std::env::var_os(name))
+    // Worked out once: every record's path starts here, and a short run's first launches look
+    // up a dozen records (the environment's lock and scan, a copy of the setting, each time).
+    static DIR: Lazy<Option<PathBuf>> =
+        Lazy::new(|| dir_from(&config::get().cache_dir, &|name| std::env::var_os(name)));
+    DIR.clone()
 }
 
 fn dir_from(setting: &CacheDir, env: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
