@@ -4,7 +4,9 @@
 # run lengths (-i) at two problem sizes taken in turn. Each run goes first under auto (which
 # learns from the runs before it through the cache), then without clayout, then under always,
 # and one markdown table row says what each took (the sample's total_ms: writes, launches and
-# reads), how auto did against the run without clayout, and what share of always' gain it got.
+# reads), how auto did against the run without clayout, and what share of always' gain it got;
+# and how auto did against it with the sample's builds counted (build_ms, where clayout loads
+# its copies: clayout's host time inside the application's calls, the issue's measure).
 #   scripts/policy-stress.sh [--platform NAME] [--lib PATH] [--sample NAME] [--sizes "A B"]
 #                            [--runs "1 100 2 30 1 1000 8 30"] [--timeout SECONDS] [--details]
 #                            [--reps K]
@@ -12,7 +14,8 @@
 # -z A); the default is small, for PoCL. --lib: the libclayout.so to preload (else the release
 # library of $CARGO_TARGET_DIR, built with cargo when missing): with it the script needs no
 # cargo, only make and a C compiler ($CC) for the samples. --details: after the table, the
-# reasons auto gave in each run (its statistics' policy.kernels.*.reasons). --reps K: K passes,
+# reasons auto gave in each run (its statistics' policy.kernels.*.reasons), the host time of
+# each form's first launch (first_enqueue_us) and the run's conversions. --reps K: K passes,
 # each on a fresh cache, and one table of medians (auto against no clayout taken pair by pair,
 # with its range): single runs of a few ms vary by more than the 2 % they are judged by.
 # Exit status 1 when a run failed or the three checksums of a run differ.
@@ -72,7 +75,8 @@ bin=$out/$sample/$sample
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# One run: prints "total_ms checksum" (or "FAILED ..."); the sample's output is kept in $work.
+# One run: prints "total_ms checksum build_ms" (or "FAILED ..."; build_ms: the sample's builds
+# of its programs, outside total_ms, where clayout loads its copies); the output is kept in $work.
 run() { # tag variant(none|always|auto) iters size
     local tag=$1 variant=$2 iters=$3 size=$4
     local -a envs=(env -u LD_PRELOAD -u CLAYOUT_POLICY -u CLAYOUT_CACHE_DIR -u CLAYOUT_ANNOTATIONS -u CLAYOUT_STATS)
@@ -84,14 +88,15 @@ run() { # tag variant(none|always|auto) iters size
     # shellcheck disable=SC2046
     timeout -k 5 "$timeout_s" "${envs[@]}" "$bin" -i "$iters" $(size_args "$size") >"$work/$tag.out" 2>"$work/$tag.err"
     local rc=$?
-    local ms sum
+    local ms sum build
     ms=$(sed -n 's/^total_ms: //p' "$work/$tag.out" | head -1)
+    build=$(awk '/^build_ms:/ { b += $2 } END { print b + 0 }' "$work/$tag.out")
     sum=$(sed -n 's/^checksum: \([0-9a-f]*\).*/\1/p' "$work/$tag.out" | head -1)
     if [ "$rc" != 0 ] || [ -z "$ms" ] || [ -z "$sum" ]; then
         echo "FAILED exit $rc"
         sed 's/^/    /' "$work/$tag.err" | tail -5 >&2
     else
-        echo "$ms $sum"
+        echo "$ms $sum $build"
     fi
 }
 
@@ -101,11 +106,20 @@ forms() { # stats.json [reasons]
     command -v python3 >/dev/null || { echo "?"; return; }
     python3 - "$@" <<'EOF' 2>/dev/null || echo "?"
 import json, sys
-k = json.load(open(sys.argv[1]))["policy"]["kernels"]
+stats = json.load(open(sys.argv[1]))
+k = stats["policy"]["kernels"]
 if len(sys.argv) > 2:
     for name, v in sorted(k.items()):
         for r in v.get("reasons", []):
             print(f"    {name}: {r}")
+        first = v.get("first_enqueue_us", {})
+        if first:
+            print(f"    {name}: first launches (host us): " + ", ".join(f"{f} {t:.1f}" for f, t in first.items()))
+    for why in stats["policy"].get("copies_not_loaded", []):
+        print(f"    copies {why}")
+    m = stats.get("marshal", {})
+    print(f"    conversions: {m.get('to_device_layout', 0)} to ASTA, {m.get('to_host_layout', 0)} back, "
+          f"{m.get('device_ns', 0) / 1e3:.1f} us on the device")
 else:
     print("; ".join(
         f"{name}: " + ", ".join(f"{f} {n}" for f, n in v["launches"].items() if n)
@@ -145,20 +159,24 @@ pass() { # N
         fi
         rw=$(run "$i-always" always "$iters" "$size")
         if [[ "$ra $rn $rw" == *FAILED* ]]; then
-            [ "$npass" = 1 ] && echo "| $i | $size | $iters | $rn | $rw | $ra | - | - | - | - |"
+            [ "$npass" = 1 ] && echo "| $i | $size | $iters | $rn | $rw | $ra | - | - | - | - | - |"
             echo "$i $size $iters FAILED" >>"$work/pass-$p.txt"
             bad=1
             continue
         fi
-        read -r mn sn <<<"$rn"
-        read -r mw sw <<<"$rw"
-        read -r ma sa <<<"$ra"
+        read -r mn sn bn <<<"$rn"
+        read -r mw sw bw <<<"$rw"
+        read -r ma sa ba <<<"$ra"
+        # With the builds: what the process spent in the sample's calls that clayout may slow.
+        bn=$(awk -v a="$mn" -v b="$bn" 'BEGIN { print a + b }')
+        bw=$(awk -v a="$mw" -v b="$bw" 'BEGIN { print a + b }')
+        ba=$(awk -v a="$ma" -v b="$ba" 'BEGIN { print a + b }')
         same=yes
         if [ "$sn" != "$sw" ] || [ "$sn" != "$sa" ]; then same="NO ($sn, $sw, $sa)"; bad=1; fi
         local f
         f=$(forms "$work/$i-auto.json")
-        echo "$i $size $iters $mn $mw $ma $same $f" >>"$work/pass-$p.txt"
-        [ "$npass" = 1 ] && echo "| $i | $size | $iters | $mn | $mw | $ma | $(pct "$ma" "$mn") | $(share "$mn" "$mw" "$ma") | $same | $f |"
+        echo "$i $size $iters $mn $mw $ma $bn $bw $ba $same $f" >>"$work/pass-$p.txt"
+        [ "$npass" = 1 ] && echo "| $i | $size | $iters | $mn | $mw | $ma | $(pct "$ma" "$mn") | $(share "$mn" "$mw" "$ma") | $(pct "$ba" "$bn") | $same | $f |"
     done
     if [ "$details" = 1 ] && [ "$p" = "$npass" ]; then
         for j in $(seq "$i"); do
@@ -171,18 +189,18 @@ pass() { # N
 
 bad=0
 npass=${reps:-1}
-echo "| run | size | launches (-i) | ms without clayout | ms always | ms auto | auto vs none | auto's share of always' gain | checksums same? | auto ran |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"
+echo "| run | size | launches (-i) | ms without clayout | ms always | ms auto | auto vs none | auto's share of always' gain | auto vs none, builds included | checksums same? | auto ran |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"
 for p in $(seq "$npass"); do pass "$p"; done
 if [ "$npass" = 1 ]; then
-    read -r tn tw ta < <(awk '$4 != "FAILED" { n += $4; w += $5; a += $6 } END { print n + 0, w + 0, a + 0 }' "$work/pass-1.txt")
-    echo "| all | | | $tn | $tw | $ta | $(pct "$ta" "$tn") | $(share "$tn" "$tw" "$ta") | | |"
+    read -r tn tw ta tbn tba < <(awk '$4 != "FAILED" { n += $4; w += $5; a += $6; bn += $7; ba += $9 } END { print n + 0, w + 0, a + 0, bn + 0, ba + 0 }' "$work/pass-1.txt")
+    echo "| all | | | $tn | $tw | $ta | $(pct "$ta" "$tn") | $(share "$tn" "$tw" "$ta") | $(pct "$tba" "$tbn") | | |"
 else
     # Medians over the passes: each column's own, and auto against the run without clayout
     # taken pair by pair (median and range); the last row sums each pass first; "auto ran" is
     # the last pass's.
     for p in $(seq "$npass"); do
-        awk -v p="$p" '$4 != "FAILED" { n += $4; w += $5; a += $6 } END { print "all", "-", "-", n, w, a, "yes" }' "$work/pass-$p.txt" >>"$work/pass-$p.txt"
+        awk -v p="$p" '$4 != "FAILED" { n += $4; w += $5; a += $6; bn += $7; bw += $8; ba += $9 } END { print "all", "-", "-", n, w, a, bn, bw, ba, "yes" }' "$work/pass-$p.txt" >>"$work/pass-$p.txt"
     done
     cat "$work"/pass-*.txt | awk -v np="$npass" '
         function med(s,   a, k, t, m) { k = split(s, a, " "); for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -190,18 +208,19 @@ else
         $4 == "FAILED" { failed[$1]++; next }
         { key = $1; if (!(key in seen)) { seen[key] = 1; order[++nk] = key; sz[key] = $2; it[key] = $3 }
           N[key] = N[key] " " $4; W[key] = W[key] " " $5; A[key] = A[key] " " $6; R[key] = R[key] " " ($6 / $4 - 1) * 100
-          if ($7 != "yes") diff[key]++; cnt[key]++
-          f = ""; for (c = 8; c <= NF; c++) f = f (c > 8 ? " " : "") $c; forms[key] = f }
+          B[key] = B[key] " " ($9 / $7 - 1) * 100
+          if ($10 != "yes") diff[key]++; cnt[key]++
+          f = ""; for (c = 11; c <= NF; c++) f = f (c > 11 ? " " : "") $c; forms[key] = f }
         END { for (q = 1; q <= nk; q++) { k = order[q]
-            n = med(N[k]); w = med(W[k]); a = med(A[k]); r = med(R[k]); rlo = lo; rhi = hi
+            n = med(N[k]); w = med(W[k]); a = med(A[k]); r = med(R[k]); rlo = lo; rhi = hi; b = med(B[k]); blo = lo; bhi = hi
             if (n - w > 0) s = sprintf("%.0f %%", (n - a) / (n - w) * 100); else s = sprintf("none (always %+.1f %%)", (w / n - 1) * 100)
-            printf "| %s | %s | %s | %.3f | %.3f | %.3f | %+.1f %% (%+.1f to %+.1f) | %s | %s | %s |\n", k, sz[k], it[k], n, w, a, r, rlo, rhi, s,
+            printf "| %s | %s | %s | %.3f | %.3f | %.3f | %+.1f %% (%+.1f to %+.1f) | %s | %+.1f %% (%+.1f to %+.1f) | %s | %s |\n", k, sz[k], it[k], n, w, a, r, rlo, rhi, s, b, blo, bhi,
                 (diff[k] || failed[k]) ? "NO" : sprintf("yes (%d passes)", cnt[k]), forms[k] } }'
 fi
 if [ "$npass" -gt 1 ]; then
     # Each pass's own figures, since a median hides a pass that chose otherwise.
     echo
-    echo "each pass (run size launches ms-none ms-always ms-auto checksums-same auto-ran):"
+    echo "each pass (run size launches ms-none ms-always ms-auto, the same with builds, checksums-same auto-ran):"
     for p in $(seq "$npass"); do sed "s/^/  pass $p: /" "$work/pass-$p.txt"; done
 fi
 [ -f "$work/details.txt" ] && { echo; echo "auto's reasons in the last pass:"; echo; cat "$work/details.txt"; }

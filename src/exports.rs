@@ -152,6 +152,7 @@ extern "C" fn at_exit() {
     crate::guard::guard("kernel times at exit", crate::runtime::cost::measure::harvest);
     crate::guard::guard("annotations at exit", crate::runtime::program::report_unattached);
     crate::guard::guard("epoch lengths at exit", crate::runtime::cost::lengths::write_at_exit);
+    crate::guard::guard("copies' worth at exit", crate::runtime::cost::worth::write_at_exit);
     crate::guard::guard("kernel times records at exit", crate::runtime::cost::kernel::write_unwritten);
     crate::guard::guard("launch events at exit", crate::runtime::profiling::write_at_exit);
     // Every record of the run, written off the application's threads until now (the builds at

@@ -399,6 +399,16 @@ pub fn kernel_time(kernel: &str, v: Form, ns: f64) {
 static TILES: Mutex<BTreeMap<String, u32>> = Mutex::new(BTreeMap::new());
 
 /// The copies of `kernel` were built with tile `tile`.
+/// The program's copies were not loaded inside its build, for `why` (`cost::worth`).
+pub fn copies_declined(why: &str) {
+    let mut d = DECLINED.lock();
+    if !d.iter().any(|w| w == why) {
+        d.push(why.to_string());
+    }
+}
+
+static DECLINED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
 pub fn copies_tile(kernel: &str, tile: u32) {
     TILES.lock().insert(kernel.to_string(), tile);
 }
@@ -409,6 +419,9 @@ pub struct PolicyReport {
     pub kernels: BTreeMap<String, KernelDecisions>,
     /// The tile each rewritten kernel's copies were last built with.
     pub tiles: BTreeMap<String, u32>,
+    /// Why programs' copies were not loaded inside their builds (docs/cost-model.md, "The
+    /// copies' load is bought too").
+    pub copies_not_loaded: Vec<String>,
 }
 
 // ---- The on-disk cache (cache/disk.rs) -----------------------------------------------------
@@ -554,6 +567,7 @@ pub fn report() -> Report {
                 .filter_map(|(n, k)| Some((n.clone(), k.snapshot(Duration::from_millis(200))?)))
                 .collect(),
             tiles: TILES.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default(),
+            copies_not_loaded: DECLINED.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default(),
         },
     }
 }

@@ -4,7 +4,9 @@
 # the builds waited for, three one-launch runs); then REPS interleaved runs of ITERS launches
 # without clayout and for each library in LIBS under each configuration in CONFIGS (auto,
 # never, always, norewrite: CLAYOUT_REWRITE=0, disable: CLAYOUT_DISABLE=1, noprofile: auto with
-# CLAYOUT_PROFILE=0; default auto), each timing
+# CLAYOUT_PROFILE=0, bare: without clayout again, a control for the order; default auto), each
+# in a turn that rotates from one round to the next, so that no configuration always runs first;
+# ENVALL="VAR=value ..." is set for every run, the one without clayout included; each timing
 # every OpenCL call (bench/calltime.c): per entry point the median over the runs of its total
 # time in the run (and of its largest call), and the median total_ms. FRESH=1: no priming, every run on an empty cache
 # (a program's first run). PRIME="SIZE:LAUNCHES ...": prime instead with those runs under auto,
@@ -55,13 +57,20 @@ setting() {
         for i in 1 1 1; do (cd samples/$sample && CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$l $bin $size -i $i --platform $platform >/dev/null 2>&1); done
     done
     rm -f /tmp/sc-*.lines
+    turns=(none)
+    for l in $libs; do for c in $configs; do turns+=("$l:$c"); done; done
     for r in $(seq ${REPS:-9}); do
-        one /tmp/sc-none.lines LD_PRELOAD=/tmp/calltime.so
-        for l in $libs; do
-            for c in $configs; do
+        for k in $(seq 0 $((${#turns[@]} - 1))); do
+            t=${turns[$(((k + r) % ${#turns[@]}))]}
+            l=${t%:*} c=${t##*:}
+            if [ "$t" = none ]; then
+                one /tmp/sc-none.lines ${ENVALL:-} LD_PRELOAD=/tmp/calltime.so
+            elif [ "$c" = bare ]; then
+                one /tmp/sc-$(basename $l)-$c.lines ${ENVALL:-} LD_PRELOAD=/tmp/calltime.so
+            else
                 [ "${FRESH:-0}" = 1 ] && rm -rf /tmp/sc-cache-$(basename $l)
-                one /tmp/sc-$(basename $l)-$c.lines $(setting $c) LD_PRELOAD="/tmp/calltime.so $l" CLAYOUT_CACHE_DIR=/tmp/sc-cache-$(basename $l) CLAYOUT_ANNOTATIONS=$A
-            done
+                one /tmp/sc-$(basename $l)-$c.lines ${ENVALL:-} $(setting $c) LD_PRELOAD="/tmp/calltime.so $l" CLAYOUT_CACHE_DIR=/tmp/sc-cache-$(basename $l) CLAYOUT_ANNOTATIONS=$A
+            fi
         done
     done
     echo "== $sample $size -i ${ITERS:-1}: without clayout"
@@ -74,4 +83,4 @@ setting() {
         (cd samples/$sample && CLAYOUT_STATS=/tmp/sc-stats.json CLAYOUT_CACHE_DIR=/tmp/sc-cache-$(basename $l) CLAYOUT_ANNOTATIONS=$A LD_PRELOAD=$l $bin $size -i ${ITERS:-1} --platform $platform >/dev/null 2>&1)
         echo "  reasons: $(grep -A1 '"reasons"' /tmp/sc-stats.json | grep -v '"reasons"\|^--' | tr -s ' ' | tr '\n' ' ')"
     done
-} 2>&1 | tee "$OUT/shortcalls.txt"
+} 2>&1 | tee "$OUT/shortcalls${TAG:+-$TAG}.txt"

@@ -345,6 +345,11 @@ fn timing_while_building(
     if !timed_while_building(nth) || super::suggest::active() {
         return None;
     }
+    // Copies not loaded for their worth (`cost::worth`) are not waited for in this run: timing
+    // the kernel as written for them costs each run's first launches for nothing.
+    if k.program.as_ref().is_some_and(|p| p.copies_declined.load(std::sync::atomic::Ordering::Relaxed)) {
+        return None;
+    }
     let (kernel, plan) = k.building_plan()?;
     let needs = needs(&k.facts, Some(plan), dims, user).ok()?;
     let class = super::transparent::launch::size_class(&needs, dims);

@@ -33,6 +33,9 @@ pub struct Program {
     /// Under the cost model, clayout's builds for the program wait until then: the application
     /// has by then run, after its build, as long as that build took (`app_build_took`).
     hold_until: Mutex<Option<std::time::Instant>>,
+    /// Its copies were not loaded inside its build, their load being worth less than it costs
+    /// (`cost::worth`): its launches run as written without timing that form for them.
+    pub copies_declined: std::sync::atomic::AtomicBool,
     /// The application's last build of it came from its driver's cache (`QUICK_BUILD`): what
     /// clayout's cache holds for it is loaded inside that call (`after_build`).
     quick_build: std::sync::atomic::AtomicBool,
@@ -122,6 +125,7 @@ pub fn created(h: Handle, facts: Arc<ProgramInfo>) {
             facts,
             dl: Mutex::new(None),
             hold_until: Mutex::new(None),
+            copies_declined: std::sync::atomic::AtomicBool::new(false),
             quick_build: Default::default(),
         },
     );
@@ -198,6 +202,20 @@ pub fn report_unattached() {
 
 /// Whether anything could annotate a program of these sources: a `DL:` comment, a side file,
 /// or the inference.
+/// Whether clayout may read program `h`'s annotations (and rewrite its copies) while the
+/// application's build of it runs (`hooks::clBuildProgram`): a program built from source with
+/// annotations to read, none of which may be written for a device layout (whose kernels are built
+/// with the tile macro, so that the reading must come first). Any mention of ASTA in its source
+/// or in a side-file annotation for a device layout counts as such.
+pub fn reads_beside_build(h: Handle) -> bool {
+    let Some(program) = get(h) else { return false };
+    let sources = &program.facts.sources;
+    program.facts.origin == ProgramOrigin::Source
+        && may_be_annotated(sources)
+        && !side_entries().iter().any(|e| e.annotation.annotation.device.is_some())
+        && !sources.iter().any(|s| s.as_bytes().windows(4).any(|w| w.eq_ignore_ascii_case(b"asta")))
+}
+
 fn may_be_annotated(sources: &[String]) -> bool {
     crate::config::get().infers() || !side_entries().is_empty() || sources.iter().any(|s| s.contains("DL:"))
 }
@@ -418,12 +436,7 @@ pub fn app_build_took(program: &Program, took: std::time::Duration) {
 /// cache off, every run is a first.
 fn first_run(program: &Program) -> bool {
     let Some(dl) = program.dl() else { return true };
-    let Some(device) = registry::get().first_device(program.facts.context) else { return true };
-    let key = format!(
-        "{}|{:016x}",
-        crate::cache::disk::device_key(device),
-        crate::cache::disk::fnv1a(dl.seen.text.as_bytes())
-    );
+    let Some(key) = program_key(program, &dl) else { return true };
     if crate::cache::disk::get_json::<u32>("seen", &key).is_some() {
         return false;
     }
@@ -529,7 +542,7 @@ fn prepare_with(program: &Arc<Program>, build_running: bool, in_build: bool) {
     let hold = if dl.marshals() { None } else { program.hold_until.lock().filter(|t| *t > std::time::Instant::now()) };
     let quick =
         in_build && !dl.marshals() && !build_running && program.quick_build.load(std::sync::atomic::Ordering::Relaxed);
-    if quick && load_now(program, &dl) {
+    if quick && loading_pays(program, &dl) && load_now(program, &dl) {
         return;
     }
     // What the cache holds was just tried, if quick: the job only builds what it lacks.
@@ -555,14 +568,93 @@ fn load_now(program: &Program, dl: &ProgramDl) -> bool {
             let _ = crate::cl::cmd::warm_kernels(built.raw());
         }
         crate::marshal::warm_kernels(program.facts.context as cl_context);
+        let took = start.elapsed();
         crate::log::debug_with(|| {
             format!(
                 "the rewritten copies loaded from the caches inside the application's build in {:.1} ms",
-                start.elapsed().as_secs_f64() * 1e3
+                took.as_secs_f64() * 1e3
             )
         });
+        track_worth(program, dl, Some(took.as_nanos() as f64));
     }
     loaded
+}
+
+/// Whether the copies' load inside the application's build pays for itself under `auto`, by the
+/// program's history (`cost::worth`); under the other policies it is always made. Notes the
+/// program for its record either way, and reads its kernels' records into their models now: a
+/// run that does not load the copies runs its launches as written, and their first launches
+/// would otherwise read them (some 50,000 instructions each on PoCL).
+fn loading_pays(program: &Program, dl: &ProgramDl) -> bool {
+    use crate::runtime::cost::{lengths, worth};
+    if !worth_decides() {
+        return true;
+    }
+    let Some((key, kernels)) = worth_keys(program, dl) else { return true };
+    let history: Vec<_> = kernels
+        .iter()
+        .map(|(k, times_key)| {
+            // As recorded: the model keeps only the ASTA times of its copies' tile, not known
+            // yet (0) and set by their build (`KernelModel::load_read`).
+            let times = crate::runtime::cost::kernel::TimesByClass::read(times_key);
+            let mut model = k.model.lock();
+            if model.disk_key.is_none() {
+                model.load_read(times_key, times.clone(), 0);
+            }
+            (Some(lengths::get(times_key)), times)
+        })
+        .collect();
+    let keys = kernels.into_iter().map(|(_, k)| k).collect();
+    match worth::verdict(worth::read(&key).as_ref(), worth::gain_per_epoch(&history)) {
+        Ok(()) => true,
+        Err(why) => {
+            crate::log::debug_with(|| format!("the rewritten copies are {why}"));
+            crate::stats::copies_declined(&why);
+            program.copies_declined.store(true, std::sync::atomic::Ordering::Relaxed);
+            worth::track(key, keys, None);
+            false
+        }
+    }
+}
+
+/// Notes program `program` for its `worth` record, with what loading its copies inside the
+/// build took.
+fn track_worth(program: &Program, dl: &ProgramDl, load_ns: Option<f64>) {
+    if !worth_decides() {
+        return;
+    }
+    if let Some((key, kernels)) = worth_keys(program, dl) {
+        crate::runtime::cost::worth::track(key, kernels.into_iter().map(|(_, k)| k).collect(), load_ns);
+    }
+}
+
+/// The key of the program's `worth` record (its text on its device, as `seen`'s) and its
+/// rewritten kernels with their times keys.
+fn worth_keys(program: &Program, dl: &ProgramDl) -> Option<(String, KeyedKernels)> {
+    let rw = dl.rewrites.as_ref()?;
+    let options = program.facts.build_options.lock().clone().unwrap_or_default();
+    let kernels = rw.keyed_kernels(&program.facts, &options, &dl.seen.compiler_options)?;
+    Some((program_key(program, dl)?, kernels))
+}
+
+/// A program's rewritten kernels, each with the key of its copies' records.
+type KeyedKernels = Vec<(Arc<crate::runtime::transparent::rewrite::RewrittenKernel>, Arc<str>)>;
+
+/// Whether the copies' load inside the build is decided by their worth: under `auto`, with
+/// the builds held back until the run has paid for them (`CLAYOUT_BUILD_AFTER` not `wait`).
+fn worth_decides() -> bool {
+    let cfg = crate::config::get();
+    cfg.policy == crate::config::Policy::Auto && cfg.build_after != crate::config::BuildAfter::Wait
+}
+
+/// The program's text as clayout read it, on its first device: the key of its records.
+fn program_key(program: &Program, dl: &ProgramDl) -> Option<String> {
+    let device = registry::get().first_device(program.facts.context)?;
+    Some(format!(
+        "{}|{:016x}",
+        crate::cache::disk::device_key(device),
+        crate::cache::disk::fnv1a(dl.seen.text.as_bytes())
+    ))
 }
 
 /// Submits the preparation of `program`'s build `dl`, held back until `hold`; `cache_first`: at

@@ -65,6 +65,11 @@ impl Lengths {
         all.iter().filter(move |e| !any_here || e.1 == items).map(|e| e.0)
     }
 
+    /// The epochs recorded at `arg`, oldest first: each one's launches and size bucket.
+    pub fn epochs(&self, arg: u32) -> impl Iterator<Item = (u32, u8)> + '_ {
+        self.args.get(arg as usize).map_or(&[][..], |v| v.as_slice()).iter().copied()
+    }
+
     /// Records an epoch of `launches` at `arg`, whose first launch was at the size `items`;
     /// whether the record changed.
     pub fn push(&mut self, arg: u32, launches: u32, items: u8) -> bool {
@@ -129,6 +134,8 @@ struct Entry {
     /// Changed since it was last written.
     dirty: bool,
     writes: u32,
+    /// Epochs this run ended (recorded or not), at any argument (`worth`).
+    this_run: u32,
 }
 
 static LENGTHS: Lazy<Mutex<super::KeyMap<Entry>>> = Lazy::new(Default::default);
@@ -139,6 +146,7 @@ fn with<R>(kernel: &Arc<str>, f: impl FnOnce(&mut Entry) -> R) -> R {
         lengths: crate::cache::disk::get_with(KIND, kernel, Lengths::parse).unwrap_or_default(),
         dirty: false,
         writes: 0,
+        this_run: 0,
     });
     f(e)
 }
@@ -157,6 +165,7 @@ pub fn get(kernel: &Arc<str>) -> Lengths {
 /// whose first launch was at the size `items`.
 pub fn record(kernel: &Arc<str>, arg: u32, launches: u32, items: u8) {
     let write = with(kernel, |e| {
+        e.this_run = e.this_run.saturating_add(1);
         if !e.lengths.push(arg, launches, items) {
             return None;
         }
@@ -172,6 +181,11 @@ pub fn record(kernel: &Arc<str>, arg: u32, launches: u32, items: u8) {
     if let Some(l) = write {
         crate::cache::disk::put_json_later(KIND, kernel.clone(), l);
     }
+}
+
+/// The epochs of `kernel` that ended in this run, at any of its arguments.
+pub fn epochs_this_run(kernel: &Arc<str>) -> u32 {
+    LENGTHS.lock().get(kernel).map_or(0, |e| e.this_run)
 }
 
 /// Writes the records changed since they were last written.

@@ -16,6 +16,7 @@ pub mod size;
 pub mod tally;
 pub mod tiles;
 pub mod tune;
+pub mod worth;
 
 pub use buffer::{BufferCost, Reuse};
 pub use kernel::KernelModel;

@@ -147,6 +147,22 @@ impl Rewrites {
         self.keep(options, built)
     }
 
+    /// The rewritten kernels of a build of `program` with `options`, each with the key of its
+    /// copies' records, known before they are built.
+    pub fn keyed_kernels(
+        &self,
+        program: &ProgramInfo,
+        options: &str,
+        compiler_options: &str,
+    ) -> Option<Vec<(Arc<RewrittenKernel>, Arc<str>)>> {
+        self.identify(program, options, compiler_options).ok()?;
+        self.rewritten
+            .kernels
+            .values()
+            .map(|k| Some((k.clone(), self.times_key_of(options, &k.private_name)?)))
+            .collect()
+    }
+
     /// The private program for a build of `program` with `options`, made now.
     fn private(&self, program: &ProgramInfo, options: &str, compiler_options: &str) -> Result<PrivateProgram, String> {
         let id = self.identify(program, options, compiler_options)?;
@@ -424,8 +440,12 @@ fn build_private(
             None
         }
     };
+    let probed = std::time::Instant::now();
     let got = probe::run(ctx, device, &built, "clayout_probe_layout", expected.len())
         .map_err(|e| format!("the structure layout probe: {e}"))?;
+    crate::log::debug_with(|| {
+        format!("the structure layout probe ran in {:.2} ms", probed.elapsed().as_secs_f64() * 1e3)
+    });
     let mut wrong_layouts = HashMap::new();
     for ((t, expr, want), got) in expected.into_iter().zip(got) {
         if want != got && !wrong_layouts.contains_key(&t) {
