@@ -444,19 +444,27 @@ unsafe fn build_beside(
     // SAFETY: read only, by a thread joined before this call returns.
     unsafe impl Send for Call {}
     let call = Call(program, options, devices.0, devices.1);
+    let start = std::time::Instant::now();
     let (ours, mut r, mut took) = std::thread::scope(|scope| {
         let reading = std::thread::Builder::new().name("clayout-read".into()).spawn_scoped(scope, move || {
             let c = call;
-            build_options(c.0, c.1, (c.2, c.3), &[])
+            let ours = build_options(c.0, c.1, (c.2, c.3), &[]);
+            (ours, start.elapsed())
         });
-        let start = std::time::Instant::now();
         let r = api().clBuildProgram(program, devices.0, devices.1, options, None, user_data);
         let took = start.elapsed();
-        let ours = match reading {
-            Ok(handle) => handle.join().ok().flatten(),
+        let (ours, read) = match reading {
+            Ok(handle) => handle.join().unwrap_or((None, std::time::Duration::ZERO)),
             // No thread to be had: read here, after the build.
-            Err(_) => build_options(program, options, devices, &[]),
+            Err(_) => (build_options(program, options, devices, &[]), start.elapsed()),
         };
+        crate::log::debug_with(|| {
+            format!(
+                "the program read for its annotations in {:.2} ms beside the application's build of {:.2} ms",
+                read.as_secs_f64() * 1e3,
+                took.as_secs_f64() * 1e3
+            )
+        });
         (ours, r, took)
     });
     if r != CL_SUCCESS {
