@@ -398,6 +398,67 @@ fn a_quick_build_loads_the_cached_copies_inside_the_call() {
     assert_eq!(launches(&stats, "advance", "asta"), 10, "{}", out.show("conversion kernels not cached"));
 }
 
+/// Under `auto` the copies' load inside the application's build is made only where the
+/// program's history says a run gains more with them than the load last cost (`cost::worth`):
+/// with the record's load made dear, the next run does not load them, says why, runs as written
+/// with the same results; made cheap, it loads them again; `always` loads them whatever it says.
+#[test]
+fn a_load_the_runs_cannot_repay_is_not_made_inside_the_build() {
+    let base = run(&seq("launches"), TIMEOUT);
+    assert_ok(&base);
+    let cache = fresh_dir("worth").join("cache");
+    let cmd = |policy: &str, after: &str, name: &str| {
+        let json = scratch("worth").join(format!("{name}.json"));
+        let cmd = annotated(seq("launches").shimmed_with(fault_lib()), policy, cache.as_os_str())
+            .env("CLAYOUT_BUILD_AFTER", after)
+            .env("CLAYOUT_FAULT", "quick-build")
+            .env("CLAYOUT_LOG", "debug");
+        let (out, stats) = with_stats(cmd, &json);
+        assert_same(&base, &out);
+        let loaded =
+            out.shim_lines().iter().any(|l| l.contains("loaded from the caches inside the application's build"));
+        (out, stats, loaded)
+    };
+    // Built and timed, then loaded inside a build under `auto`: the record learns the load's time.
+    cmd("auto", "wait", "built");
+    let (out, _, loaded) = cmd("auto", "auto", "loaded");
+    assert!(loaded, "{}", out.show("loaded"));
+    let worth = record_files(&cache, "worth");
+    assert_eq!(worth.len(), 1, "{}", out.show("loaded"));
+    let (header, payload) = read_record(&worth[0]);
+    let mut record: Value = serde_json::from_slice(&payload).unwrap();
+    assert!(record["load_ns"].as_f64().is_some_and(|ns| ns > 0.0), "{record}");
+    assert!(!record["epochs"].as_array().unwrap().is_empty(), "{record}");
+    // The record rewritten with its header's length and checksum made anew.
+    let write = |record: &Value| {
+        let payload = serde_json::to_vec(record).unwrap();
+        let f: Vec<&str> = header.splitn(5, ' ').collect();
+        let sum = clayout::cache::disk::fnv1a(&payload);
+        let header = format!("{} {} {} {sum:016x} {}", f[0], f[1], payload.len(), f[4]);
+        write_record(&worth[0], &header, &payload);
+    };
+    // A load no run repays: not made, and said so.
+    record["load_ns"] = serde_json::json!(1e15);
+    write(&record);
+    let (out, stats, loaded) = cmd("auto", "auto", "declined");
+    assert!(!loaded, "{}", out.show("declined"));
+    let why = stats["policy"]["copies_not_loaded"].as_array().cloned().unwrap_or_default();
+    assert_eq!(why.len(), 1, "{}", out.show("declined"));
+    assert!(why[0].as_str().unwrap().contains("not loaded inside the application's build"), "{why:?}");
+    assert_eq!(launches(&stats, "advance", "asta"), 0, "{}", out.show("declined"));
+    // `always` loads whatever the record says.
+    let (out, _, loaded) = cmd("always", "auto", "always");
+    assert!(loaded, "{}", out.show("always"));
+    // A cheap load is made again.
+    let (_, payload) = read_record(&worth[0]);
+    let mut record: Value = serde_json::from_slice(&payload).unwrap();
+    record["load_ns"] = serde_json::json!(1.0);
+    write(&record);
+    let (out, stats, loaded) = cmd("auto", "auto", "cheap");
+    assert!(loaded, "{}", out.show("cheap"));
+    assert!(stats["policy"]["copies_not_loaded"].as_array().is_none_or(|a| a.is_empty()), "{stats:#}");
+}
+
 /// A build its driver answered from its cache says nothing of what clayout's own builds cost,
 /// so in a program's first run under clayout, its cache empty, they are held back a second (an
 /// uncompiled program's price), not the few milliseconds the application's build took: a run

@@ -605,8 +605,14 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> bool {
         })
         .collect();
     let keys = kernels.into_iter().map(|(_, k)| k).collect();
-    match worth::verdict(worth::read(&key).as_ref(), worth::gain_per_epoch(&history)) {
-        Ok(()) => true,
+    let (record, per_epoch) = (worth::read(&key), worth::gain_per_epoch(&history));
+    match worth::verdict(record.as_ref(), per_epoch) {
+        Ok(()) => {
+            crate::log::debug_with(|| {
+                format!("the rewritten copies are loaded inside the build: its record {record:?}, an epoch gaining at most {per_epoch:?} ns")
+            });
+            true
+        }
         Err(why) => {
             crate::log::debug_with(|| format!("the rewritten copies are {why}"));
             crate::stats::copies_declined(&why);

@@ -86,15 +86,17 @@ fn per_structure(t: &Times) -> Option<f64> {
 }
 
 /// What one epoch gains at most on average, in ns, over the epochs recorded for each kernel
-/// (`kernels`: each kernel's record of epochs and its times); None where any is unknown.
+/// (`kernels`: each kernel's record of epochs and its times); None where any is unknown. A
+/// kernel with no epoch recorded was not launched since its record began (launches are counted
+/// while the copies are built too): it gains nothing.
 pub fn gain_per_epoch(kernels: &[(Option<Lengths>, Option<TimesByClass>)]) -> Option<f64> {
     let mut total = 0.0;
     for (lengths, times) in kernels {
-        let (lengths, times) = (lengths.as_ref()?, times.as_ref()?);
-        let epochs: Vec<(u32, u8)> = lengths.epochs(0).collect();
+        let epochs: Vec<(u32, u8)> = lengths.as_ref()?.epochs(0).collect();
         if epochs.is_empty() {
-            return None;
+            continue;
         }
+        let times = times.as_ref()?;
         let mut sum = 0.0;
         for &(launches, items) in &epochs {
             sum += f64::from(launches) * gain_per_launch(times, items)?;
@@ -225,8 +227,13 @@ mod tests {
         assert!(verdict(Some(&Worth { epochs: VecDeque::new(), ..w }), Some(0.0)).is_ok(), "no run recorded");
         let untimed = (Some(lengths(&[(1000, 18)])), Some(times(15, 0.06, None, None)));
         assert_eq!(gain_per_epoch(&[untimed]), None, "no copy timed at any size");
-        assert_eq!(gain_per_epoch(&[(Some(Lengths::default()), Some(times(18, 0.1, None, None)))]), None);
-        assert_eq!(gain_per_epoch(&[(None, Some(times(18, 0.1, None, None)))]), None);
+        assert_eq!(gain_per_epoch(&[(None, Some(times(18, 0.1, None, None)))]), None, "no record of epochs");
+        let launched = (Some(lengths(&[(10, 18)])), Some(times(18, 0.06, None, Some(0.05))));
+        assert_eq!(gain_per_epoch(&[(Some(lengths(&[(10, 18)])), None)]), None, "launched, never timed");
+        // A kernel never launched gains nothing; the others still count.
+        let never = (Some(Lengths::default()), None);
+        let one = gain_per_epoch(std::slice::from_ref(&launched)).unwrap();
+        assert_eq!(gain_per_epoch(&[launched, never]), Some(one));
     }
 
     #[test]
