@@ -429,8 +429,8 @@ pub unsafe fn clBuildProgram(
 /// The application's build of `program`, with clayout's reading of its annotations and
 /// rewriting of its copies made meanwhile on a thread of its own: the application's build
 /// options stay as they are unless a kernel is written for a device layout, which
-/// `reads_beside_build` rules out first. The reading took 17 million instructions for particles
-/// (2-3 ms on PoCL's host and the H100's), the build on NVIDIA from its cache 4-5 ms. Should the
+/// `reads_beside_build` rules out first. The reading takes 17 million instructions for particles
+/// (4.9-6.8 ms on the H100's host), the build on NVIDIA from its cache 3.9-5.1 ms. Should the
 /// reading ask for other options after all, the program is built again with them.
 unsafe fn build_beside(
     program: cl_program,

@@ -200,8 +200,6 @@ pub fn report_unattached() {
     }
 }
 
-/// Whether anything could annotate a program of these sources: a `DL:` comment, a side file,
-/// or the inference.
 /// Whether clayout may read program `h`'s annotations (and rewrite its copies) while the
 /// application's build of it runs (`hooks::clBuildProgram`): a program built from source with
 /// annotations to read, none of which may be written for a device layout (whose kernels are built
@@ -216,6 +214,8 @@ pub fn reads_beside_build(h: Handle) -> bool {
         && !sources.iter().any(|s| s.as_bytes().windows(4).any(|w| w.eq_ignore_ascii_case(b"asta")))
 }
 
+/// Whether anything could annotate a program of these sources: a `DL:` comment, a side file,
+/// or the inference.
 fn may_be_annotated(sources: &[String]) -> bool {
     crate::config::get().infers() || !side_entries().is_empty() || sources.iter().any(|s| s.contains("DL:"))
 }
@@ -608,6 +608,7 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> bool {
     let (record, per_epoch) = (worth::read(&key), worth::gain_per_epoch(&history));
     match worth::verdict(record.as_ref(), per_epoch) {
         Ok(()) => {
+            program.copies_declined.store(false, std::sync::atomic::Ordering::Relaxed);
             crate::log::debug_with(|| {
                 format!("the rewritten copies are loaded inside the build: its record {record:?}, an epoch gaining at most {per_epoch:?} ns")
             });
