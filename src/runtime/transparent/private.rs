@@ -441,10 +441,15 @@ fn build_private(
         }
     };
     let probed = std::time::Instant::now();
-    let got = probe::run(ctx, device, &built, "clayout_probe_layout", expected.len())
+    let probe_key = format!(
+        "layout|{}|{source_hash:016x}|{:016x}",
+        crate::cache::disk::device_key(device),
+        crate::cache::disk::fnv1a(format!("{options}\n{probe_src}").as_bytes())
+    );
+    let got = probe::run_cached(ctx, device, &built, "clayout_probe_layout", expected.len(), &probe_key)
         .map_err(|e| format!("the structure layout probe: {e}"))?;
     crate::log::debug_with(|| {
-        format!("the structure layout probe ran in {:.2} ms", probed.elapsed().as_secs_f64() * 1e3)
+        format!("the structure layout probe answered in {:.2} ms", probed.elapsed().as_secs_f64() * 1e3)
     });
     let mut wrong_layouts = HashMap::new();
     for ((t, expr, want), got) in expected.into_iter().zip(got) {
