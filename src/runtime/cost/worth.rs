@@ -17,10 +17,11 @@
 //! has at most, twice the lower bound of its size bucket: an estimate that errs towards
 //! loading), averaged over the epochs and multiplied by the epochs a run has had. At a size where
 //! the kernel was not timed in both forms (the model does not spend a short run's launches on
-//! timing), the most its copy gained per structure at any size counts. Where any of that is
-//! unknown (a kernel whose copies were timed at no size, no epoch recorded, no load timed yet)
-//! the copies are loaded, as before: only a history that says the copies cannot repay their
-//! loading declines it.
+//! timing), the most its copy gained per structure at any size counts; a kernel with no epoch
+//! recorded was not launched and gains nothing. Where any of that is unknown (a kernel launched
+//! whose copies were timed at no size, no run recorded, no load timed yet) the copies are
+//! loaded, as before: only a history that says the copies cannot repay their loading declines
+//! it.
 
 use super::kernel::TimesByClass;
 use super::lengths::Lengths;
