@@ -542,8 +542,12 @@ fn prepare_with(program: &Arc<Program>, build_running: bool, in_build: bool) {
     let hold = if dl.marshals() { None } else { program.hold_until.lock().filter(|t| *t > std::time::Instant::now()) };
     let quick =
         in_build && !dl.marshals() && !build_running && program.quick_build.load(std::sync::atomic::Ordering::Relaxed);
-    if quick && loading_pays(program, &dl) && load_now(program, &dl) {
-        return;
+    if quick {
+        if let Load::Yes(tracked) = loading_pays(program, &dl) {
+            if load_now(program, &dl, tracked) {
+                return;
+            }
+        }
     }
     // What the cache holds was just tried, if quick: the job only builds what it lacks.
     submit_prepare(program, &dl, build_running, hold, hold.is_some() && !quick);
@@ -556,7 +560,7 @@ fn prepare_with(program: &Arc<Program>, build_running: bool, in_build: bool) {
 /// launches are queued (its uploads, then its launches: lbm's copies loaded on clayout's
 /// thread were ready 36 ms after a burst of 30 launches had been queued, in 2-3 ms each at a
 /// size whose uploads are short). Here each costs what the application's own build cost.
-fn load_now(program: &Program, dl: &ProgramDl) -> bool {
+fn load_now(program: &Program, dl: &ProgramDl, tracked: Option<Tracked>) -> bool {
     let Some(rw) = dl.rewrites.as_ref() else { return false };
     let options = program.facts.build_options.lock().clone().unwrap_or_default();
     let start = std::time::Instant::now();
@@ -575,64 +579,57 @@ fn load_now(program: &Program, dl: &ProgramDl) -> bool {
                 took.as_secs_f64() * 1e3
             )
         });
-        track_worth(program, dl, Some(took.as_nanos() as f64));
+        if let Some((key, kernels)) = tracked {
+            crate::runtime::cost::worth::track(key, kernels, Some(took.as_nanos() as f64));
+        }
     }
     loaded
 }
 
-/// Whether the copies' load inside the application's build pays for itself under `auto`, by the
-/// program's history (`cost::worth`); under the other policies it is always made. Notes the
-/// program for its record either way, and reads its kernels' records into their models now: a
-/// run that does not load the copies runs its launches as written, and their first launches
-/// would otherwise read them (some 50,000 instructions each on PoCL).
-fn loading_pays(program: &Program, dl: &ProgramDl) -> bool {
-    use crate::runtime::cost::{lengths, worth};
-    if !worth_decides() {
-        return true;
-    }
-    let Some((key, kernels)) = worth_keys(program, dl) else { return true };
-    let history: Vec<_> = kernels
-        .iter()
-        .map(|(k, times_key)| {
-            // As recorded: the model keeps only the ASTA times of its copies' tile, not known
-            // yet (0) and set by their build (`KernelModel::load_read`).
-            let times = crate::runtime::cost::kernel::TimesByClass::read(times_key);
-            let mut model = k.model.lock();
-            if model.disk_key.is_none() {
-                model.load_read(times_key, times.clone(), 0);
-            }
-            (Some(lengths::get(times_key)), times)
-        })
-        .collect();
-    let keys = kernels.into_iter().map(|(_, k)| k).collect();
-    let (record, per_epoch) = (worth::read(&key), worth::gain_per_epoch(&history));
-    match worth::verdict(record.as_ref(), per_epoch) {
-        Ok(()) => {
-            program.copies_declined.store(false, std::sync::atomic::Ordering::Relaxed);
-            crate::log::debug_with(|| {
-                format!("the rewritten copies are loaded inside the build: its record {record:?}, an epoch gaining at most {per_epoch:?} ns")
-            });
-            true
-        }
-        Err(why) => {
-            crate::log::debug_with(|| format!("the rewritten copies are {why}"));
-            crate::stats::copies_declined(&why);
-            program.copies_declined.store(true, std::sync::atomic::Ordering::Relaxed);
-            worth::track(key, keys, None);
-            false
-        }
-    }
+/// What the copies' worth (`cost::worth`) says of loading them inside the application's build.
+enum Load {
+    /// Load them; under `auto`, with what the program's record is to learn of the load.
+    Yes(Option<Tracked>),
+    No,
 }
 
-/// Notes program `program` for its `worth` record, with what loading its copies inside the
-/// build took.
-fn track_worth(program: &Program, dl: &ProgramDl, load_ns: Option<f64>) {
+/// The key of a program's `worth` record and its rewritten kernels' times keys.
+type Tracked = (String, Vec<Arc<str>>);
+
+/// Whether the copies' load inside the application's build pays for itself under `auto`, by the
+/// program's history (`cost::worth`); under the other policies it is always made. A declined
+/// load is noted for the program's record at once, and its kernels' records are read into their
+/// models now: its launches run as written, and their first launches would otherwise read them
+/// (some 50,000 instructions each on PoCL).
+fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
+    use crate::runtime::cost::{kernel::TimesByClass, lengths, worth};
     if !worth_decides() {
-        return;
+        return Load::Yes(None);
     }
-    if let Some((key, kernels)) = worth_keys(program, dl) {
-        crate::runtime::cost::worth::track(key, kernels.into_iter().map(|(_, k)| k).collect(), load_ns);
+    let Some((key, kernels)) = worth_keys(program, dl) else { return Load::Yes(None) };
+    let times: Vec<Option<TimesByClass>> = kernels.iter().map(|(_, k)| TimesByClass::read(k)).collect();
+    let history: Vec<_> = kernels.iter().zip(&times).map(|((_, k), t)| (Some(lengths::get(k)), t.clone())).collect();
+    let (record, per_epoch) = (worth::read(&key), worth::gain_per_epoch(&history));
+    let verdict = worth::verdict(record.as_ref(), per_epoch);
+    program.copies_declined.store(verdict.is_err(), std::sync::atomic::Ordering::Relaxed);
+    let keys = kernels.iter().map(|(_, k)| k.clone()).collect();
+    let Err(why) = verdict else {
+        crate::log::debug_with(|| {
+            format!("the rewritten copies are loaded inside the build: its record {record:?}, an epoch gaining at most {per_epoch:?} ns")
+        });
+        return Load::Yes(Some((key, keys)));
+    };
+    crate::log::debug_with(|| format!("the rewritten copies are {why}"));
+    crate::stats::copies_declined(&why);
+    for ((k, times_key), t) in kernels.iter().zip(times) {
+        let mut model = k.model.lock();
+        if model.disk_key.is_none() {
+            // The copies' tile is not known yet (0): their build, if any, sets it.
+            model.load_read(times_key, t, 0);
+        }
     }
+    worth::track(key, keys, None);
+    Load::No
 }
 
 /// The key of the program's `worth` record (its text on its device, as `seen`'s) and its
