@@ -35,7 +35,7 @@ impl Shape {
 }
 
 /// A data layout of a buffer of structures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Layout {
     Aos,
     Soa,

@@ -158,6 +158,48 @@ fn dump_dir_holds_the_rewritten_source() {
     assert!(!text.contains("accumulate__clayout_asta"));
 }
 
+/// What the rewriter made of a program is kept in clayout's cache: a second run with the same
+/// cache takes the copies from there (it says so), dumps the same text, says the same of each
+/// kernel (the refusal included), and prints the plain run's results.
+#[test]
+fn a_second_run_takes_the_rewritten_copies_from_the_cache() {
+    let base = plain("launches");
+    let cache = scratch("rewritten-cache").join("cache");
+    let runs: Vec<(Output, Value, String)> = (0..2)
+        .map(|i| {
+            let dump = scratch("rewritten-cache").join(format!("dump{i}"));
+            let env = [
+                ("CLAYOUT_CACHE_DIR", cache.to_str().unwrap()),
+                ("CLAYOUT_DUMP_DIR", dump.to_str().unwrap()),
+                ("CLAYOUT_LOG", "debug"),
+            ];
+            let (out, stats) = transparent("launches", &env);
+            assert_same(&base, &out);
+            let files: Vec<_> = fs::read_dir(&dump).unwrap().map(|e| e.unwrap().path()).collect();
+            assert_eq!(files.len(), 1, "{files:?}");
+            (out, stats, fs::read_to_string(&files[0]).unwrap())
+        })
+        .collect();
+    let from_cache =
+        |out: &Output| out.shim_lines().iter().any(|l| l.contains("rewritten copies from clayout's cache"));
+    assert!(!from_cache(&runs[0].0), "{}", runs[0].0.show("first run"));
+    assert!(from_cache(&runs[1].0), "{}", runs[1].0.show("second run"));
+    assert_eq!(runs[0].2, runs[1].2, "the dumps differ");
+    // What each kernel got: its copies, its staged copy, or the rewriter's refusal.
+    let said = |out: &Output| -> Vec<String> {
+        out.shim_lines()
+            .iter()
+            .filter(|l| l.contains(": kernel ") && !l.starts_with("clayout: debug:"))
+            .map(|l| l.to_string())
+            .collect()
+    };
+    assert_eq!(said(&runs[0].0), said(&runs[1].0));
+    assert!(said(&runs[1].0).iter().any(|l| l.contains("not rewritten")), "{}", runs[1].0.show("second run"));
+    for key in ["rewritten_kernels", "rewrite_refusals", "fallbacks"] {
+        assert_eq!(runs[0].1[key], runs[1].1[key], "{key}");
+    }
+}
+
 /// Eight host threads, 500 rounds each, every round a rewritten kernel reading a shared buffer
 /// (`gather`, so the shared buffer is converted to ASTA), one that runs as written on both
 /// buffers (`accumulate`, so it comes back to the host layout) and another rewritten one

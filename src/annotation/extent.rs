@@ -6,7 +6,7 @@ use crate::clc::lex::Span;
 use std::collections::HashMap;
 use std::fmt;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BinOp {
     Add,
     Sub,
@@ -32,7 +32,7 @@ impl BinOp {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ExtentKind {
     Int(u64),
     GlobalSize(u32),
@@ -46,7 +46,7 @@ pub enum ExtentKind {
 }
 
 /// An extent expression; `span` locates it in the annotation text for error messages.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Extent {
     pub kind: ExtentKind,
     pub span: Span,

@@ -50,7 +50,7 @@ pub struct LayoutParam {
 }
 
 /// A scalar argument that some extent reads.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ScalarArg {
     pub arg_index: u32,
     pub name: String,

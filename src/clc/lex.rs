@@ -23,7 +23,7 @@ pub enum TokenKind {
 }
 
 /// A byte range `start..end` of the text it was taken from, always on character boundaries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Span {
     pub start: usize,
     pub end: usize,

@@ -13,7 +13,7 @@
 use super::structs::{word_of_sizes, MemberType, Program, StructDef, MAX_NESTING};
 use super::types::{word_scalar, Builtin, Scalar};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StructLayout {
     pub type_name: String,
     /// S: words per structure, padding included.
@@ -26,7 +26,7 @@ pub struct StructLayout {
     pub members: Vec<MemberLayout>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MemberLayout {
     pub name: String,
     /// The scalar of a builtin member (`float`, `uchar`, `double`); empty for a structure.

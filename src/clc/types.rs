@@ -172,7 +172,7 @@ pub fn word_type(bytes: u32) -> &'static str {
 
 /// An OpenCL C integer type. `size` is `None` for the address-sized types (`size_t`...), whose
 /// width is the device's and shows only in the argument's byte count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IntType {
     pub size: Option<u8>,
     pub signed: bool,

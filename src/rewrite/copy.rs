@@ -12,7 +12,7 @@ use crate::clc::lex::{lex, line_col};
 use crate::clc::signature::{kernels, AddrSpace};
 use crate::clc::types::{word_scalar, word_type, Scalar};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ExtraKind {
     /// M, the number of structures in the buffer, as a `ulong`.
     StructCount,
@@ -24,7 +24,7 @@ pub enum ExtraKind {
     AstaOut,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ExtraArg {
     pub param: String,
     /// Argument index in the rewritten kernel.

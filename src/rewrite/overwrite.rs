@@ -25,7 +25,7 @@ use crate::clc::types::word_scalar;
 use std::collections::HashMap;
 
 /// A parameter the kernel provably overwrites.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Overwrite {
     /// The parameter's index in the kernel's signature.
     pub index: usize,
@@ -36,7 +36,7 @@ pub struct Overwrite {
 }
 
 /// The bound of a guard `if (G >= B) return;`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Bound {
     /// `B` as the kernel writes it, its object-like macros replaced by their numbers.
     pub text: String,

@@ -19,7 +19,7 @@ pub struct Rewritten {
     pub kernels: HashMap<String, Arc<RewrittenKernel>>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct RewrittenKernel {
     pub private_name: String,
     /// The trailing `ulong` arguments of the copy: M of each rewritten buffer.
@@ -37,8 +37,10 @@ pub struct RewrittenKernel {
     /// (`clc::floating`): its results may depend on where the compiler fuses operations.
     pub floating: bool,
     /// `floating` kept a launch from its ASTA copy, and that was said (transparent::launch).
+    #[serde(skip)]
     pub rounding_noted: std::sync::atomic::AtomicBool,
     /// What the cost model knows of this kernel.
+    #[serde(skip)]
     pub model: Mutex<KernelModel>,
     /// The copy that stages its buffers through local memory, when the kernel touches only
     /// its own structures.
@@ -49,13 +51,15 @@ pub struct RewrittenKernel {
     /// (runtime::speculate): set when its copies are ready under `auto` and the last run's first
     /// launch of it ran as written; taken by the first launch after (the run's first, unless
     /// launches ran as written while the copies were loaded).
+    #[serde(skip)]
     pub speculate: std::sync::atomic::AtomicBool,
     /// The forms (a bit per `Variant`) launched in this process so far: a form's first launch is
     /// timed on the host for the statistics (`first_enqueue_us`), the others are not.
+    #[serde(skip)]
     pub launched_forms: std::sync::atomic::AtomicU8,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct StagedCopy {
     pub private_name: String,
     /// The trailing `ulong` arguments of the copy: the structures in each staged buffer.
@@ -70,7 +74,10 @@ pub struct StagedCopy {
 
 /// Rewrites every kernel of `source` annotated without a device layout, one after the other
 /// into one source. None when the mode is off or nothing could be rewritten. Each refusal is
-/// logged once with its construct and line, and counted.
+/// logged once with its construct and line, and counted. What the rewriter makes of a program
+/// depends only on its text, the annotations and clayout's own code: it is kept in clayout's
+/// cache, where a program's next runs find it instead of rewriting it again (on the H100's host
+/// 4-6 ms for the particles sample, longer than the driver's build of it from its cache).
 pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayout, String>>) -> Option<Rewritten> {
     if !crate::config::get().rewrite {
         return None;
@@ -80,52 +87,137 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
         .filter_map(|(k, l)| Some((k, l.as_ref().ok()?)))
         .filter(|(_, l)| !l.marshals() && !l.params.is_empty())
         .collect();
+    let asked = format!("{wanted:?}");
+    let key = format!(
+        "{}|{:016x}|{:016x}",
+        env!("CLAYOUT_SOURCE_HASH"),
+        crate::cache::disk::fnv1a(source.as_bytes()),
+        crate::cache::disk::fnv1a(asked.as_bytes())
+    );
+    // The record names what it was made from in full: a hash that collides cannot hand a
+    // program another's copies.
+    let kept = crate::cache::disk::get_json::<Made>(RECORD, &key).filter(|m| m.from == source && m.asked == asked);
+    let made = match kept {
+        Some(made) => {
+            crate::log::debug("the rewritten copies from clayout's cache: the program was rewritten before");
+            made
+        }
+        None => {
+            let made = make(source, &wanted, asked);
+            // Its JSON made here, on a miss only; the file is written off this thread.
+            crate::cache::disk::put_json(RECORD, &key, &made);
+            made
+        }
+    };
+    report(&made.kernels);
+    let done: HashMap<String, Arc<RewrittenKernel>> = made
+        .kernels
+        .into_iter()
+        .filter_map(|(name, outcome)| match outcome {
+            Outcome::Rewritten { kernel, .. } => Some((name, Arc::from(kernel))),
+            Outcome::Refused(_) => None,
+        })
+        .collect();
+    if done.is_empty() {
+        return None;
+    }
+    dump(&made.source, done.keys());
+    Some(Rewritten { source: made.source, kernels: done })
+}
+
+/// The kind of clayout's cache records that keep the rewriter's output.
+const RECORD: &str = "rewritten";
+
+/// What the rewriter made of one program, as clayout's cache keeps it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Made {
+    /// The program's text, and the annotations asked for (their debug form).
+    from: String,
+    asked: String,
+    /// The text with every copy inserted.
+    source: String,
+    /// Every kernel asked for, in order.
+    kernels: Vec<(String, Outcome)>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Outcome {
+    /// Its copies; `unstaged`: why it has no staged copy, if it has none.
+    Rewritten { kernel: Box<RewrittenKernel>, unstaged: Option<String> },
+    /// Why the rewriter refused it.
+    Refused(String),
+}
+
+/// The rewriter's work on `source`, said nowhere yet (`report`).
+fn make(source: &str, wanted: &BTreeMap<&String, &KernelLayout>, asked: String) -> Made {
     let mut current = source.to_string();
-    let mut done = HashMap::new();
+    let mut kernels = Vec::new();
     for (name, layout) in wanted {
         let outcome =
             rewrite::request(source, layout).and_then(|(req, layouts)| match rewrite::rewrite_kernel(&current, &req) {
                 Ok(out) => Ok((out, req, layouts)),
                 Err(refusal) => Err(refusal.to_string()),
             });
-        match outcome {
+        let outcome = match outcome {
             Ok((out, req, layouts)) => {
                 let overwritten = rewrite::overwritten(source, &req);
                 current = out.source;
-                let staged = stage(&current, source, &req).map(|(source, copy)| {
-                    current = source;
-                    copy
-                });
-                super::super::suggest::verdict(name, Ok(()));
-                crate::stats::rewritten_kernel();
-                crate::log::info_with(|| {
-                    format!("kernel {name}: rewritten to ASTA addressing as {}", req.private_name)
-                });
+                let (staged, unstaged) = match stage(&current, source, &req) {
+                    Ok((text, copy)) => {
+                        current = text;
+                        (Some(copy), None)
+                    }
+                    Err(why) => (None, Some(why)),
+                };
                 let indices = req.params.iter().map(|p| (p.name.clone(), p.index)).collect();
                 let hosts = layout
                     .params
                     .iter()
                     .map(|p| (p.name.clone(), if p.host.is_aos() { Layout::Aos } else { Layout::Soa }))
                     .collect();
-                done.insert(
-                    name.clone(),
-                    Arc::new(RewrittenKernel {
-                        private_name: req.private_name,
-                        extra_args: out.extra_args,
-                        layouts: layouts.into_iter().collect(),
-                        indices,
-                        hosts,
-                        floating: crate::clc::floating::uses_floating_point(source, name),
-                        rounding_noted: Default::default(),
-                        model: Mutex::new(KernelModel::default()),
-                        staged,
-                        overwritten,
-                        speculate: Default::default(),
-                        launched_forms: Default::default(),
-                    }),
-                );
+                let kernel = Box::new(RewrittenKernel {
+                    private_name: req.private_name,
+                    extra_args: out.extra_args,
+                    layouts: layouts.into_iter().collect(),
+                    indices,
+                    hosts,
+                    floating: crate::clc::floating::uses_floating_point(source, name),
+                    rounding_noted: Default::default(),
+                    model: Mutex::new(KernelModel::default()),
+                    staged,
+                    overwritten,
+                    speculate: Default::default(),
+                    launched_forms: Default::default(),
+                });
+                Outcome::Rewritten { kernel, unstaged }
             }
-            Err(why) => {
+            Err(why) => Outcome::Refused(why),
+        };
+        kernels.push(((*name).clone(), outcome));
+    }
+    Made { from: source.to_string(), asked, source: current, kernels }
+}
+
+/// Says what the rewriter made of each kernel, whether it just did or its cache kept it: the
+/// same lines, verdicts and counts either way.
+fn report(kernels: &[(String, Outcome)]) {
+    for (name, outcome) in kernels {
+        match outcome {
+            Outcome::Rewritten { kernel, unstaged } => {
+                match (&kernel.staged, unstaged) {
+                    (Some(st), _) => {
+                        crate::log::info_with(|| format!("kernel {name}: staged copy {}", st.private_name))
+                    }
+                    (None, Some(why)) => crate::log::info_with(|| format!("kernel {name}: no staged copy ({why})")),
+                    (None, None) => {}
+                }
+                super::super::suggest::verdict(name, Ok(()));
+                crate::stats::rewritten_kernel();
+                crate::log::info_with(|| {
+                    format!("kernel {name}: rewritten to ASTA addressing as {}", kernel.private_name)
+                });
+            }
+            Outcome::Refused(why) => {
                 super::super::suggest::verdict(name, Err(format!("the rewriter refuses it: {why}")));
                 crate::log::warn(&format!(
                     "kernel {name}: not rewritten ({why}); it runs as written, on host-layout buffers"
@@ -135,11 +227,6 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
             }
         }
     }
-    if done.is_empty() {
-        return None;
-    }
-    dump(&current, done.keys());
-    Some(Rewritten { source: current, kernels: done })
 }
 
 /// Says, for every kernel that would have been rewritten, why none is: `why` holds for the
@@ -158,31 +245,18 @@ pub fn refuse_all(kernels: &HashMap<String, Result<KernelLayout, String>>, why: 
 }
 
 /// The staged copy of a kernel the rewriter turned into an ASTA copy, if it qualifies (every
-/// access of its buffers is to the work-item's own structure). A refusal costs nothing: the
-/// kernel still has its other forms.
-fn stage(current: &str, original: &str, req: &rewrite::RewriteRequest) -> Option<(String, StagedCopy)> {
+/// access of its buffers is to the work-item's own structure), or why it does not. A refusal
+/// costs nothing: the kernel still has its other forms.
+fn stage(current: &str, original: &str, req: &rewrite::RewriteRequest) -> Result<(String, StagedCopy), String> {
     let mut req = req.clone();
     req.private_name = format!("{}__clayout_staged", req.kernel);
-    match rewrite::stage_kernel(current, &req) {
-        Ok(st) => {
-            crate::log::info_with(|| format!("kernel {}: staged copy {}", req.kernel, req.private_name));
-            let bytes_per_item = req.params.iter().map(|p| p.layout.words as u64 * p.layout.word_bytes as u64).sum();
-            let observes_groups = observes_groups(original);
-            Some((
-                st.source,
-                StagedCopy {
-                    private_name: req.private_name,
-                    extra_args: st.extra_args,
-                    bytes_per_item,
-                    observes_groups,
-                },
-            ))
-        }
-        Err(why) => {
-            crate::log::info_with(|| format!("kernel {}: no staged copy ({why})", req.kernel));
-            None
-        }
-    }
+    let st = rewrite::stage_kernel(current, &req).map_err(|why| why.to_string())?;
+    let bytes_per_item = req.params.iter().map(|p| p.layout.words as u64 * p.layout.word_bytes as u64).sum();
+    let observes_groups = observes_groups(original);
+    Ok((
+        st.source,
+        StagedCopy { private_name: req.private_name, extra_args: st.extra_args, bytes_per_item, observes_groups },
+    ))
 }
 
 /// CLAYOUT_DUMP_DIR: one file per rewritten program.
