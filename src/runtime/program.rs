@@ -39,6 +39,9 @@ pub struct Program {
     /// The application's last build of it came from its driver's cache (`QUICK_BUILD`): what
     /// clayout's cache holds for it is loaded inside that call (`after_build`).
     quick_build: std::sync::atomic::AtomicBool,
+    /// What the application's last build of it took, in ns (0: not built yet): the least the
+    /// copies' load can cost before one was timed (`cost::worth::verdict`).
+    app_build_ns: std::sync::atomic::AtomicU64,
 }
 
 /// A build that takes at most this long came from the driver's cache: compiling any of the
@@ -127,6 +130,7 @@ pub fn created(h: Handle, facts: Arc<ProgramInfo>) {
             hold_until: Mutex::new(None),
             copies_declined: std::sync::atomic::AtomicBool::new(false),
             quick_build: Default::default(),
+            app_build_ns: Default::default(),
         },
     );
 }
@@ -429,6 +433,7 @@ pub fn app_build_took(program: &Program, took: std::time::Duration) {
     // cache held). A fixed CLAYOUT_BUILD_AFTER asks for that wait and nothing else.
     let fixed = get().policy == Policy::Auto && matches!(get().build_after, crate::config::BuildAfter::Ms(_));
     program.quick_build.store(quick_driver && !fixed, std::sync::atomic::Ordering::Relaxed);
+    program.app_build_ns.store(took.as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Whether this is the first run under clayout of `program` (its text as clayout read it, on its
@@ -610,7 +615,8 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     let times: Vec<Option<TimesByClass>> = kernels.iter().map(|(_, k)| TimesByClass::read(k)).collect();
     let history: Vec<_> = kernels.iter().zip(&times).map(|((_, k), t)| (Some(lengths::get(k)), t.clone())).collect();
     let (record, per_epoch) = (worth::read(&key), worth::gain_per_epoch(&history));
-    let verdict = worth::verdict(record.as_ref(), per_epoch);
+    let build = program.app_build_ns.load(std::sync::atomic::Ordering::Relaxed);
+    let verdict = worth::verdict(record.as_ref(), per_epoch, (build > 0).then_some(build as f64));
     program.copies_declined.store(verdict.is_err(), std::sync::atomic::Ordering::Relaxed);
     let keys = kernels.iter().map(|(_, k)| k.clone()).collect();
     let Err(why) = verdict else {

@@ -87,6 +87,9 @@ pub fn rewrite_program(source: &str, kernels: &HashMap<String, Result<KernelLayo
         .filter_map(|(k, l)| Some((k, l.as_ref().ok()?)))
         .filter(|(_, l)| !l.marshals() && !l.params.is_empty())
         .collect();
+    if wanted.is_empty() {
+        return None;
+    }
     let asked = format!("{wanted:?}");
     let key = format!(
         "{}|{:016x}|{:016x}",
