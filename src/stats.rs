@@ -398,7 +398,6 @@ pub fn kernel_time(kernel: &str, v: Form, ns: f64) {
 /// The tile of each rewritten kernel's copies, as last built (`copies_tile`).
 static TILES: Mutex<BTreeMap<String, u32>> = Mutex::new(BTreeMap::new());
 
-/// The copies of `kernel` were built with tile `tile`.
 /// The program's copies were not loaded inside its build, for `why` (`cost::worth`).
 pub fn copies_declined(why: &str) {
     let mut d = DECLINED.lock();
@@ -409,6 +408,15 @@ pub fn copies_declined(why: &str) {
 
 static DECLINED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
+/// A launch waited for copies that were not loaded inside the build, the launches before it
+/// having forgone `ms` without them (`program::buys_copies`).
+pub fn copies_bought(ms: f64) {
+    BOUGHT.lock().push(ms);
+}
+
+static BOUGHT: Mutex<Vec<f64>> = Mutex::new(Vec::new());
+
+/// The copies of `kernel` were built with tile `tile`.
 pub fn copies_tile(kernel: &str, tile: u32) {
     TILES.lock().insert(kernel.to_string(), tile);
 }
@@ -422,6 +430,9 @@ pub struct PolicyReport {
     /// Why programs' copies were not loaded inside their builds (docs/cost-model.md, "The
     /// copies' load is bought too").
     pub copies_not_loaded: Vec<String>,
+    /// For each program whose copies were not loaded inside its build and that a launch then
+    /// waited for: what the launches run as written without them had forgone by then, in ms.
+    pub copies_waited_for_ms: Vec<f64>,
 }
 
 // ---- The on-disk cache (cache/disk.rs) -----------------------------------------------------
@@ -568,6 +579,10 @@ pub fn report() -> Report {
                 .collect(),
             tiles: TILES.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default(),
             copies_not_loaded: DECLINED.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default(),
+            copies_waited_for_ms: BOUGHT
+                .try_lock_for(Duration::from_millis(200))
+                .map(|d| d.clone())
+                .unwrap_or_default(),
         },
     }
 }

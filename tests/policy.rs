@@ -398,6 +398,16 @@ fn a_quick_build_loads_the_cached_copies_inside_the_call() {
     assert_eq!(launches(&stats, "advance", "asta"), 10, "{}", out.show("conversion kernels not cached"));
 }
 
+/// A record of clayout's cache rewritten as `record`, with its header's length and checksum
+/// made anew.
+fn rewrite_record(path: &std::path::Path, header: &str, record: &Value) {
+    let payload = serde_json::to_vec(record).unwrap();
+    let f: Vec<&str> = header.splitn(5, ' ').collect();
+    let sum = clayout::cache::disk::fnv1a(&payload);
+    let header = format!("{} {} {} {sum:016x} {}", f[0], f[1], payload.len(), f[4]);
+    write_record(path, &header, &payload);
+}
+
 /// Under `auto` the copies' load inside the application's build is made only where the
 /// program's history says a run gains more with them than the load last cost (`cost::worth`):
 /// with the record's load made dear, the next run does not load them, says why, runs as written
@@ -429,14 +439,7 @@ fn a_load_the_runs_cannot_repay_is_not_made_inside_the_build() {
     let mut record: Value = serde_json::from_slice(&payload).unwrap();
     assert!(record["load_ns"].as_f64().is_some_and(|ns| ns > 0.0), "{record}");
     assert!(!record["epochs"].as_array().unwrap().is_empty(), "{record}");
-    // The record rewritten with its header's length and checksum made anew.
-    let write = |record: &Value| {
-        let payload = serde_json::to_vec(record).unwrap();
-        let f: Vec<&str> = header.splitn(5, ' ').collect();
-        let sum = clayout::cache::disk::fnv1a(&payload);
-        let header = format!("{} {} {} {sum:016x} {}", f[0], f[1], payload.len(), f[4]);
-        write_record(&worth[0], &header, &payload);
-    };
+    let write = |record: &Value| rewrite_record(&worth[0], &header, record);
     // A load no run repays: not made, and said so.
     record["load_ns"] = serde_json::json!(1e15);
     write(&record);
@@ -446,6 +449,30 @@ fn a_load_the_runs_cannot_repay_is_not_made_inside_the_build() {
     assert_eq!(why.len(), 1, "{}", out.show("declined"));
     assert!(why[0].as_str().unwrap().contains("not loaded inside the application's build"), "{why:?}");
     assert_eq!(launches(&stats, "advance", "asta"), 0, "{}", out.show("declined"));
+    // A run whose launches forgo, by the kernels' times, what the declined load costs waits for
+    // the copies at that launch (a ski-rental buy): times that say the copies save nearly all of
+    // each launch, a load of 1 ns, and no epoch a run in the record (so the build declines it).
+    for path in record_files(&cache, "times") {
+        let (header, payload) = read_record(&path);
+        let mut times: Value = serde_json::from_slice(&payload).unwrap();
+        for class in times["classes"].as_array_mut().unwrap() {
+            class[1]["written"] = serde_json::json!(1000.0);
+            class[1]["asta"] = serde_json::json!(1.0);
+        }
+        rewrite_record(&path, &header, &times);
+    }
+    record["load_ns"] = serde_json::json!(1.0);
+    record["epochs"] = serde_json::json!([0]);
+    write(&record);
+    let (out, stats, loaded) = cmd("auto", "auto", "bought");
+    assert!(!loaded, "{}", out.show("bought"));
+    assert!(
+        out.shim_lines().iter().any(|l| l.contains("the rewritten copies are waited for")),
+        "{}",
+        out.show("bought")
+    );
+    let bought = stats["policy"]["copies_waited_for_ms"].as_array().cloned().unwrap_or_default();
+    assert_eq!(bought.len(), 1, "{stats:#}");
     // `always` loads whatever the record says.
     let (out, _, loaded) = cmd("always", "auto", "always");
     assert!(loaded, "{}", out.show("always"));

@@ -43,6 +43,11 @@ impl Kernel {
             .as_ref()
     }
 
+    /// Whether its plan was worked out (its copies were ready, or it needs none).
+    pub fn has_plan(&self) -> bool {
+        self.plan.get().is_some()
+    }
+
     /// What the kernel's annotation asks at each launch, worked out once. None while what it
     /// needs is being prepared and `wait` is false.
     pub fn plan(&self, wait: bool) -> Option<PlanResult> {

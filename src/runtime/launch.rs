@@ -69,7 +69,9 @@ pub unsafe fn launch(
     // layout always waits, it has no such way out). Under `always` and `never` (and with
     // CLAYOUT_BUILD_AFTER=wait) the first launch waits, so that every launch follows the policy.
     let cfg = crate::config::get();
-    let wait = cfg.policy != crate::config::Policy::Auto || cfg.build_after == crate::config::BuildAfter::Wait;
+    let wait = cfg.policy != crate::config::Policy::Auto
+        || cfg.build_after == crate::config::BuildAfter::Wait
+        || crate::guard("declined copies", || buys_copies(&k, &dims)) == Some(true);
     let planned = crate::guard("kernel plan", || k.plan(wait));
     if n == 0 {
         if let Some(in_flight) = first_launch(&planned).and_then(super::speculate::begin) {
@@ -85,6 +87,17 @@ pub unsafe fn launch(
         }
     }
     launch_with(queue, kernel, k, planned, dims, n, list, event, enqueue)
+}
+
+/// Whether this launch waits for copies its program declined to load inside its build, the
+/// run having turned out long enough to pay for them (`program::buys_copies`).
+fn buys_copies(k: &kernels::Kernel, dims: &Dims) -> bool {
+    let Some(program) = k.program.as_ref() else { return false };
+    if !program.copies_declined.load(std::sync::atomic::Ordering::Relaxed) || k.has_plan() {
+        return false;
+    }
+    let Some((rewritten, _)) = k.building_plan() else { return false };
+    super::program::buys_copies(program, rewritten, super::transparent::launch::work_items(dims))
 }
 
 /// The flag a rewritten kernel's first launch takes to be enqueued before clayout's launch path

@@ -42,6 +42,13 @@ pub struct Program {
     /// What the application's last build of it took, in ns (0: not built yet): the least the
     /// copies' load can cost before one was timed (`cost::worth::verdict`).
     app_build_ns: std::sync::atomic::AtomicU64,
+    /// Its copies declined (`copies_declined`): what their load was taken to cost, and what the
+    /// launches run as written since have forgone by the kernels' times, in ns (`buys_copies`).
+    declined_load_ns: std::sync::atomic::AtomicU64,
+    forgone_ns: std::sync::atomic::AtomicU64,
+    /// The times the verdict read, by copy name: those a model keeps until the copies' tile is
+    /// known leave out the ASTA copy's (`KernelModel::load_read`).
+    declined_times: Mutex<Vec<(String, crate::runtime::cost::kernel::TimesByClass)>>,
 }
 
 /// A build that takes at most this long came from the driver's cache: compiling any of the
@@ -131,6 +138,9 @@ pub fn created(h: Handle, facts: Arc<ProgramInfo>) {
             copies_declined: std::sync::atomic::AtomicBool::new(false),
             quick_build: Default::default(),
             app_build_ns: Default::default(),
+            declined_load_ns: Default::default(),
+            forgone_ns: Default::default(),
+            declined_times: Default::default(),
         },
     );
 }
@@ -617,6 +627,9 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     let (record, per_epoch) = (worth::read(&key), worth::gain_per_epoch(&history));
     let build = program.app_build_ns.load(std::sync::atomic::Ordering::Relaxed);
     let verdict = worth::verdict(record.as_ref(), per_epoch, (build > 0).then_some(build as f64));
+    let load = record.as_ref().and_then(|w| w.load_ns).unwrap_or(build as f64);
+    program.declined_load_ns.store(load as u64, std::sync::atomic::Ordering::Relaxed);
+    program.forgone_ns.store(0, std::sync::atomic::Ordering::Relaxed);
     program.copies_declined.store(verdict.is_err(), std::sync::atomic::Ordering::Relaxed);
     let keys = kernels.iter().map(|(_, k)| k.clone()).collect();
     let Err(why) = verdict else {
@@ -627,6 +640,8 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     };
     crate::log::debug_with(|| format!("the rewritten copies are {why}"));
     crate::stats::copies_declined(&why);
+    *program.declined_times.lock() =
+        kernels.iter().zip(&times).filter_map(|((k, _), t)| Some((k.private_name.clone(), t.clone()?))).collect();
     for ((k, times_key), t) in kernels.iter().zip(times) {
         let mut model = k.model.lock();
         if model.disk_key.is_none() {
@@ -636,6 +651,44 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     }
     worth::track(key, keys, None);
     Load::No
+}
+
+/// Whether a launch of a kernel rewritten as `rewritten`, of `work_items` work-items, in a run
+/// whose copies were declined, is the one to wait for them: the launches run as written since
+/// the build have forgone, by the kernels' measured times (per structure, one structure a
+/// work-item), as much as the load was taken to cost. A ski-rental rule again: a run that turns
+/// out long pays at most about twice the load, where before it got its copies only once
+/// clayout's worker could load them, which on NVIDIA waits for the device: a 1000-launch run of
+/// blackscholes on the H100, all enqueued at once, got none. Only measured gains count here (no
+/// bound from the time as written alone): a wait bought on a bound would be paid in full.
+pub fn buys_copies(program: &Program, rewritten: &rewrite::RewrittenKernel, work_items: u64) -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    if !program.copies_declined.load(Relaxed) {
+        return false;
+    }
+    let items = crate::runtime::cost::size::SizeClass::of(work_items, 0).items;
+    let per = program
+        .declined_times
+        .lock()
+        .iter()
+        .find(|(name, _)| *name == rewritten.private_name)
+        .and_then(|(_, times)| crate::runtime::cost::worth::measured_gain(times, items));
+    let Some(per) = per else { return false };
+    let gain = per * work_items as f64;
+    let forgone = program.forgone_ns.fetch_add(gain as u64, Relaxed) + gain as u64;
+    let load = program.declined_load_ns.load(Relaxed);
+    if forgone < load || !program.copies_declined.swap(false, Relaxed) {
+        return false;
+    }
+    crate::log::debug_with(|| {
+        format!(
+            "the rewritten copies are waited for: the launches run as written without them forwent {:.3} ms, what their load costs ({:.3} ms)",
+            forgone as f64 / 1e6,
+            load as f64 / 1e6
+        )
+    });
+    crate::stats::copies_bought(forgone as f64 / 1e6);
+    true
 }
 
 /// The key of the program's `worth` record (its text on its device, as `seen`'s) and its

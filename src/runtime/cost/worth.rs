@@ -67,13 +67,17 @@ impl Worth {
 /// model does not spend their launches on it); where no copy was timed at any size, at most the
 /// kernel's own time as written (`written_bound`). None where no size says even that.
 pub fn gain_per_launch(times: &TimesByClass, items: u8) -> Option<f64> {
-    let here = times.classes.iter().find(|(c, _)| c.items == items).and_then(|(_, t)| per_structure(t));
-    let per = here
-        .or_else(|| times.classes.iter().filter_map(|(_, t)| per_structure(t)).reduce(f64::max))
-        .or_else(|| written_bound(times, items))?;
+    let per = measured_gain(times, items).or_else(|| written_bound(times, items))?;
     // At most twice the bucket's lower bound in structures (one work-item per structure).
     let m = 2f64.powi(i32::from(items) + 1);
     Some(per * m)
+}
+
+/// What the fastest copy gains per structure at size bucket `items`, in ns, as measured: at that
+/// size, else the most at any size; None where no copy was timed beside the kernel as written.
+pub fn measured_gain(times: &TimesByClass, items: u8) -> Option<f64> {
+    let here = times.classes.iter().find(|(c, _)| c.items == items).and_then(|(_, t)| per_structure(t));
+    here.or_else(|| times.classes.iter().filter_map(|(_, t)| per_structure(t)).reduce(f64::max))
 }
 
 /// The most a copy could gain per structure where none was timed: all of the kernel's time as

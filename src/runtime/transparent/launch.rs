@@ -228,7 +228,7 @@ pub fn size_class(needs: &[BufferNeed], dims: &Dims) -> SizeClass {
     SizeClass::of(items, bytes)
 }
 
-fn work_items(dims: &Dims) -> u64 {
+pub fn work_items(dims: &Dims) -> u64 {
     dims.global.iter().fold(1u64, |a, &g| a.saturating_mul(g))
 }
 
