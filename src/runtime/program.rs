@@ -631,11 +631,15 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     program.declined_load_ns.store(load as u64, std::sync::atomic::Ordering::Relaxed);
     program.forgone_ns.store(0, std::sync::atomic::Ordering::Relaxed);
     program.copies_declined.store(verdict.is_err(), std::sync::atomic::Ordering::Relaxed);
-    let keys = kernels.iter().map(|(_, k)| k.clone()).collect();
+    let keys: Vec<_> = kernels.iter().map(|(_, k)| k.clone()).collect();
     let Err(why) = verdict else {
         crate::log::debug_with(|| {
             format!("the rewritten copies are loaded inside the build: its record {record:?}, an epoch gaining at most {per_epoch:?} ns")
         });
+        // Noted now, loaded or not: a load that finds the copies not all in clayout's cache
+        // times nothing, and the record must learn the run's epochs all the same (it learnt none
+        // before a load was made, and the runs until then loaded whatever they would gain).
+        worth::track(key.clone(), keys.clone(), None);
         return Load::Yes(Some((key, keys)));
     };
     crate::log::debug_with(|| format!("the rewritten copies are {why}"));
