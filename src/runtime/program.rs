@@ -34,7 +34,8 @@ pub struct Program {
     /// has by then run, after its build, as long as that build took (`app_build_took`).
     hold_until: Mutex<Option<std::time::Instant>>,
     /// Its copies were not loaded inside its build, their load being worth less than it costs
-    /// (`cost::worth`): its launches run as written without timing that form for them.
+    /// (`cost::worth`): its launches run as written until the run has forgone what the load costs
+    /// (`buys_copies`).
     pub copies_declined: std::sync::atomic::AtomicBool,
     /// The application's last build of it came from its driver's cache (`QUICK_BUILD`): what
     /// clayout's cache holds for it is loaded inside that call (`after_build`).
@@ -49,6 +50,8 @@ pub struct Program {
     /// The times the verdict read, by copy name: those a model keeps until the copies' tile is
     /// known leave out the ASTA copy's (`KernelModel::load_read`).
     declined_times: Mutex<Vec<(String, crate::runtime::cost::kernel::TimesByClass)>>,
+    /// The program's record holds a load's time: its copies were loaded from clayout's cache.
+    load_timed: std::sync::atomic::AtomicBool,
 }
 
 /// A build that takes at most this long came from the driver's cache: compiling any of the
@@ -141,6 +144,7 @@ pub fn created(h: Handle, facts: Arc<ProgramInfo>) {
             declined_load_ns: Default::default(),
             forgone_ns: Default::default(),
             declined_times: Default::default(),
+            load_timed: Default::default(),
         },
     );
 }
@@ -628,6 +632,9 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     let build = program.app_build_ns.load(std::sync::atomic::Ordering::Relaxed);
     let verdict = worth::verdict(record.as_ref(), per_epoch, (build > 0).then_some(build as f64));
     let load = record.as_ref().and_then(|w| w.load_ns).unwrap_or(build as f64);
+    program
+        .load_timed
+        .store(record.as_ref().is_some_and(|w| w.load_ns.is_some()), std::sync::atomic::Ordering::Relaxed);
     program.declined_load_ns.store(load as u64, std::sync::atomic::Ordering::Relaxed);
     program.forgone_ns.store(0, std::sync::atomic::Ordering::Relaxed);
     program.copies_declined.store(verdict.is_err(), std::sync::atomic::Ordering::Relaxed);
@@ -663,20 +670,26 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
 /// work-item), as much as the load was taken to cost. A ski-rental rule again: a run that turns
 /// out long pays at most about twice the load, where before it got its copies only once
 /// clayout's worker could load them, which on NVIDIA waits for the device: a 1000-launch run of
-/// blackscholes on the H100, all enqueued at once, got none. Only measured gains count here (no
-/// bound from the time as written alone): a wait bought on a bound would be paid in full.
+/// blackscholes on the H100, all enqueued at once, got none. Where no copy was timed, the bound
+/// from the kernel's time as written counts (`worth::written_bound`): the first such wait may be
+/// bought early, and its run times the copies. Only where a load from clayout's cache was timed
+/// before: otherwise the copies may have to be compiled, which the launch would wait for.
 pub fn buys_copies(program: &Program, rewritten: &rewrite::RewrittenKernel, work_items: u64) -> bool {
     use std::sync::atomic::Ordering::Relaxed;
     if !program.copies_declined.load(Relaxed) {
         return false;
     }
     let items = crate::runtime::cost::size::SizeClass::of(work_items, 0).items;
-    let per = program
-        .declined_times
-        .lock()
-        .iter()
-        .find(|(name, _)| *name == rewritten.private_name)
-        .and_then(|(_, times)| crate::runtime::cost::worth::measured_gain(times, items));
+    // A load never timed was never made from clayout's cache: the wait could be for a compile.
+    if !program.load_timed.load(Relaxed) {
+        return false;
+    }
+    let per = program.declined_times.lock().iter().find(|(name, _)| *name == rewritten.private_name).and_then(
+        |(_, times)| {
+            use crate::runtime::cost::worth;
+            worth::measured_gain(times, items).or_else(|| worth::written_bound(times, items))
+        },
+    );
     let Some(per) = per else { return false };
     let gain = per * work_items as f64;
     let forgone = program.forgone_ns.fetch_add(gain as u64, Relaxed) + gain as u64;

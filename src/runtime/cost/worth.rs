@@ -87,7 +87,7 @@ pub fn measured_gain(times: &TimesByClass, items: u8) -> Option<f64> {
 /// copies are built (`launch::timing_while_building`): with this bound their history can say that
 /// no run of theirs could repay the load, where it said nothing before (on the H100 particles'
 /// second and third runs loaded them, 10-12 ms inside the build, for runs of 1-2 launches).
-fn written_bound(times: &TimesByClass, items: u8) -> Option<f64> {
+pub fn written_bound(times: &TimesByClass, items: u8) -> Option<f64> {
     let here = times.classes.iter().find(|(c, _)| c.items == items).and_then(|(_, t)| t.written);
     let written = here.or_else(|| times.classes.iter().filter_map(|(_, t)| t.written).reduce(f64::max))?;
     Some(written * super::model::AGREE)
