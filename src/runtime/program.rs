@@ -43,15 +43,14 @@ pub struct Program {
     /// What the application's last build of it took, in ns (0: not built yet): the least the
     /// copies' load can cost before one was timed (`cost::worth::verdict`).
     app_build_ns: std::sync::atomic::AtomicU64,
-    /// Its copies declined (`copies_declined`): what their load was taken to cost, and what the
-    /// launches run as written since have forgone by the kernels' times, in ns (`buys_copies`).
+    /// Its copies declined (`copies_declined`): what their load took when last timed (0: never,
+    /// and no launch waits for them), and what the launches run as written since have forgone by
+    /// the kernels' times, in ns (`buys_copies`).
     declined_load_ns: std::sync::atomic::AtomicU64,
     forgone_ns: std::sync::atomic::AtomicU64,
     /// The times the verdict read, by copy name: those a model keeps until the copies' tile is
     /// known leave out the ASTA copy's (`KernelModel::load_read`).
     declined_times: Mutex<Vec<(String, crate::runtime::cost::kernel::TimesByClass)>>,
-    /// The program's record holds a load's time: its copies were loaded from clayout's cache.
-    load_timed: std::sync::atomic::AtomicBool,
 }
 
 /// A build that takes at most this long came from the driver's cache: compiling any of the
@@ -144,7 +143,6 @@ pub fn created(h: Handle, facts: Arc<ProgramInfo>) {
             declined_load_ns: Default::default(),
             forgone_ns: Default::default(),
             declined_times: Default::default(),
-            load_timed: Default::default(),
         },
     );
 }
@@ -631,11 +629,8 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     let (record, per_epoch) = (worth::read(&key), worth::gain_per_epoch(&history));
     let build = program.app_build_ns.load(std::sync::atomic::Ordering::Relaxed);
     let verdict = worth::verdict(record.as_ref(), per_epoch, (build > 0).then_some(build as f64));
-    let load = record.as_ref().and_then(|w| w.load_ns).unwrap_or(build as f64);
-    program
-        .load_timed
-        .store(record.as_ref().is_some_and(|w| w.load_ns.is_some()), std::sync::atomic::Ordering::Relaxed);
-    program.declined_load_ns.store(load as u64, std::sync::atomic::Ordering::Relaxed);
+    let timed_load = record.as_ref().and_then(|w| w.load_ns).unwrap_or(0.0);
+    program.declined_load_ns.store(timed_load as u64, std::sync::atomic::Ordering::Relaxed);
     program.forgone_ns.store(0, std::sync::atomic::Ordering::Relaxed);
     program.copies_declined.store(verdict.is_err(), std::sync::atomic::Ordering::Relaxed);
     let keys: Vec<_> = kernels.iter().map(|(_, k)| k.clone()).collect();
@@ -667,7 +662,7 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
 /// Whether a launch of a kernel rewritten as `rewritten`, of `work_items` work-items, in a run
 /// whose copies were declined, is the one to wait for them: the launches run as written since
 /// the build have forgone, by the kernels' measured times (per structure, one structure a
-/// work-item), as much as the load was taken to cost. A ski-rental rule again: a run that turns
+/// work-item), as much as the load took when last timed. A ski-rental rule again: a run that turns
 /// out long pays at most about twice the load, where before it got its copies only once
 /// clayout's worker could load them, which on NVIDIA waits for the device: a 1000-launch run of
 /// blackscholes on the H100, all enqueued at once, got none. Where no copy was timed, the bound
@@ -676,14 +671,12 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
 /// before: otherwise the copies may have to be compiled, which the launch would wait for.
 pub fn buys_copies(program: &Program, rewritten: &rewrite::RewrittenKernel, work_items: u64) -> bool {
     use std::sync::atomic::Ordering::Relaxed;
-    if !program.copies_declined.load(Relaxed) {
+    let load = program.declined_load_ns.load(Relaxed);
+    // A load never timed was never made from clayout's cache: the wait could be for a compile.
+    if load == 0 {
         return false;
     }
     let items = crate::runtime::cost::size::SizeClass::of(work_items, 0).items;
-    // A load never timed was never made from clayout's cache: the wait could be for a compile.
-    if !program.load_timed.load(Relaxed) {
-        return false;
-    }
     let per = program.declined_times.lock().iter().find(|(name, _)| *name == rewritten.private_name).and_then(
         |(_, times)| {
             use crate::runtime::cost::worth;
@@ -693,7 +686,6 @@ pub fn buys_copies(program: &Program, rewritten: &rewrite::RewrittenKernel, work
     let Some(per) = per else { return false };
     let gain = per * work_items as f64;
     let forgone = program.forgone_ns.fetch_add(gain as u64, Relaxed) + gain as u64;
-    let load = program.declined_load_ns.load(Relaxed);
     if forgone < load || !program.copies_declined.swap(false, Relaxed) {
         return false;
     }

@@ -76,8 +76,14 @@ pub fn gain_per_launch(times: &TimesByClass, items: u8) -> Option<f64> {
 /// What the fastest copy gains per structure at size bucket `items`, in ns, as measured: at that
 /// size, else the most at any size; None where no copy was timed beside the kernel as written.
 pub fn measured_gain(times: &TimesByClass, items: u8) -> Option<f64> {
-    let here = times.classes.iter().find(|(c, _)| c.items == items).and_then(|(_, t)| per_structure(t));
-    here.or_else(|| times.classes.iter().filter_map(|(_, t)| per_structure(t)).reduce(f64::max))
+    here_or_most(times, items, per_structure)
+}
+
+/// `of` the times at size bucket `items` where it says something there, else the most it says
+/// at any size.
+fn here_or_most(times: &TimesByClass, items: u8, of: impl Fn(&Times) -> Option<f64>) -> Option<f64> {
+    let here = times.classes.iter().find(|(c, _)| c.items == items).and_then(|(_, t)| of(t));
+    here.or_else(|| times.classes.iter().filter_map(|(_, t)| of(t)).reduce(f64::max))
 }
 
 /// The most a copy could gain per structure where none was timed: all of the kernel's time as
@@ -88,9 +94,7 @@ pub fn measured_gain(times: &TimesByClass, items: u8) -> Option<f64> {
 /// no run of theirs could repay the load, where it said nothing before (on the H100 particles'
 /// second and third runs loaded them, 10-12 ms inside the build, for runs of 1-2 launches).
 pub fn written_bound(times: &TimesByClass, items: u8) -> Option<f64> {
-    let here = times.classes.iter().find(|(c, _)| c.items == items).and_then(|(_, t)| t.written);
-    let written = here.or_else(|| times.classes.iter().filter_map(|(_, t)| t.written).reduce(f64::max))?;
-    Some(written * super::model::AGREE)
+    Some(here_or_most(times, items, |t| t.written)? * super::model::AGREE)
 }
 
 /// What the fastest copy gains per structure against the kernel as written (never below 0), if
