@@ -385,9 +385,9 @@ fn a_quick_build_loads_the_cached_copies_inside_the_call() {
             out.shim_lines().iter().any(|l| l.contains("loaded from the caches inside the application's build"));
         assert!(loaded, "{}", out.show(policy));
     }
-    // The copies cached, the conversion kernels not: the load inside the build gives up, and the
-    // build after it compiles them (a miss of that load was once kept as a failed build, and
-    // `always` then ran every launch as written).
+    // The copies cached, the conversion kernels not (dropped since the copies were whole): the
+    // load inside the build gives up, and the build after it compiles them (a miss of that load
+    // was once kept as a failed build, and `always` then ran every launch as written).
     let conv = record_files(&cache, "conv");
     conv.iter().for_each(|p| std::fs::remove_file(p).unwrap());
     assert!(!conv.is_empty(), "no conversion program in {}", cache.display());
@@ -485,6 +485,72 @@ fn a_load_the_runs_cannot_repay_is_not_made_inside_the_build() {
     let (out, stats, loaded) = cmd("auto", "auto", "free");
     assert!(loaded, "{}", out.show("free"));
     assert!(stats["policy"]["copies_not_loaded"].as_array().is_none_or(|a| a.is_empty()), "{stats:#}");
+}
+
+/// The load inside the application's build takes the copies whole or not at all: where
+/// clayout's cache lacks a piece (as after the exits of a program's first short runs, each of
+/// which builds one), it loads none of them (it loaded the others first, 2.5 to 8 ms on the
+/// H100, for nothing). A run whose load was declined waits for copies whole in the cache even
+/// where no load of them was ever timed (they were loaded on clayout's thread), its cost taken
+/// as twice the application's build; a declined run waited for none then, and a long one got
+/// its copies late or never.
+#[test]
+fn the_load_inside_the_build_takes_the_copies_whole() {
+    let base = run(&seq("launches"), TIMEOUT);
+    assert_ok(&base);
+    let cache = fresh_dir("whole").join("cache");
+    let cmd = |after: &str, name: &str| {
+        let json = scratch("whole").join(format!("{name}.json"));
+        let cmd = annotated(seq("launches").shimmed_with(fault_lib()), "auto", cache.as_os_str())
+            .env("CLAYOUT_BUILD_AFTER", after)
+            .env("CLAYOUT_FAULT", "quick-build")
+            .env("CLAYOUT_LOG", "debug");
+        let (out, stats) = with_stats(cmd, &json);
+        assert_same(&base, &out);
+        let loaded =
+            out.shim_lines().iter().any(|l| l.contains("loaded from the caches inside the application's build"));
+        (out, stats, loaded)
+    };
+    cmd("wait", "built");
+    // The conversion program missing, and the record that the copies are whole with it.
+    for kind in ["conv", "whole"] {
+        let files = record_files(&cache, kind);
+        assert!(!files.is_empty(), "no {kind} record in {}", cache.display());
+        files.iter().for_each(|p| std::fs::remove_file(p).unwrap());
+    }
+    let (out, _, loaded) = cmd("auto", "partial");
+    assert!(!loaded, "{}", out.show("partial"));
+    let lines = out.shim_lines();
+    let refused = lines.iter().position(|l| l.contains("not all in clayout's cache"));
+    let refused = refused.unwrap_or_else(|| panic!("no load refused: {}", out.show("partial")));
+    let loads: Vec<_> =
+        lines[..refused].iter().filter(|l| l.contains("clayout cache:") && l.contains("program")).collect();
+    assert!(loads.is_empty(), "pieces loaded before the load gave up: {loads:?}\n{}", out.show("partial"));
+    // Whole again, by a build that is waited for. The program's record (the run above noted
+    // it) rewritten: no load timed, no epoch a run (so the build declines the load), and times
+    // that say the copies save nearly all of each launch.
+    let (out, _, _) = cmd("wait", "rebuilt");
+    assert!(!record_files(&cache, "whole").is_empty(), "{}", out.show("rebuilt"));
+    let worth = record_files(&cache, "worth");
+    assert_eq!(worth.len(), 1, "{}", out.show("rebuilt"));
+    let (header, payload) = read_record(&worth[0]);
+    let mut record: Value = serde_json::from_slice(&payload).unwrap();
+    record["load_ns"] = Value::Null;
+    record["epochs"] = serde_json::json!([0]);
+    rewrite_record(&worth[0], &header, &record);
+    for path in record_files(&cache, "times") {
+        let (header, payload) = read_record(&path);
+        let mut times: Value = serde_json::from_slice(&payload).unwrap();
+        for class in times["classes"].as_array_mut().unwrap() {
+            class[1]["written"] = serde_json::json!(1e6);
+            class[1]["asta"] = serde_json::json!(1.0);
+        }
+        rewrite_record(&path, &header, &times);
+    }
+    let (out, stats, loaded) = cmd("auto", "bought");
+    assert!(!loaded, "{}", out.show("bought"));
+    let bought = stats["policy"]["copies_waited_for_ms"].as_array().cloned().unwrap_or_default();
+    assert_eq!(bought.len(), 1, "{}", out.show("bought"));
 }
 
 /// A build its driver answered from its cache says nothing of what clayout's own builds cost,

@@ -43,8 +43,8 @@ pub struct Program {
     /// What the application's last build of it took, in ns (0: not built yet): the least the
     /// copies' load can cost before one was timed (`cost::worth::verdict`).
     app_build_ns: std::sync::atomic::AtomicU64,
-    /// Its copies declined (`copies_declined`): what their load took when last timed (0: never,
-    /// and no launch waits for them), and what the launches run as written since have forgone by
+    /// Its copies declined (`copies_declined`): what their load costs (`loading_pays`; 0: not
+    /// known to be a load, and no launch waits for them), and what the launches run as written since have forgone by
     /// the kernels' times, in ns (`buys_copies`).
     declined_load_ns: std::sync::atomic::AtomicU64,
     forgone_ns: std::sync::atomic::AtomicU64,
@@ -629,8 +629,16 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     let (record, per_epoch) = (worth::read(&key), worth::gain_per_epoch(&history));
     let build = program.app_build_ns.load(std::sync::atomic::Ordering::Relaxed);
     let verdict = worth::verdict(record.as_ref(), per_epoch, (build > 0).then_some(build as f64));
+    // What a declined run's wait for the copies would cost (`buys_copies`): the load as last
+    // timed; where none was (the loads were made on clayout's thread) but every piece is in
+    // clayout's cache, twice the application's build (two programs of its text and more: 1.4 to
+    // 2 times it on the H100); else nothing is known, and no launch waits.
     let timed_load = record.as_ref().and_then(|w| w.load_ns).unwrap_or(0.0);
-    program.declined_load_ns.store(timed_load as u64, std::sync::atomic::Ordering::Relaxed);
+    let load = match (verdict.is_err(), timed_load > 0.0) {
+        (true, false) if build > 0 && dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache()) => 2.0 * build as f64,
+        _ => timed_load,
+    };
+    program.declined_load_ns.store(load as u64, std::sync::atomic::Ordering::Relaxed);
     program.forgone_ns.store(0, std::sync::atomic::Ordering::Relaxed);
     program.copies_declined.store(verdict.is_err(), std::sync::atomic::Ordering::Relaxed);
     let keys: Vec<_> = kernels.iter().map(|(_, k)| k.clone()).collect();
@@ -668,11 +676,12 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
 /// blackscholes on the H100, all enqueued at once, got none. Where no copy was timed, the bound
 /// from the kernel's time as written counts (`worth::written_bound`): the first such wait may be
 /// bought early, and its run times the copies. Only where a load from clayout's cache was timed
-/// before: otherwise the copies may have to be compiled, which the launch would wait for.
+/// before, or every piece of the copies is there (`loading_pays`): otherwise the copies may
+/// have to be compiled, which the launch would wait for.
 pub fn buys_copies(program: &Program, rewritten: &rewrite::RewrittenKernel, work_items: u64) -> bool {
     use std::sync::atomic::Ordering::Relaxed;
     let load = program.declined_load_ns.load(Relaxed);
-    // A load never timed was never made from clayout's cache: the wait could be for a compile.
+    // Not known to be a load from clayout's cache: the wait could be for a compile.
     if load == 0 {
         return false;
     }

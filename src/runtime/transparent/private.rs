@@ -163,6 +163,14 @@ impl Rewrites {
             .collect()
     }
 
+    /// Whether every piece of the copies of the build identified last (`keyed_kernels`) is in
+    /// clayout's cache at some tile: their wait would be a load, not a compile.
+    pub fn whole_in_cache(&self) -> bool {
+        let slot = self.identity.lock();
+        slot.as_ref()
+            .is_some_and(|k| whole_at(&whole_key(k.id.device as cl_device_id, k.id.source_hash, &k.options), None))
+    }
+
     /// The private program for a build of `program` with `options`, made now.
     fn private(&self, program: &ProgramInfo, options: &str, compiler_options: &str) -> Result<PrivateProgram, String> {
         let id = self.identify(program, options, compiler_options)?;
@@ -397,6 +405,13 @@ fn build_private(
         None => base,
     };
     let options = format!("{compiler_options} -D CLAYOUT_TILE={tile}{rest}");
+    let whole = whole_key(device, source_hash, user);
+    // A load that may take only what clayout's cache holds is not begun unless every piece is
+    // there: one piece missing made it load the others first, for nothing (2.5 to 8 ms on the
+    // H100, in a program's second and third runs, whose exits build a piece each).
+    if crate::cache::binaries::only_cached() && ahead.is_none() && !whole_at(&whole, tile) {
+        return Err(format!("not every piece of the copies at tile {tile}: {}", crate::cache::binaries::NOT_CACHED));
+    }
     // One probe kernel, in the same build, checks every structure layout the copies assume.
     let mut types: BTreeMap<&str, &StructLayout> = BTreeMap::new();
     for k in kernels.values() {
@@ -465,6 +480,10 @@ fn build_private(
         Err(crate::cache::binaries::NOT_CACHED.to_string())
     }
     for (s, w, h) in shapes {
+        // Inside a load too: left to the first conversion, they cost it more than they cost the
+        // build (on the H100 the load took 1-5 ms less, and a first conversion 2.5-3.5 ms more
+        // and a wait for the device; the model, not counting it, converted 30-launch runs for
+        // gains of 0.15 ms).
         let prepared = steps.piece(|| match crate::marshal::prepare(ctx, device, s, tile, w) {
             Err(_) if crate::cache::binaries::only_cached() => not_cached(),
             r => Ok(r),
@@ -495,6 +514,9 @@ fn build_private(
     }
     if let Some((s, w, h)) = search_later {
         search_later_for(ctx, device, (s, w, h), started.elapsed());
+    }
+    if !crate::cache::binaries::only_cached() {
+        note_whole(&whole, tile);
     }
     let private = PrivateProgram {
         program: built,
@@ -687,6 +709,28 @@ fn fuses(device: cl_device_id, compiler_options: &str) -> Option<String> {
     }
     crate::marshal::compiler_fuses_across_statements(device)
         .then(|| "this device's compiler may fuse floating-point operations across statements".to_string())
+}
+
+/// The key of record `whole`: the tiles at which every piece of a build's copies (both
+/// programs, the probe's answer, the conversions and their timings) was made, so is in clayout's
+/// cache for a load. The build is the copies' source and options (`source_hash`) on `device`
+/// for the application's `options`.
+fn whole_key(device: cl_device_id, source_hash: u64, options: &str) -> String {
+    format!("{}|{source_hash:016x}|{options}", crate::cache::disk::device_key(device))
+}
+
+/// Whether record `whole` lists `tile` (any tile: None).
+fn whole_at(key: &str, tile: impl Into<Option<u32>>) -> bool {
+    let tiles: Vec<u32> = crate::cache::disk::get_json("whole", key).unwrap_or_default();
+    tile.into().map_or(!tiles.is_empty(), |t| tiles.contains(&t))
+}
+
+fn note_whole(key: &str, tile: u32) {
+    let mut tiles: Vec<u32> = crate::cache::disk::get_json("whole", key).unwrap_or_default();
+    if !tiles.contains(&tile) {
+        tiles.push(tile);
+        crate::cache::disk::put_json("whole", key, &tiles);
+    }
 }
 
 /// The private program, from the on-disk cache's binary when its context has one device (the
