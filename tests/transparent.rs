@@ -289,36 +289,52 @@ fn exit_while_threads_enqueue() {
 /// (which lets any compiler fuse `a*b+c` where the code around it allows), run by the corpus
 /// driver at `n` structures plain and under the shim with `CLAYOUT_POLICY=always`.
 fn fused_program(n: u32) -> (Output, Output, Value) {
+    fused_program_with(n, true, &[])
+}
+
+/// `fused_program`, with the integer-only kernel or without, under the shim with `env` added.
+fn fused_program_with(n: u32, integer: bool, env: &[(&str, &std::ffi::OsStr)]) -> (Output, Output, Value) {
     static DRIVER: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     let driver = DRIVER.get_or_init(|| build_c_linking("tests/corpus", "driver", &["-lOpenCL", "-lm"]));
     let dir = scratch("fused");
-    fs::write(
-        dir.join("k.cl"),
-        "typedef struct { float x, y, z, w; } P;\n\
-         typedef struct { int x, y, z, w; } Q;\n\
-         //DL: AoS: p[n]\n\
-         __kernel void axpy(__global P *p, int n, float a) {\n\
-           int i = get_global_id(0); if (i >= n) return;\n\
-           P q = p[i];\n\
-           q.x = q.x * a + q.y; q.y = q.y * q.z + a; q.z = q.z * q.w + q.x; q.w = q.w * a + q.z;\n\
-           p[i] = q;\n\
-         }\n\
-         //DL: AoS: q[n]\n\
+    let churn = "//DL: AoS: q[n]\n\
          __kernel void churn(__global Q *q, int n, int a) {\n\
            int i = get_global_id(0); if (i >= n) return;\n\
            Q v = q[i];\n\
            v.x = v.x * a + v.y; v.y ^= v.z; v.z += v.w * 3; v.w = v.x - v.z;\n\
            q[i] = v;\n\
-         }\n",
+         }\n";
+    fs::write(
+        dir.join("k.cl"),
+        format!(
+            "typedef struct {{ float x, y, z, w; }} P;\n\
+             typedef struct {{ int x, y, z, w; }} Q;\n\
+             //DL: AoS: p[n]\n\
+             __kernel void axpy(__global P *p, int n, float a) {{\n\
+               int i = get_global_id(0); if (i >= n) return;\n\
+               P q = p[i];\n\
+               q.x = q.x * a + q.y; q.y = q.y * q.z + a; q.z = q.z * q.w + q.x; q.w = q.w * a + q.z;\n\
+               p[i] = q;\n\
+             }}\n{}",
+            if integer { churn } else { "" }
+        ),
     )
     .unwrap();
+    let (b, churn_kernel, churn_step) = match integer {
+        true => (
+            "buffer b N i(0,1000)*4\n",
+            "kernel churn\n  arg buf b\n  arg int N\n  arg int 5\n  global N\n",
+            "step churn\n",
+        ),
+        false => ("", "", ""),
+    };
     fs::write(
         dir.join("fused.spec"),
         format!(
-            "let N = {n}\nsource k.cl\noptions -cl-mad-enable\nbuffer a N f(0,1)*4\nbuffer b N i(0,1000)*4\n\
-             kernel axpy\n  arg buf a\n  arg int N\n  arg float 0.75\n  global N\n\
-             kernel churn\n  arg buf b\n  arg int N\n  arg int 5\n  global N\n\
-             iters 3\nstep axpy\nstep churn\nread a\nread b\n"
+            "let N = {n}\nsource k.cl\noptions -cl-mad-enable\nbuffer a N f(0,1)*4\n{b}\
+             kernel axpy\n  arg buf a\n  arg int N\n  arg float 0.75\n  global N\n{churn_kernel}\
+             iters 3\nstep axpy\n{churn_step}read a\n{}",
+            if integer { "read b\n" } else { "" }
         ),
     )
     .unwrap();
@@ -326,13 +342,50 @@ fn fused_program(n: u32) -> (Output, Output, Value) {
     let base = run(&cmd, TIMEOUT);
     assert_ok(&base);
     let json = dir.join("stats.json");
-    let out = run(&cmd.shimmed().env("CLAYOUT_STATS", json.as_os_str()).env("CLAYOUT_LOG", "info"), TIMEOUT);
+    let mut shimmed = cmd.shimmed().env("CLAYOUT_STATS", json.as_os_str()).env("CLAYOUT_LOG", "info");
+    for (k, v) in env {
+        shimmed = shimmed.env(k, v);
+    }
+    let out = run(&shimmed, TIMEOUT);
     let stats = read_stats(&json, &out);
     (base, out, stats)
 }
 
 fn launches_in(stats: &Value, kernel: &str, form: &str) -> u64 {
     stats["policy"]["kernels"][kernel]["launches"][form].as_u64().unwrap_or(0)
+}
+
+/// Where the device compiler may fuse floating-point operations differently in a copy and every
+/// rewritten kernel computes in floating point, every launch in ASTA is on whole tiles: the
+/// copies are built once, for whole tiles only (one program less to compile and to load in each
+/// run), and serve every form: the ASTA copy on whole tiles, the kernel as written elsewhere,
+/// the staged copy (the same code in either build; here converting the buffer on its first
+/// launch), each with the bytes of the program without clayout.
+#[test]
+fn floating_point_copies_that_may_fuse_are_built_once() {
+    let cache = scratch("fused-once").join("cache");
+    let programs = || {
+        fs::read_dir(&cache).map_or(0, |d| {
+            d.filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("private-")).count()
+        })
+    };
+    let env = |policy: &'static str| {
+        [("CLAYOUT_CACHE_DIR", cache.as_os_str()), ("CLAYOUT_POLICY", std::ffi::OsStr::new(policy))]
+    };
+    let (base, out, stats) = fused_program_with(1024, false, &env("always"));
+    assert_same(&base, &out);
+    assert_eq!(launches_in(&stats, "axpy", "asta"), 3, "whole tiles: {stats:#}");
+    // Its first launch ran as the staged copy converting its buffer (a fused conversion).
+    assert_eq!(stats["marshal"]["fused"], 1, "{stats:#}");
+    assert_eq!(programs(), 1, "one program of copies in {}", cache.display());
+    let (base, out, stats) = fused_program_with(1000, false, &env("always"));
+    assert_same(&base, &out);
+    assert_eq!(launches_in(&stats, "axpy", "written"), 3, "{stats:#}");
+    for n in [1000, 1024] {
+        let (base, out, _) = fused_program_with(n, false, &env("never"));
+        assert_same(&base, &out);
+    }
+    assert_eq!(programs(), 1, "one program of copies in {}", cache.display());
 }
 
 /// Where the device compiler may fuse floating-point operations differently in a copy (here

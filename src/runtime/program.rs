@@ -585,7 +585,8 @@ fn load_now(program: &Program, dl: &ProgramDl, tracked: Option<Tracked>) -> bool
     // A copy that failed (already said by `build_from_cache`) has nothing to load.
     if let (true, Private::Ready(p)) = (loaded, rw.lookup(&options)) {
         // The device is idle here; in the first launch a kernel's first use would load it.
-        for built in std::iter::once(&p.program).chain(&p.full_tiles) {
+        let full = p.full_tiles.as_ref().filter(|f| f.raw() != p.program.raw());
+        for built in std::iter::once(&p.program).chain(full) {
             let _ = crate::cl::cmd::warm_kernels(built.raw());
         }
         crate::marshal::warm_kernels(program.facts.context as cl_context);

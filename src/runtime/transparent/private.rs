@@ -40,6 +40,8 @@ pub struct Rewrites {
 /// The program holding the copies, built with the application's options and the tile macro.
 #[derive(Debug)]
 pub struct PrivateProgram {
+    /// The copies for any size; where every copy in ASTA runs on whole tiles only, the one
+    /// program below (`build_private`).
     pub program: Program,
     /// The same built with `CLAYOUT_FULL_TILES`, for launches whose every buffer holds whole
     /// tiles: its ASTA index has no branch for a narrower last tile (rewrite::emit says why).
@@ -436,24 +438,34 @@ fn build_private(
     probe_src.push_str("}\n");
     let text = format!("{source}{probe_src}");
     let mut steps = Steps::new(ahead);
-    let built = steps.piece(|| build_cached(ctx, device, &text, &options)).map_err(|e| {
-        if e == STOPPED {
-            e
-        } else {
-            format!("the rewritten program: {e}")
-        }
-    })?;
+    let named = |e: String| if e == STOPPED { e } else { format!("the rewritten program: {e}") };
     let full_options = format!("{options} -D {FULL_TILES_MACRO}");
-    // The build's own failure is kept apart from the step's (not cached, stopped).
-    let full_tiles = match steps.piece(|| match build_cached(ctx, device, &text, &full_options) {
-        Err(e) if e.contains(crate::cache::binaries::NOT_CACHED) => Err(e),
-        r => Ok(r),
-    })? {
-        Ok(p) => Some(p),
-        Err(e) => {
-            crate::log::debug_with(|| format!("the rewritten program with whole tiles only did not build: {e}"));
-            None
-        }
+    // Where the device's compiler may fuse floating-point operations differently in a copy, a
+    // floating-point kernel runs its ASTA copy on whole tiles only (`launch::rounding_risk`),
+    // from the build for whole tiles, and its staged copy is the same code in either build (it
+    // never calls the ASTA index): where every kernel is such, the build for any size would
+    // never run. It is not made: one program less to compile, and to load in every run (2-3 ms
+    // on the H100).
+    let one_build = fuses.is_some() && kernels.values().all(|k| k.floating);
+    let (built, full_tiles) = if one_build {
+        let p = steps.piece(|| build_cached(ctx, device, &text, &full_options)).map_err(named)?;
+        let again =
+            crate::cl::Program::retained_in(p.raw(), ctx).ok_or("the rewritten program could not be retained")?;
+        (p, Some(again))
+    } else {
+        let built = steps.piece(|| build_cached(ctx, device, &text, &options)).map_err(named)?;
+        // The build's own failure is kept apart from the step's (not cached, stopped).
+        let full_tiles = match steps.piece(|| match build_cached(ctx, device, &text, &full_options) {
+            Err(e) if e.contains(crate::cache::binaries::NOT_CACHED) => Err(e),
+            r => Ok(r),
+        })? {
+            Ok(p) => Some(p),
+            Err(e) => {
+                crate::log::debug_with(|| format!("the rewritten program with whole tiles only did not build: {e}"));
+                None
+            }
+        };
+        (built, full_tiles)
     };
     let probed = std::time::Instant::now();
     let probe_key = format!(
