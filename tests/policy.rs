@@ -499,11 +499,11 @@ fn the_load_inside_the_build_takes_the_copies_whole() {
     let base = run(&seq("launches"), TIMEOUT);
     assert_ok(&base);
     let cache = fresh_dir("whole").join("cache");
-    let cmd = |after: &str, name: &str| {
+    let cmd_with = |after: &str, name: &str, fault: &str| {
         let json = scratch("whole").join(format!("{name}.json"));
         let cmd = annotated(seq("launches").shimmed_with(fault_lib()), "auto", cache.as_os_str())
             .env("CLAYOUT_BUILD_AFTER", after)
-            .env("CLAYOUT_FAULT", "quick-build")
+            .env("CLAYOUT_FAULT", fault)
             .env("CLAYOUT_LOG", "debug");
         let (out, stats) = with_stats(cmd, &json);
         assert_same(&base, &out);
@@ -511,6 +511,7 @@ fn the_load_inside_the_build_takes_the_copies_whole() {
             out.shim_lines().iter().any(|l| l.contains("loaded from the caches inside the application's build"));
         (out, stats, loaded)
     };
+    let cmd = |after: &str, name: &str| cmd_with(after, name, "quick-build");
     cmd("wait", "built");
     // The conversion program missing, and the record that the copies are whole with it.
     for kind in ["conv", "whole"] {
@@ -551,6 +552,30 @@ fn the_load_inside_the_build_takes_the_copies_whole() {
     assert!(!loaded, "{}", out.show("bought"));
     let bought = stats["policy"]["copies_waited_for_ms"].as_array().cloned().unwrap_or_default();
     assert_eq!(bought.len(), 1, "{}", out.show("bought"));
+    // The launches repeated while the copies are built (`transparent::repeat`) forgo as much:
+    // a load that nine launches' gains pay for is bought within the run's ten, where before only
+    // the launches that took the full path counted, and a long run of repeated launches waited
+    // for nothing.
+    let (header, payload) = read_record(&worth[0]);
+    let mut record: Value = serde_json::from_slice(&payload).unwrap();
+    record["load_ns"] = serde_json::json!(8.5e6);
+    record["epochs"] = serde_json::json!([0]);
+    rewrite_record(&worth[0], &header, &record);
+    for path in record_files(&cache, "times") {
+        let (header, payload) = read_record(&path);
+        let mut times: Value = serde_json::from_slice(&payload).unwrap();
+        for class in times["classes"].as_array_mut().unwrap() {
+            class[1]["written"] = serde_json::json!(1000.0);
+            class[1]["asta"] = serde_json::json!(1.0);
+        }
+        rewrite_record(&path, &header, &times);
+    }
+    // Held back past the run (`hold`): the wait is the only way the run gets its copies.
+    let (out, stats, _) = cmd_with("auto", "bought-later", "quick-build,hold");
+    let bought = stats["policy"]["copies_waited_for_ms"].as_array().cloned().unwrap_or_default();
+    assert_eq!(bought.len(), 1, "{}", out.show("bought later"));
+    let forgone = bought[0].as_f64().unwrap_or(0.0);
+    assert!(forgone >= 8.5, "bought at {forgone} ms forgone: {}", out.show("bought later"));
 }
 
 /// A build its driver answered from its cache says nothing of what clayout's own builds cost,

@@ -281,6 +281,12 @@ fn repeats_while_building(
     dims: &Dims,
 ) {
     let Some(build) = b.build else { return };
+    let forgoes =
+        k.program.as_ref().filter(|p| p.copies_declined.load(std::sync::atomic::Ordering::Relaxed)).and_then(|p| {
+            let (rewritten, _) = k.building_plan()?;
+            let gain = super::program::forgone_per_launch(p, rewritten, super::transparent::launch::work_items(dims))?;
+            Some((p.clone(), gain))
+        });
     let ran = super::transparent::repeat::Ran {
         queue,
         info: &k.facts,
@@ -290,7 +296,7 @@ fn repeats_while_building(
         run: (kernel, None),
         copy: None,
         form: Variant::Written,
-        holds: super::transparent::repeat::Holds::Building { build, counted: b.converted },
+        holds: super::transparent::repeat::Holds::Building { build, counted: b.converted, forgoes },
         model_key: Some(b.key),
         items: b.items,
     };

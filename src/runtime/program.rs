@@ -437,6 +437,9 @@ pub fn app_build_took(program: &Program, took: std::time::Duration) {
     let first_run = quick_driver && get().policy == Policy::Auto && first_run(program);
     let price = if first_run { took.max(UNCACHED_BUILD) } else { took };
     let wait = get().build_after.hold(price);
+    // A worker that does not get to the copies during the run, as NVIDIA's does not while the
+    // run keeps the device busy: the tests of a declined run's wait for them.
+    let wait = if crate::fault::inject("hold") { std::time::Duration::from_secs(3600) } else { wait };
     let hold = get().policy == Policy::Auto && !wait.is_zero();
     *program.hold_until.lock() = hold.then(|| std::time::Instant::now() + wait);
     // Loaded inside the build wherever the copies would otherwise wait: held back (auto), or
@@ -681,21 +684,9 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
 /// have to be compiled, which the launch would wait for.
 pub fn buys_copies(program: &Program, rewritten: &rewrite::RewrittenKernel, work_items: u64) -> bool {
     use std::sync::atomic::Ordering::Relaxed;
+    let Some(gain) = forgone_per_launch(program, rewritten, work_items) else { return false };
+    let forgone = program.forgone_ns.fetch_add(gain, Relaxed) + gain;
     let load = program.declined_load_ns.load(Relaxed);
-    // Not known to be a load from clayout's cache: the wait could be for a compile.
-    if load == 0 {
-        return false;
-    }
-    let items = crate::runtime::cost::size::SizeClass::of(work_items, 0).items;
-    let per = program.declined_times.lock().iter().find(|(name, _)| *name == rewritten.private_name).and_then(
-        |(_, times)| {
-            use crate::runtime::cost::worth;
-            worth::measured_gain(times, items).or_else(|| worth::written_bound(times, items))
-        },
-    );
-    let Some(per) = per else { return false };
-    let gain = per * work_items as f64;
-    let forgone = program.forgone_ns.fetch_add(gain as u64, Relaxed) + gain as u64;
     if forgone < load || !program.copies_declined.swap(false, Relaxed) {
         return false;
     }
@@ -708,6 +699,35 @@ pub fn buys_copies(program: &Program, rewritten: &rewrite::RewrittenKernel, work
     });
     crate::stats::copies_bought(forgone as f64 / 1e6);
     true
+}
+
+/// What a launch of a kernel rewritten as `rewritten`, of `work_items` work-items, forgoes in
+/// ns by running as written in a run whose copies were declined (`buys_copies`); None where no
+/// launch waits for them, or nothing is known of what they gain.
+pub fn forgone_per_launch(program: &Program, rewritten: &rewrite::RewrittenKernel, work_items: u64) -> Option<u64> {
+    // Not known to be a load from clayout's cache: the wait could be for a compile.
+    if program.declined_load_ns.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let items = crate::runtime::cost::size::SizeClass::of(work_items, 0).items;
+    let per = program.declined_times.lock().iter().find(|(name, _)| *name == rewritten.private_name).and_then(
+        |(_, times)| {
+            use crate::runtime::cost::worth;
+            worth::measured_gain(times, items).or_else(|| worth::written_bound(times, items))
+        },
+    )?;
+    Some((per * work_items as f64) as u64)
+}
+
+/// A launch repeated as written while the declined copies are built (`transparent::repeat`)
+/// adds `gain`, what it forgoes (`forgone_per_launch`): true once the launches have forgone the
+/// load's cost, so that the launch takes the full path, which waits for the copies
+/// (`buys_copies`). Before, only the launches that took the full path counted, and a long run
+/// of repeated launches never bought its copies.
+pub fn forgoes(program: &Program, gain: u64) -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    program.copies_declined.load(Relaxed)
+        && program.forgone_ns.fetch_add(gain, Relaxed) + gain >= program.declined_load_ns.load(Relaxed)
 }
 
 /// The key of the program's `worth` record (its text on its device, as `seen`'s) and its

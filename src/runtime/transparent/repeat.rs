@@ -43,6 +43,7 @@ use super::super::cost::{pace, Steady, Variant};
 use super::super::dims::{Dims, Enqueue};
 use super::super::lane::{self, Lane};
 use super::super::order::{self, Stretch};
+use super::super::program::Program;
 use super::super::state::{Current, Need};
 use super::super::{worker, world};
 use super::rewrite::RewrittenKernel;
@@ -125,8 +126,10 @@ pub enum Holds {
     /// buffers' epochs and balances as the decision does.
     Model { kernel: Arc<RewrittenKernel>, steady: Arc<Steady>, structures: f64 },
     /// The kernel's copies are being built by `build`: they run as written, and each is counted
-    /// in the epochs of the buffers `counted` names (handle, converted argument).
-    Building { build: worker::Ticket, counted: Few<(Handle, u32)> },
+    /// in the epochs of the buffers `counted` names (handle, converted argument); where the
+    /// program's copies were declined, each forgoes what it would have gained with them
+    /// (`program::forgoes`: the program and the gain, in ns).
+    Building { build: worker::Ticket, counted: Few<(Handle, u32)>, forgoes: Option<(Arc<Program>, u64)> },
     /// The kernel has no copies (no annotation, or none it can be rewritten for): it runs as
     /// written, each buffer in the layout its annotation asks (the host's where it has none),
     /// and nothing of its launches is counted.
@@ -371,6 +374,11 @@ fn repeat<'a>(
         }
         // Built (or dropped): the full path finds what became of the copies.
         Holds::Building { build, .. } if build.is_done() => return None,
+        // Its launches as written have forgone what the copies' load costs: the full path
+        // waits for them (`program::buys_copies`).
+        Holds::Building { forgoes: Some((program, gain)), .. } if super::super::program::forgoes(program, *gain) => {
+            return None
+        }
         Holds::Building { .. } | Holds::Plain => None,
     };
     let stretch = t.stretch.upgrade()?;
@@ -456,7 +464,7 @@ fn repeat<'a>(
         // Neither the cost model nor the report's decisions follow a kernel without copies.
         crate::stats::repeated_plain_launch();
         if lane {
-            let counts = lane::Counts { tally: None, model: None, finishes: None, decisions: None };
+            let counts = lane::Counts { tally: None, model: None, finishes: None, decisions: None, forgoes: None };
             lane::open(t.lane(queue, &opening, gens, counts));
         }
         return Some(r);
@@ -474,6 +482,10 @@ fn repeat<'a>(
             model: kept.map(|(_, _, m)| m),
             finishes: Some(t.finishes),
             decisions: Some((decisions.clone(), t.form.form())),
+            forgoes: match &t.holds {
+                Holds::Building { forgoes, .. } => forgoes.clone(),
+                _ => None,
+            },
         };
         lane::open(t.lane(queue, &opening, gens, counts));
     }
