@@ -578,6 +578,32 @@ fn the_load_inside_the_build_takes_the_copies_whole() {
     assert!(forgone >= 8.5, "bought at {forgone} ms forgone: {}", out.show("bought later"));
 }
 
+/// Copies made whole under `always`, which times no conversion, are not whole for `auto`, which
+/// needs those timings: the load inside an `auto` run's build then loads nothing, or all (on the
+/// H100 it loaded both programs before it found the timings missing, and timed the conversions
+/// on the device in the middle of the run).
+#[test]
+fn copies_whole_for_always_are_not_loaded_piecemeal_under_auto() {
+    let base = run(&seq("launches"), TIMEOUT);
+    assert_ok(&base);
+    let cache = fresh_dir("whole-policy").join("cache");
+    let cmd = |policy: &str, after: &str| {
+        annotated(seq("launches").shimmed_with(fault_lib()), policy, cache.as_os_str())
+            .env("CLAYOUT_BUILD_AFTER", after)
+            .env("CLAYOUT_FAULT", "quick-build")
+            .env("CLAYOUT_LOG", "debug")
+    };
+    assert_same(&base, &run(&cmd("always", "wait"), TIMEOUT));
+    let out = run(&cmd("auto", "auto"), TIMEOUT);
+    assert_same(&base, &out);
+    let lines = out.shim_lines();
+    if let Some(refused) = lines.iter().position(|l| l.contains("not all in clayout's cache")) {
+        let loads: Vec<_> =
+            lines[..refused].iter().filter(|l| l.contains("clayout cache:") && l.contains("program")).collect();
+        assert!(loads.is_empty(), "pieces loaded before the load gave up: {loads:?}\n{}", out.show("auto"));
+    }
+}
+
 /// A build its driver answered from its cache says nothing of what clayout's own builds cost,
 /// so in a program's first run under clayout, its cache empty, they are held back a second (an
 /// uncompiled program's price), not the few milliseconds the application's build took: a run

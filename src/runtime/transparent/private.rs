@@ -723,12 +723,20 @@ fn fuses(device: cl_device_id, compiler_options: &str) -> Option<String> {
         .then(|| "this device's compiler may fuse floating-point operations across statements".to_string())
 }
 
-/// The key of record `whole`: the tiles at which every piece of a build's copies (both
-/// programs, the probe's answer, the conversions and their timings) was made, so is in clayout's
-/// cache for a load. The build is the copies' source and options (`source_hash`) on `device`
-/// for the application's `options`.
+/// The key of record `whole`: the tiles at which every piece of a build's copies (their
+/// programs, the probe's answer, the conversions and, under `auto`, the conversions' timings)
+/// was made, so is in clayout's cache for a load. The build is the copies' source and options
+/// (`source_hash`) on `device` for the application's `options`; the pieces are those of the
+/// policy now (a build under `always`, which times no conversion, said the copies were whole,
+/// and a load under `auto` then loaded two programs for nothing, and timed the conversions on
+/// the device in the middle of the run).
 fn whole_key(device: cl_device_id, source_hash: u64, options: &str) -> String {
-    format!("{}|{source_hash:016x}|{options}", crate::cache::disk::device_key(device))
+    let timed = crate::config::get().policy == crate::config::Policy::Auto;
+    format!(
+        "{}|{source_hash:016x}|{options}|{}",
+        crate::cache::disk::device_key(device),
+        if timed { "timed" } else { "" }
+    )
 }
 
 /// Whether record `whole` lists `tile` (any tile: None).
