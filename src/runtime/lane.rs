@@ -101,9 +101,9 @@ pub struct Counts {
     /// lane moves them beside its launches not yet added there.
     pub decisions: Option<(crate::stats::KernelStats, crate::stats::Form)>,
     /// A launch as written whose program declined its copies: what it forgoes
-    /// (`program::forgoes`); the launch that makes the forgone reach the load's cost takes the
-    /// full path, which waits for them.
-    pub forgoes: Option<(Arc<super::program::Program>, u64)>,
+    /// (`cost::worth::Forgone::forgoes`); the launch that makes the forgone reach the load's cost
+    /// takes the full path, which waits for them.
+    pub forgoes: Option<(Arc<super::cost::worth::Forgone>, u64)>,
 }
 
 pub struct ModelCounts {
@@ -182,7 +182,7 @@ impl Lane {
             && self.gens.iter().all(|(g, n)| g.now() == *n)
             && self.facts.args_set.load(Ordering::Acquire) == self.args_set
             && self.counts.model.as_ref().is_none_or(|m| m.dropped.load(Ordering::Acquire) == m.dropped_at);
-        if !same || self.counts.forgoes.as_ref().is_some_and(|(p, gain)| super::program::forgoes(p, *gain)) {
+        if !same || self.counts.forgoes.as_ref().is_some_and(|(f, gain)| f.forgoes(*gain)) {
             return None;
         }
         let r = enqueue(self.run.0 as cl_kernel, self.run.1);

@@ -93,7 +93,7 @@ pub unsafe fn launch(
 /// run having turned out long enough to pay for them (`program::buys_copies`).
 fn buys_copies(k: &kernels::Kernel, dims: &Dims) -> bool {
     let Some(program) = k.program.as_ref() else { return false };
-    if !program.copies_declined.load(std::sync::atomic::Ordering::Relaxed) || k.has_plan() {
+    if !program.forgone.declined.load(std::sync::atomic::Ordering::Relaxed) || k.has_plan() {
         return false;
     }
     let Some((rewritten, _)) = k.building_plan() else { return false };
@@ -282,10 +282,10 @@ fn repeats_while_building(
 ) {
     let Some(build) = b.build else { return };
     let forgoes =
-        k.program.as_ref().filter(|p| p.copies_declined.load(std::sync::atomic::Ordering::Relaxed)).and_then(|p| {
+        k.program.as_ref().filter(|p| p.forgone.declined.load(std::sync::atomic::Ordering::Relaxed)).and_then(|p| {
             let (rewritten, _) = k.building_plan()?;
             let gain = super::program::forgone_per_launch(p, rewritten, super::transparent::launch::work_items(dims))?;
-            Some((p.clone(), gain))
+            Some((p.forgone.clone(), gain))
         });
     let ran = super::transparent::repeat::Ran {
         queue,

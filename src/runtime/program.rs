@@ -35,19 +35,14 @@ pub struct Program {
     hold_until: Mutex<Option<std::time::Instant>>,
     /// Its copies were not loaded inside its build, their load being worth less than it costs
     /// (`cost::worth`): its launches run as written until the run has forgone what the load costs
-    /// (`buys_copies`).
-    pub copies_declined: std::sync::atomic::AtomicBool,
+    /// (`loading_pays`; `buys_copies`).
+    pub forgone: Arc<crate::runtime::cost::worth::Forgone>,
     /// The application's last build of it came from its driver's cache (`QUICK_BUILD`): what
     /// clayout's cache holds for it is loaded inside that call (`after_build`).
     quick_build: std::sync::atomic::AtomicBool,
     /// What the application's last build of it took, in ns (0: not built yet): the least the
     /// copies' load can cost before one was timed (`cost::worth::verdict`).
     app_build_ns: std::sync::atomic::AtomicU64,
-    /// Its copies declined (`copies_declined`): what their load costs (`loading_pays`; 0: not
-    /// known to be a load, and no launch waits for them), and what the launches run as written since have forgone by
-    /// the kernels' times, in ns (`buys_copies`).
-    declined_load_ns: std::sync::atomic::AtomicU64,
-    forgone_ns: std::sync::atomic::AtomicU64,
     /// The times the verdict read, by copy name: those a model keeps until the copies' tile is
     /// known leave out the ASTA copy's (`KernelModel::load_read`).
     declined_times: Mutex<Vec<(String, crate::runtime::cost::kernel::TimesByClass)>>,
@@ -137,11 +132,9 @@ pub fn created(h: Handle, facts: Arc<ProgramInfo>) {
             facts,
             dl: Mutex::new(None),
             hold_until: Mutex::new(None),
-            copies_declined: std::sync::atomic::AtomicBool::new(false),
+            forgone: Default::default(),
             quick_build: Default::default(),
             app_build_ns: Default::default(),
-            declined_load_ns: Default::default(),
-            forgone_ns: Default::default(),
             declined_times: Default::default(),
         },
     );
@@ -578,7 +571,7 @@ fn prepare_with(program: &Arc<Program>, build_running: bool, in_build: bool) {
             // them after 750-870 launches where they did. Nothing is left to build for a
             // later run.
             Load::No
-                if program.declined_load_ns.load(std::sync::atomic::Ordering::Relaxed) > 0
+                if program.forgone.load_ns.load(std::sync::atomic::Ordering::Relaxed) > 0
                     && dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache()) =>
             {
                 hold = Some(std::time::Instant::now() + BOUGHT_ONLY);
@@ -663,9 +656,7 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
         (true, false) if build > 0 && dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache()) => 2.0 * build as f64,
         _ => timed_load,
     };
-    program.declined_load_ns.store(load as u64, std::sync::atomic::Ordering::Relaxed);
-    program.forgone_ns.store(0, std::sync::atomic::Ordering::Relaxed);
-    program.copies_declined.store(verdict.is_err(), std::sync::atomic::Ordering::Relaxed);
+    program.forgone.reset(verdict.is_err(), load as u64);
     let keys: Vec<_> = kernels.iter().map(|(_, k)| k.clone()).collect();
     let Err(why) = verdict else {
         crate::log::debug_with(|| {
@@ -706,9 +697,8 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
 pub fn buys_copies(program: &Program, rewritten: &rewrite::RewrittenKernel, work_items: u64) -> bool {
     use std::sync::atomic::Ordering::Relaxed;
     let Some(gain) = forgone_per_launch(program, rewritten, work_items) else { return false };
-    let forgone = program.forgone_ns.fetch_add(gain, Relaxed) + gain;
-    let load = program.declined_load_ns.load(Relaxed);
-    if forgone < load || !program.copies_declined.swap(false, Relaxed) {
+    let (forgone, load) = program.forgone.add(gain);
+    if forgone < load || !program.forgone.declined.swap(false, Relaxed) {
         return false;
     }
     crate::log::debug_with(|| {
@@ -727,7 +717,7 @@ pub fn buys_copies(program: &Program, rewritten: &rewrite::RewrittenKernel, work
 /// launch waits for them, or nothing is known of what they gain.
 pub fn forgone_per_launch(program: &Program, rewritten: &rewrite::RewrittenKernel, work_items: u64) -> Option<u64> {
     // Not known to be a load from clayout's cache: the wait could be for a compile.
-    if program.declined_load_ns.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+    if program.forgone.load_ns.load(std::sync::atomic::Ordering::Relaxed) == 0 {
         return None;
     }
     let items = crate::runtime::cost::size::SizeClass::of(work_items, 0).items;
@@ -738,17 +728,6 @@ pub fn forgone_per_launch(program: &Program, rewritten: &rewrite::RewrittenKerne
         },
     )?;
     Some((per * work_items as f64) as u64)
-}
-
-/// A launch repeated as written while the declined copies are built (`transparent::repeat`)
-/// adds `gain`, what it forgoes (`forgone_per_launch`): true once the launches have forgone the
-/// load's cost, so that the launch takes the full path, which waits for the copies
-/// (`buys_copies`). Before, only the launches that took the full path counted, and a long run
-/// of repeated launches never bought its copies.
-pub fn forgoes(program: &Program, gain: u64) -> bool {
-    use std::sync::atomic::Ordering::Relaxed;
-    program.copies_declined.load(Relaxed)
-        && program.forgone_ns.fetch_add(gain, Relaxed) + gain >= program.declined_load_ns.load(Relaxed)
 }
 
 /// The key of the program's `worth` record (its text on its device, as `seen`'s) and its

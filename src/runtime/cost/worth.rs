@@ -131,6 +131,49 @@ pub fn gain_per_epoch(kernels: &[(Option<Lengths>, Option<TimesByClass>)]) -> Op
     Some(total)
 }
 
+/// What a run whose copies were declined (`verdict`) has forgone without them, against what
+/// their load costs: the launch at which the one reaches the other waits for them, ski-rental
+/// style (`program::buys_copies`). Shared by the program and the launches that repeat
+/// (`transparent::repeat`, the express lane), which add what each forgoes.
+#[derive(Debug, Default)]
+pub struct Forgone {
+    /// Declined, and not waited for yet.
+    pub declined: std::sync::atomic::AtomicBool,
+    /// What the load costs, in ns (0: not known to be a load from clayout's cache, and no
+    /// launch waits for the copies).
+    pub load_ns: std::sync::atomic::AtomicU64,
+    /// What the launches run as written since the build have forgone, in ns.
+    pub forgone_ns: std::sync::atomic::AtomicU64,
+}
+
+impl Forgone {
+    /// A run's verdict: `declined` or not, the load's cost, nothing forgone yet.
+    pub fn reset(&self, declined: bool, load_ns: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.load_ns.store(load_ns, Relaxed);
+        self.forgone_ns.store(0, Relaxed);
+        self.declined.store(declined, Relaxed);
+    }
+
+    /// Adds `gain`: the total forgone, and the load's cost.
+    pub fn add(&self, gain: u64) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.forgone_ns.fetch_add(gain, Relaxed) + gain, self.load_ns.load(Relaxed))
+    }
+
+    /// A launch repeated as written while the declined copies are built adds `gain`, what it
+    /// forgoes: true once the launches have forgone the load's cost, so that the launch takes
+    /// the full path, which waits for the copies. Before, only the launches that took the full
+    /// path counted, and a long run of repeated launches never bought its copies.
+    pub fn forgoes(&self, gain: u64) -> bool {
+        if !self.declined.load(std::sync::atomic::Ordering::Relaxed) {
+            return false;
+        }
+        let (forgone, load) = self.add(gain);
+        forgone >= load
+    }
+}
+
 /// Whether loading the copies inside the build pays, and if not, why (a reason for the log).
 /// `build_ns`: what the application's own build took, the least a load can take where none was
 /// timed yet (the copies' program holds the application's source and more, and a build of

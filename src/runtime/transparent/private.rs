@@ -169,8 +169,9 @@ impl Rewrites {
     /// clayout's cache at some tile: their wait would be a load, not a compile.
     pub fn whole_in_cache(&self) -> bool {
         let slot = self.identity.lock();
-        slot.as_ref()
-            .is_some_and(|k| whole_at(&whole_key(k.id.device as cl_device_id, k.id.source_hash, &k.options), None))
+        slot.as_ref().is_some_and(|k| {
+            whole_at(&whole_key(k.id.device as cl_device_id, k.id.source_hash, &k.options, true), None)
+        })
     }
 
     /// The private program for a build of `program` with `options`, made now.
@@ -407,11 +408,14 @@ fn build_private(
         None => base,
     };
     let options = format!("{compiler_options} -D CLAYOUT_TILE={tile}{rest}");
-    let whole = whole_key(device, source_hash, user);
+    let whole = whole_key(device, source_hash, user, auto);
     // A load that may take only what clayout's cache holds is not begun unless every piece is
     // there: one piece missing made it load the others first, for nothing (2.5 to 8 ms on the
     // H100, in a program's second and third runs, whose exits build a piece each).
-    if crate::cache::binaries::only_cached() && ahead.is_none() && !whole_at(&whole, tile) {
+    // What `auto` made whole holds what the other policies need too.
+    let whole_here =
+        || whole_at(&whole, tile) || (!auto && whole_at(&whole_key(device, source_hash, user, true), tile));
+    if crate::cache::binaries::only_cached() && ahead.is_none() && !whole_here() {
         return Err(format!("not every piece of the copies at tile {tile}: {}", crate::cache::binaries::NOT_CACHED));
     }
     // One probe kernel, in the same build, checks every structure layout the copies assume.
@@ -726,12 +730,11 @@ fn fuses(device: cl_device_id, compiler_options: &str) -> Option<String> {
 /// The key of record `whole`: the tiles at which every piece of a build's copies (their
 /// programs, the probe's answer, the conversions and, under `auto`, the conversions' timings)
 /// was made, so is in clayout's cache for a load. The build is the copies' source and options
-/// (`source_hash`) on `device` for the application's `options`; the pieces are those of the
-/// policy now (a build under `always`, which times no conversion, said the copies were whole,
-/// and a load under `auto` then loaded two programs for nothing, and timed the conversions on
-/// the device in the middle of the run).
-fn whole_key(device: cl_device_id, source_hash: u64, options: &str) -> String {
-    let timed = crate::config::get().policy == crate::config::Policy::Auto;
+/// (`source_hash`) on `device` for the application's `options`; `timed`: with the conversions'
+/// timings, as `auto` needs them (a build under `always`, which times no conversion, said the
+/// copies were whole, and a load under `auto` then loaded two programs for nothing, and timed the
+/// conversions on the device in the middle of the run).
+fn whole_key(device: cl_device_id, source_hash: u64, options: &str, timed: bool) -> String {
     format!(
         "{}|{source_hash:016x}|{options}|{}",
         crate::cache::disk::device_key(device),

@@ -43,7 +43,6 @@ use super::super::cost::{pace, Steady, Variant};
 use super::super::dims::{Dims, Enqueue};
 use super::super::lane::{self, Lane};
 use super::super::order::{self, Stretch};
-use super::super::program::Program;
 use super::super::state::{Current, Need};
 use super::super::{worker, world};
 use super::rewrite::RewrittenKernel;
@@ -128,8 +127,12 @@ pub enum Holds {
     /// The kernel's copies are being built by `build`: they run as written, and each is counted
     /// in the epochs of the buffers `counted` names (handle, converted argument); where the
     /// program's copies were declined, each forgoes what it would have gained with them
-    /// (`program::forgoes`: the program and the gain, in ns).
-    Building { build: worker::Ticket, counted: Few<(Handle, u32)>, forgoes: Option<(Arc<Program>, u64)> },
+    /// (`cost::worth::Forgone::forgoes`, and the gain in ns).
+    Building {
+        build: worker::Ticket,
+        counted: Few<(Handle, u32)>,
+        forgoes: Option<(Arc<super::super::cost::worth::Forgone>, u64)>,
+    },
     /// The kernel has no copies (no annotation, or none it can be rewritten for): it runs as
     /// written, each buffer in the layout its annotation asks (the host's where it has none),
     /// and nothing of its launches is counted.
@@ -376,9 +379,7 @@ fn repeat<'a>(
         Holds::Building { build, .. } if build.is_done() => return None,
         // Its launches as written have forgone what the copies' load costs: the full path
         // waits for them (`program::buys_copies`).
-        Holds::Building { forgoes: Some((program, gain)), .. } if super::super::program::forgoes(program, *gain) => {
-            return None
-        }
+        Holds::Building { forgoes: Some((forgone, gain)), .. } if forgone.forgoes(*gain) => return None,
         Holds::Building { .. } | Holds::Plain => None,
     };
     let stretch = t.stretch.upgrade()?;
