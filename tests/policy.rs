@@ -408,6 +408,30 @@ fn rewrite_record(path: &std::path::Path, header: &str, record: &Value) {
     write_record(path, &header, &payload);
 }
 
+/// Every `times` record of clayout's cache in `cache` rewritten to time each of its kernels'
+/// sizes at `written` ns per structure as written and `asta` in ASTA.
+fn set_times(cache: &std::path::Path, written: f64, asta: f64) {
+    for path in record_files(cache, "times") {
+        let (header, payload) = read_record(&path);
+        let mut times: Value = serde_json::from_slice(&payload).unwrap();
+        for class in times["classes"].as_array_mut().unwrap() {
+            class[1]["written"] = serde_json::json!(written);
+            class[1]["asta"] = serde_json::json!(asta);
+        }
+        rewrite_record(&path, &header, &times);
+    }
+}
+
+/// The program's `worth` record at `path` rewritten with the load `load_ns` and the runs'
+/// `epochs`.
+fn set_worth(path: &std::path::Path, load_ns: Value, epochs: &[u32]) {
+    let (header, payload) = read_record(path);
+    let mut record: Value = serde_json::from_slice(&payload).unwrap();
+    record["load_ns"] = load_ns;
+    record["epochs"] = serde_json::json!(epochs);
+    rewrite_record(path, &header, &record);
+}
+
 /// Under `auto` the copies' load inside the application's build is made only where the
 /// program's history says a run gains more with them than the load last cost (`cost::worth`):
 /// with the record's load made dear, the next run does not load them, says why, runs as written
@@ -452,15 +476,7 @@ fn a_load_the_runs_cannot_repay_is_not_made_inside_the_build() {
     // A run whose launches forgo, by the kernels' times, what the declined load costs waits for
     // the copies at that launch (a ski-rental buy): times that say the copies save nearly all of
     // each launch, a load of 1 ns, and no epoch a run in the record (so the build declines it).
-    for path in record_files(&cache, "times") {
-        let (header, payload) = read_record(&path);
-        let mut times: Value = serde_json::from_slice(&payload).unwrap();
-        for class in times["classes"].as_array_mut().unwrap() {
-            class[1]["written"] = serde_json::json!(1000.0);
-            class[1]["asta"] = serde_json::json!(1.0);
-        }
-        rewrite_record(&path, &header, &times);
-    }
+    set_times(&cache, 1000.0, 1.0);
     record["load_ns"] = serde_json::json!(1.0);
     record["epochs"] = serde_json::json!([0]);
     write(&record);
@@ -534,20 +550,8 @@ fn the_load_inside_the_build_takes_the_copies_whole() {
     assert!(!record_files(&cache, "whole").is_empty(), "{}", out.show("rebuilt"));
     let worth = record_files(&cache, "worth");
     assert_eq!(worth.len(), 1, "{}", out.show("rebuilt"));
-    let (header, payload) = read_record(&worth[0]);
-    let mut record: Value = serde_json::from_slice(&payload).unwrap();
-    record["load_ns"] = Value::Null;
-    record["epochs"] = serde_json::json!([0]);
-    rewrite_record(&worth[0], &header, &record);
-    for path in record_files(&cache, "times") {
-        let (header, payload) = read_record(&path);
-        let mut times: Value = serde_json::from_slice(&payload).unwrap();
-        for class in times["classes"].as_array_mut().unwrap() {
-            class[1]["written"] = serde_json::json!(1e6);
-            class[1]["asta"] = serde_json::json!(1.0);
-        }
-        rewrite_record(&path, &header, &times);
-    }
+    set_worth(&worth[0], Value::Null, &[0]);
+    set_times(&cache, 1e6, 1.0);
     let (out, stats, loaded) = cmd("auto", "bought");
     assert!(!loaded, "{}", out.show("bought"));
     let bought = stats["policy"]["copies_waited_for_ms"].as_array().cloned().unwrap_or_default();
@@ -556,20 +560,8 @@ fn the_load_inside_the_build_takes_the_copies_whole() {
     // a load that nine launches' gains pay for is bought within the run's ten, where before only
     // the launches that took the full path counted, and a long run of repeated launches waited
     // for nothing.
-    let (header, payload) = read_record(&worth[0]);
-    let mut record: Value = serde_json::from_slice(&payload).unwrap();
-    record["load_ns"] = serde_json::json!(8.5e6);
-    record["epochs"] = serde_json::json!([0]);
-    rewrite_record(&worth[0], &header, &record);
-    for path in record_files(&cache, "times") {
-        let (header, payload) = read_record(&path);
-        let mut times: Value = serde_json::from_slice(&payload).unwrap();
-        for class in times["classes"].as_array_mut().unwrap() {
-            class[1]["written"] = serde_json::json!(1000.0);
-            class[1]["asta"] = serde_json::json!(1.0);
-        }
-        rewrite_record(&path, &header, &times);
-    }
+    set_worth(&worth[0], serde_json::json!(8.5e6), &[0]);
+    set_times(&cache, 1000.0, 1.0);
     // Held back past the run (`hold`): the wait is the only way the run gets its copies.
     let (out, stats, _) = cmd_with("auto", "bought-later", "quick-build,hold");
     let bought = stats["policy"]["copies_waited_for_ms"].as_array().cloned().unwrap_or_default();

@@ -92,12 +92,22 @@ pub unsafe fn launch(
 /// Whether this launch waits for copies its program declined to load inside its build, the
 /// run having turned out long enough to pay for them (`program::buys_copies`).
 fn buys_copies(k: &kernels::Kernel, dims: &Dims) -> bool {
-    let Some(program) = k.program.as_ref() else { return false };
-    if !program.forgone.declined.load(std::sync::atomic::Ordering::Relaxed) || k.has_plan() {
+    if k.has_plan() {
         return false;
     }
-    let Some((rewritten, _)) = k.building_plan() else { return false };
-    super::program::buys_copies(program, rewritten, super::transparent::launch::work_items(dims))
+    let Some((program, rewritten, items)) = declined(k, dims) else { return false };
+    super::program::buys_copies(program, rewritten, items)
+}
+
+/// For a launch of `k` whose program's copies were declined and not yet waited for: the
+/// program, the kernel's copies and the launch's work-items.
+fn declined<'a>(
+    k: &'a kernels::Kernel,
+    dims: &Dims,
+) -> Option<(&'a Arc<super::program::Program>, &'a RewrittenKernel, u64)> {
+    let program = k.program.as_ref().filter(|p| p.forgone.declined.load(std::sync::atomic::Ordering::Relaxed))?;
+    let (rewritten, _) = k.building_plan()?;
+    Some((program, rewritten, super::transparent::launch::work_items(dims)))
 }
 
 /// The flag a rewritten kernel's first launch takes to be enqueued before clayout's launch path
@@ -281,12 +291,9 @@ fn repeats_while_building(
     dims: &Dims,
 ) {
     let Some(build) = b.build else { return };
-    let forgoes =
-        k.program.as_ref().filter(|p| p.forgone.declined.load(std::sync::atomic::Ordering::Relaxed)).and_then(|p| {
-            let (rewritten, _) = k.building_plan()?;
-            let gain = super::program::forgone_per_launch(p, rewritten, super::transparent::launch::work_items(dims))?;
-            Some((p.forgone.clone(), gain))
-        });
+    let forgoes = declined(k, dims).and_then(|(program, rewritten, items)| {
+        Some((program.forgone.clone(), super::program::forgone_per_launch(program, rewritten, items)?))
+    });
     let ran = super::transparent::repeat::Ran {
         queue,
         info: &k.facts,

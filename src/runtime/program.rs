@@ -570,13 +570,8 @@ fn prepare_with(program: &Arc<Program>, build_running: bool, in_build: bool) {
             // H100 took 5 ms longer than without clayout where the copies never came, and got
             // them after 750-870 launches where they did. Nothing is left to build for a
             // later run.
-            Load::No
-                if program.forgone.load_ns.load(std::sync::atomic::Ordering::Relaxed) > 0
-                    && dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache()) =>
-            {
-                hold = Some(std::time::Instant::now() + BOUGHT_ONLY);
-            }
-            Load::No => {}
+            Load::No { bought_only: true } => hold = Some(std::time::Instant::now() + BOUGHT_ONLY),
+            Load::No { bought_only: false } => {}
         }
     }
     // What the cache holds was just tried, if quick: the job only builds what it lacks.
@@ -625,7 +620,9 @@ fn load_now(program: &Program, dl: &ProgramDl, tracked: Option<Tracked>) -> bool
 enum Load {
     /// Load them; under `auto`, with what the program's record is to learn of the load.
     Yes(Option<Tracked>),
-    No,
+    /// Not; `bought_only`: the copies are whole in clayout's cache and a launch may wait for
+    /// them (`buys_copies`), so only that wait is to start their load.
+    No { bought_only: bool },
 }
 
 /// The key of a program's `worth` record and its rewritten kernels' times keys.
@@ -652,20 +649,21 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     // clayout's cache, twice the application's build (two programs of its text and more: 1.4 to
     // 2 times it on the H100); else nothing is known, and no launch waits.
     let timed_load = record.as_ref().and_then(|w| w.load_ns).unwrap_or(0.0);
-    let load = match (verdict.is_err(), timed_load > 0.0) {
-        (true, false) if build > 0 && dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache()) => 2.0 * build as f64,
+    let whole = verdict.is_err() && dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache());
+    let load = match timed_load > 0.0 {
+        false if whole && build > 0 => 2.0 * build as f64,
         _ => timed_load,
     };
     program.forgone.reset(verdict.is_err(), load as u64);
     let keys: Vec<_> = kernels.iter().map(|(_, k)| k.clone()).collect();
+    // Noted now, loaded or not: a load that finds the copies not all in clayout's cache times
+    // nothing, and the record must learn the run's epochs all the same (it learnt none before a
+    // load was made, and the runs until then loaded whatever they would gain).
+    worth::track(key.clone(), keys.clone(), None);
     let Err(why) = verdict else {
         crate::log::debug_with(|| {
             format!("the rewritten copies are loaded inside the build: its record {record:?}, an epoch gaining at most {per_epoch:?} ns")
         });
-        // Noted now, loaded or not: a load that finds the copies not all in clayout's cache
-        // times nothing, and the record must learn the run's epochs all the same (it learnt none
-        // before a load was made, and the runs until then loaded whatever they would gain).
-        worth::track(key.clone(), keys.clone(), None);
         return Load::Yes(Some((key, keys)));
     };
     crate::log::debug_with(|| format!("the rewritten copies are {why}"));
@@ -679,8 +677,7 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
             model.load_read(times_key, t, 0);
         }
     }
-    worth::track(key, keys, None);
-    Load::No
+    Load::No { bought_only: whole && load > 0.0 }
 }
 
 /// Whether a launch of a kernel rewritten as `rewritten`, of `work_items` work-items, in a run
