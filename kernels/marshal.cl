@@ -17,6 +17,7 @@
  *   P100_PV       words per vector access of the work-item PTTWAC 100 kernels (1, 2 or 4)
  *   P100_L        work-group size of the warp-centric PTTWAC 100 kernel
  *   P100_SPEC     1: p100_wi reads the next super-element while claiming it; 0: after
+ *   P100_RUN      the one PTTWAC 100 kernel compiled: 0 p100_wi, 1 p100_wiv, 2 p100_wp, 3 p100_wg
  *
  * The tile T is CLAYOUT_TILE. A tile of the AoS layout is T x S words ([i][s]); the same
  * tile in ASTA is S x T ([s][i]); both occupy the same T*S contiguous words.
@@ -183,8 +184,12 @@ void NAME(__global WORD* data, ulong base, uint zero)                           
     }                                                                                       \
 }
 
+/* Only where the BS kernels cannot run: a program holds the kernels its plan launches, since
+ * on NVIDIA each kernel adds to what loading the program takes (docs/cost-model.md). */
+#if !BS_ENABLED
 P010_KERNEL(p010_aos_to_asta, T_)
 P010_KERNEL(p010_asta_to_aos, S_)
+#endif
 
 /* ---------------------------------------------------------------------------------------
  * PTTWAC 100 (thesis Algorithm 2, section 4.6): transposition of T-word super-elements,
@@ -260,10 +265,15 @@ __kernel void NAME(__global WORD* data, ulong base, __global volatile uint* flag
     for (;;) P100_HOP(a, next, r1, break)                                                   \
 }
 
+/* One PTTWAC 100 kernel per program, the one P100_RUN names. */
+#if P100_RUN == 0
 P100_WI_KERNEL(p100_wi, )
+#endif
 /* p100_wiv: p100_wi with volatile data accesses (bypassing non-coherent L1 caches); a
  * diagnostic variant. */
+#if P100_RUN == 1
 P100_WI_KERNEL(p100_wiv, volatile)
+#endif
 
 /* p100_wp: p100_wi with persistent work-items. Each of the launched work-items takes the
  * starts gid+1, gid+1+G, ... (G = global size) in turn, one step per loop iteration: either
@@ -273,6 +283,7 @@ P100_WI_KERNEL(p100_wiv, volatile)
  * super-element it loses: about three reads per write. Here only G chains start at first;
  * a work-item whose chain ends takes later starts, most of which are already done (one
  * flag-word read each), so the wasted reads are about two per chain, not per super-element. */
+#if P100_RUN == 2
 __kernel void p100_wp(__global WORD* data, ulong base, __global volatile uint* flags,
                       uint A, uint B, uint zero)
 {
@@ -298,9 +309,11 @@ __kernel void p100_wp(__global WORD* data, ulong base, __global volatile uint* f
         }
     }
 }
+#endif /* P100_RUN == 2 */
 
 #define P100_PER ((T_ + P100_L - 1) / P100_L)
 
+#if P100_RUN == 3
 __kernel __attribute__((reqd_work_group_size(P100_L, 1, 1)))
 void p100_wg(__global WORD* data, ulong base, __global volatile uint* flags, uint A, uint B,
              uint zero)
@@ -352,6 +365,8 @@ void p100_wg(__global WORD* data, ulong base, __global volatile uint* flags, uin
         next = (next * A) % mod;
     }
 }
+
+#endif /* P100_RUN == 3 */
 
 /* ---------------------------------------------------------------------------------------
  * Helpers for the partial tile (exact, not tuned): row copies between the buffer and the

@@ -76,7 +76,28 @@ pub const DEFINES: &[Define] = &[
         meaning: "1: p100_wi reads the next super-element while claiming it; 0: after",
         value: |p| flag(p.p100_spec),
     },
+    Define {
+        name: "P100_RUN",
+        meaning: "the one PTTWAC 100 kernel compiled: 0 p100_wi, 1 p100_wiv, 2 p100_wp, 3 p100_wg",
+        value: |p| Some(p100_run(p).to_string()),
+    },
 ];
+
+/// `P100_RUN` of a program: which PTTWAC 100 kernel it holds. One only, as the PTTWAC 010
+/// kernels only where the BS kernels cannot run: on NVIDIA a program from the driver's cache
+/// loaded in 2.2-2.4 ms with the kernels a plan launches against 2.9-3.2 ms with all eleven
+/// (docs/cost-model.md).
+fn p100_run(p: &Params) -> u32 {
+    use super::plan::P100Run;
+    match p.p100 {
+        P100Run::PerStart => 0,
+        #[cfg(feature = "bench")]
+        P100Run::PerStartVolatile => 1,
+        #[cfg(feature = "bench")]
+        P100Run::Persistent { .. } => 2,
+        P100Run::PerGroup => 3,
+    }
+}
 
 /// The build options of the program planned as `p`.
 pub fn options(p: &Params) -> String {

@@ -41,17 +41,17 @@ fn program(f: &Facts, s: u32, t: u32, w: u32, aligned16: bool) -> String {
 #[test]
 fn programs_pinned() {
     let cases: &[(Facts, u32, u32, u32, bool, &str)] = &[
-        (h100(), 2, 32, 4, true, "-DWORD=uint -DS_=2u -DVEC=4 -DBS_ENABLED=1 -DBS_K=64u -DBS_L=256u -DPADW=32u -DP010_L=256u -DP010_BPW=1u -DP010_FW=67u -DP100_PV=4 -DP100_L=32u -DP100_SPEC=1 | bs_aos_to_asta p100_wi"),
-        (h100(), 5, 32, 8, true, "-DWORD=ulong -DWORD_IS_ULONG -DS_=5u -DVEC=2 -DBS_ENABLED=1 -DBS_K=12u -DBS_L=256u -DPADW=16u -DP010_L=256u -DP010_BPW=1u -DP010_FW=166u -DP100_PV=2 -DP100_L=32u -DP100_SPEC=1 | bs_aos_to_asta p100_wi"),
-        (h100(), 19, 32, 4, false, "-DWORD=uint -DS_=19u -DVEC=1 -DBS_ENABLED=1 -DBS_K=6u -DBS_L=256u -DPADW=32u -DP010_L=256u -DP010_BPW=1u -DP010_FW=628u -DP100_PV=1 -DP100_L=32u -DP100_SPEC=1 | bs_aos_to_asta p100_wi"),
-        (h100(), 33, 128, 8, true, "-DWORD=ulong -DWORD_IS_ULONG -DS_=33u -DVEC=2 -DBS_ENABLED=1 -DBS_K=1u -DBS_L=256u -DPADW=16u -DP010_L=256u -DP010_BPW=1u -DP010_FW=4357u -DP100_PV=2 -DP100_L=32u -DP100_SPEC=1 | bs_aos_to_asta p100_wg"),
-        (h100(), 32, 512, 4, true, "-DWORD=uint -DS_=32u -DVEC=4 -DBS_ENABLED=0 -DBS_K=1u -DBS_L=32u -DPADW=32u -DP010_L=256u -DP010_BPW=2u -DP010_FW=8449u -DP100_PV=4 -DP100_L=32u -DP100_SPEC=1 | p010_aos_to_asta p100_wg"),
-        (h100(), 7, 2, 4, true, "-DWORD=uint -DS_=7u -DVEC=2 -DBS_ENABLED=1 -DBS_K=292u -DBS_L=256u -DPADW=32u -DP010_L=256u -DP010_BPW=1u -DP010_FW=15u -DP100_PV=1 -DP100_L=2u -DP100_SPEC=1 | bs_aos_to_asta p100_wi"),
-        (amd(), 5, 64, 4, true, "-DWORD=uint -DS_=5u -DVEC=4 -DBS_ENABLED=1 -DBS_K=12u -DBS_L=256u -DPADW=32u -DP010_L=256u -DP010_BPW=1u -DP010_FW=331u -DP100_PV=4 -DP100_L=64u -DP100_SPEC=1 | bs_aos_to_asta p100_wi"),
-        (amd(), 64, 128, 8, true, "-DWORD=ulong -DWORD_IS_ULONG -DS_=64u -DVEC=2 -DBS_ENABLED=0 -DBS_K=1u -DBS_L=64u -DPADW=16u -DP010_L=256u -DP010_BPW=1u -DP010_FW=8449u -DP100_PV=2 -DP100_L=64u -DP100_SPEC=1 | p010_aos_to_asta p100_wg"),
-        (small(), 3, 16, 4, true, "-DWORD=uint -DS_=3u -DVEC=4 -DBS_ENABLED=1 -DBS_K=2u -DBS_L=32u -DPADW=32u -DP010_L=64u -DP010_BPW=1u -DP010_FW=50u -DP100_PV=4 -DP100_L=16u -DP100_SPEC=1 | bs_aos_to_asta p100_wi"),
-        (small(), 19, 32, 4, false, "-DWORD=uint -DS_=19u -DVEC=1 -DBS_ENABLED=0 -DBS_K=1u -DBS_L=32u -DPADW=32u -DP010_L=64u -DP010_BPW=8u -DP010_FW=79u -DP100_PV=1 -DP100_L=32u -DP100_SPEC=1 | p010_aos_to_asta p100_wi"),
-        (small(), 1, 1024, 8, false, "-DWORD=ulong -DWORD_IS_ULONG -DS_=1u -DVEC=1 -DBS_ENABLED=0 -DBS_K=1u -DBS_L=32u -DPADW=16u -DP010_L=64u -DP010_BPW=16u -DP010_FW=67u -DP100_PV=1 -DP100_L=32u -DP100_SPEC=1 | p010_aos_to_asta p100_wg"),
+        (h100(), 2, 32, 4, true, "-DWORD=uint -DS_=2u -DVEC=4 -DBS_ENABLED=1 -DBS_K=64u -DBS_L=256u -DPADW=32u -DP010_L=256u -DP010_BPW=1u -DP010_FW=67u -DP100_PV=4 -DP100_L=32u -DP100_SPEC=1 -DP100_RUN=0 | bs_aos_to_asta p100_wi"),
+        (h100(), 5, 32, 8, true, "-DWORD=ulong -DWORD_IS_ULONG -DS_=5u -DVEC=2 -DBS_ENABLED=1 -DBS_K=12u -DBS_L=256u -DPADW=16u -DP010_L=256u -DP010_BPW=1u -DP010_FW=166u -DP100_PV=2 -DP100_L=32u -DP100_SPEC=1 -DP100_RUN=0 | bs_aos_to_asta p100_wi"),
+        (h100(), 19, 32, 4, false, "-DWORD=uint -DS_=19u -DVEC=1 -DBS_ENABLED=1 -DBS_K=6u -DBS_L=256u -DPADW=32u -DP010_L=256u -DP010_BPW=1u -DP010_FW=628u -DP100_PV=1 -DP100_L=32u -DP100_SPEC=1 -DP100_RUN=0 | bs_aos_to_asta p100_wi"),
+        (h100(), 33, 128, 8, true, "-DWORD=ulong -DWORD_IS_ULONG -DS_=33u -DVEC=2 -DBS_ENABLED=1 -DBS_K=1u -DBS_L=256u -DPADW=16u -DP010_L=256u -DP010_BPW=1u -DP010_FW=4357u -DP100_PV=2 -DP100_L=32u -DP100_SPEC=1 -DP100_RUN=3 | bs_aos_to_asta p100_wg"),
+        (h100(), 32, 512, 4, true, "-DWORD=uint -DS_=32u -DVEC=4 -DBS_ENABLED=0 -DBS_K=1u -DBS_L=32u -DPADW=32u -DP010_L=256u -DP010_BPW=2u -DP010_FW=8449u -DP100_PV=4 -DP100_L=32u -DP100_SPEC=1 -DP100_RUN=3 | p010_aos_to_asta p100_wg"),
+        (h100(), 7, 2, 4, true, "-DWORD=uint -DS_=7u -DVEC=2 -DBS_ENABLED=1 -DBS_K=292u -DBS_L=256u -DPADW=32u -DP010_L=256u -DP010_BPW=1u -DP010_FW=15u -DP100_PV=1 -DP100_L=2u -DP100_SPEC=1 -DP100_RUN=0 | bs_aos_to_asta p100_wi"),
+        (amd(), 5, 64, 4, true, "-DWORD=uint -DS_=5u -DVEC=4 -DBS_ENABLED=1 -DBS_K=12u -DBS_L=256u -DPADW=32u -DP010_L=256u -DP010_BPW=1u -DP010_FW=331u -DP100_PV=4 -DP100_L=64u -DP100_SPEC=1 -DP100_RUN=0 | bs_aos_to_asta p100_wi"),
+        (amd(), 64, 128, 8, true, "-DWORD=ulong -DWORD_IS_ULONG -DS_=64u -DVEC=2 -DBS_ENABLED=0 -DBS_K=1u -DBS_L=64u -DPADW=16u -DP010_L=256u -DP010_BPW=1u -DP010_FW=8449u -DP100_PV=2 -DP100_L=64u -DP100_SPEC=1 -DP100_RUN=3 | p010_aos_to_asta p100_wg"),
+        (small(), 3, 16, 4, true, "-DWORD=uint -DS_=3u -DVEC=4 -DBS_ENABLED=1 -DBS_K=2u -DBS_L=32u -DPADW=32u -DP010_L=64u -DP010_BPW=1u -DP010_FW=50u -DP100_PV=4 -DP100_L=16u -DP100_SPEC=1 -DP100_RUN=0 | bs_aos_to_asta p100_wi"),
+        (small(), 19, 32, 4, false, "-DWORD=uint -DS_=19u -DVEC=1 -DBS_ENABLED=0 -DBS_K=1u -DBS_L=32u -DPADW=32u -DP010_L=64u -DP010_BPW=8u -DP010_FW=79u -DP100_PV=1 -DP100_L=32u -DP100_SPEC=1 -DP100_RUN=0 | p010_aos_to_asta p100_wi"),
+        (small(), 1, 1024, 8, false, "-DWORD=ulong -DWORD_IS_ULONG -DS_=1u -DVEC=1 -DBS_ENABLED=0 -DBS_K=1u -DBS_L=32u -DPADW=16u -DP010_L=64u -DP010_BPW=16u -DP010_FW=67u -DP100_PV=1 -DP100_L=32u -DP100_SPEC=1 -DP100_RUN=3 | p010_aos_to_asta p100_wg"),
         (small(), 33, 128, 8, true, "unsupported conversion: tile of 4224 words: PTTWAC 010 flags exceed local memory"),
         (h100(), 100_000, 65536, 4, true, "unsupported conversion: tile of 6553600000 words"),
     ];
