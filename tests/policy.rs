@@ -422,13 +422,13 @@ fn set_times(cache: &std::path::Path, written: f64, asta: f64) {
     }
 }
 
-/// The program's `worth` record at `path` rewritten with the load `load_ns` and the runs'
-/// `epochs`.
-fn set_worth(path: &std::path::Path, load_ns: Value, epochs: &[u32]) {
+/// The program's `worth` record at `path` rewritten with the load `load_ns` and one run that
+/// launched nothing (so that the build declines the load).
+fn set_worth(path: &std::path::Path, load_ns: Value) {
     let (header, payload) = read_record(path);
     let mut record: Value = serde_json::from_slice(&payload).unwrap();
     record["load_ns"] = load_ns;
-    record["epochs"] = serde_json::json!(epochs);
+    record["runs"] = serde_json::json!([[]]);
     rewrite_record(path, &header, &record);
 }
 
@@ -462,7 +462,7 @@ fn a_load_the_runs_cannot_repay_is_not_made_inside_the_build() {
     let (header, payload) = read_record(&worth[0]);
     let mut record: Value = serde_json::from_slice(&payload).unwrap();
     assert!(record["load_ns"].as_f64().is_some_and(|ns| ns > 0.0), "{record}");
-    assert!(!record["epochs"].as_array().unwrap().is_empty(), "{record}");
+    assert!(!record["runs"].as_array().unwrap().is_empty(), "{record}");
     let write = |record: &Value| rewrite_record(&worth[0], &header, record);
     // A load no run repays: not made, and said so.
     record["load_ns"] = serde_json::json!(1e15);
@@ -475,10 +475,11 @@ fn a_load_the_runs_cannot_repay_is_not_made_inside_the_build() {
     assert_eq!(launches(&stats, "advance", "asta"), 0, "{}", out.show("declined"));
     // A run whose launches forgo, by the kernels' times, what the declined load costs waits for
     // the copies at that launch (a ski-rental buy): times that say the copies save nearly all of
-    // each launch, a load of 1 ns, and no epoch a run in the record (so the build declines it).
+    // each launch, a load of 1 ns, and a run that launched nothing in the record (so the build
+    // declines it).
     set_times(&cache, 1000.0, 1.0);
     record["load_ns"] = serde_json::json!(1.0);
-    record["epochs"] = serde_json::json!([0]);
+    record["runs"] = serde_json::json!([[]]);
     write(&record);
     let (out, stats, loaded) = cmd("auto", "auto", "bought");
     assert!(!loaded, "{}", out.show("bought"));
@@ -544,13 +545,13 @@ fn the_load_inside_the_build_takes_the_copies_whole() {
         lines[..refused].iter().filter(|l| l.contains("clayout cache:") && l.contains("program")).collect();
     assert!(loads.is_empty(), "pieces loaded before the load gave up: {loads:?}\n{}", out.show("partial"));
     // Whole again, by a build that is waited for. The program's record (the run above noted
-    // it) rewritten: no load timed, no epoch a run (so the build declines the load), and times
-    // that say the copies save nearly all of each launch.
+    // it) rewritten: no load timed, a run that launched nothing (so the build declines the
+    // load), and times that say the copies save nearly all of each launch.
     let (out, _, _) = cmd("wait", "rebuilt");
     assert!(!record_files(&cache, "whole").is_empty(), "{}", out.show("rebuilt"));
     let worth = record_files(&cache, "worth");
     assert_eq!(worth.len(), 1, "{}", out.show("rebuilt"));
-    set_worth(&worth[0], Value::Null, &[0]);
+    set_worth(&worth[0], Value::Null);
     set_times(&cache, 1e6, 1.0);
     let (out, stats, loaded) = cmd("auto", "bought");
     assert!(!loaded, "{}", out.show("bought"));
@@ -560,7 +561,7 @@ fn the_load_inside_the_build_takes_the_copies_whole() {
     // a load that nine launches' gains pay for is bought within the run's ten, where before only
     // the launches that took the full path counted, and a long run of repeated launches waited
     // for nothing.
-    set_worth(&worth[0], serde_json::json!(8.5e6), &[0]);
+    set_worth(&worth[0], serde_json::json!(8.5e6));
     set_times(&cache, 1000.0, 1.0);
     // Held back past the run (`hold`): the wait is the only way the run gets its copies.
     let (out, stats, _) = cmd_with("auto", "bought-later", "quick-build,hold");

@@ -640,20 +640,22 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     }
     let Some((key, kernels)) = worth_keys(program, dl) else { return Load::Yes(None) };
     let times: Vec<Option<TimesByClass>> = kernels.iter().map(|(_, k)| TimesByClass::read(k)).collect();
-    let history: Vec<_> = kernels.iter().zip(&times).map(|((_, k), t)| (Some(lengths::get(k)), t.clone())).collect();
-    let (record, per_epoch) = (worth::read(&key), worth::gain_per_epoch(&history));
+    // Read now: the launches' bets read them, and a declined run's launches come at once.
+    kernels.iter().for_each(|(_, k)| lengths::preload(k));
+    let record = worth::read(&key);
+    let gains = record.as_ref().and_then(|w| worth::gains_per_run(&times, &w.runs));
     let build = program.app_build_ns.load(std::sync::atomic::Ordering::Relaxed);
-    let verdict = worth::verdict(record.as_ref(), per_epoch, (build > 0).then_some(build as f64));
     // What a declined run's wait for the copies would cost (`buys_copies`): the load as last
     // timed; where none was (the loads were made on clayout's thread) but every piece is in
     // clayout's cache, twice the application's build (two programs of its text and more: 1.4 to
     // 2 times it on the H100); else nothing is known, and no launch waits.
     let timed_load = record.as_ref().and_then(|w| w.load_ns).unwrap_or(0.0);
-    let whole = verdict.is_err() && dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache());
+    let whole = gains.is_some() && dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache());
     let load = match timed_load > 0.0 {
         false if whole && build > 0 => 2.0 * build as f64,
         _ => timed_load,
     };
+    let verdict = worth::verdict(record.as_ref(), gains.as_deref(), (build > 0).then_some(build as f64), load > 0.0);
     program.forgone.reset(verdict.is_err(), load as u64);
     let keys: Vec<_> = kernels.iter().map(|(_, k)| k.clone()).collect();
     // Noted now, loaded or not: a load that finds the copies not all in clayout's cache times
@@ -662,7 +664,7 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     worth::track(key.clone(), keys.clone(), None);
     let Err(why) = verdict else {
         crate::log::debug_with(|| {
-            format!("the rewritten copies are loaded inside the build: its record {record:?}, an epoch gaining at most {per_epoch:?} ns")
+            format!("the rewritten copies are loaded inside the build: its record {record:?}, its runs gaining at most {gains:?} ns")
         });
         return Load::Yes(Some((key, keys)));
     };

@@ -134,8 +134,9 @@ struct Entry {
     /// Changed since it was last written.
     dirty: bool,
     writes: u32,
-    /// Epochs this run ended (recorded or not), at any argument (`worth`).
-    this_run: u32,
+    /// The launches of the epochs this run ended at the first converted argument (recorded or
+    /// not), per size bucket (`worth`).
+    this_run: Vec<(u8, u64)>,
 }
 
 static LENGTHS: Lazy<Mutex<super::KeyMap<Entry>>> = Lazy::new(Default::default);
@@ -146,7 +147,7 @@ fn with<R>(kernel: &Arc<str>, f: impl FnOnce(&mut Entry) -> R) -> R {
         lengths: crate::cache::disk::get_with(KIND, kernel, Lengths::parse).unwrap_or_default(),
         dirty: false,
         writes: 0,
-        this_run: 0,
+        this_run: Vec::new(),
     });
     f(e)
 }
@@ -165,7 +166,12 @@ pub fn get(kernel: &Arc<str>) -> Lengths {
 /// whose first launch was at the size `items`.
 pub fn record(kernel: &Arc<str>, arg: u32, launches: u32, items: u8) {
     let write = with(kernel, |e| {
-        e.this_run = e.this_run.saturating_add(1);
+        if arg == 0 {
+            match e.this_run.iter_mut().find(|(i, _)| *i == items) {
+                Some((_, n)) => *n += u64::from(launches),
+                None => e.this_run.push((items, u64::from(launches))),
+            }
+        }
         if !e.lengths.push(arg, launches, items) {
             return None;
         }
@@ -183,9 +189,10 @@ pub fn record(kernel: &Arc<str>, arg: u32, launches: u32, items: u8) {
     }
 }
 
-/// The epochs of `kernel` that ended in this run, at any of its arguments.
-pub fn epochs_this_run(kernel: &Arc<str>) -> u32 {
-    LENGTHS.lock().get(kernel).map_or(0, |e| e.this_run)
+/// The launches of `kernel` in the epochs that ended in this run at its first converted
+/// argument, per size bucket.
+pub fn launches_this_run(kernel: &Arc<str>) -> Vec<(u8, u64)> {
+    LENGTHS.lock().get(kernel).map_or_else(Vec::new, |e| e.this_run.clone())
 }
 
 /// Writes the records changed since they were last written.

@@ -15,16 +15,16 @@
 //! (`lengths`), at what each launch at that epoch's size gains in the fastest copy against the
 //! kernel as written (`kernel` times, per structure, times the structures an epoch of that size
 //! has at most, twice the lower bound of its size bucket: an estimate that errs towards
-//! loading), averaged over the epochs and multiplied by the epochs a run has had. At a size where
-//! the kernel was not timed in both forms (the model does not spend a short run's launches on
-//! timing), the most its copy gained per structure at any size counts; a kernel with no epoch
-//! recorded was not launched and gains nothing. Where any of that is unknown (a kernel launched
-//! whose copies were timed at no size, no run recorded, no load timed yet) the copies are
-//! loaded, as before: only a history that says the copies cannot repay their loading declines
-//! it.
+//! loading), summed over the kernels for each of the program's last runs (`worth`). At a
+//! size where the kernel was not timed in both forms (the model does not spend a short run's
+//! launches on timing), the most its copy gained per structure at any size counts; a kernel
+//! that was not launched gains nothing. The verdict weighs what loading
+//! would have lost on the runs too short to repay it against what declining would have lost on
+//! the others (`verdict`). Where any of that is unknown (a kernel launched whose copies were
+//! timed at no size, no run recorded, no load timed yet) the copies are loaded, as before: only a
+//! history that says the copies cannot repay their loading declines it.
 
 use super::kernel::TimesByClass;
-use super::lengths::Lengths;
 use super::model::Times;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -33,31 +33,32 @@ use std::collections::VecDeque;
 const KEEP_RUNS: usize = 8;
 
 const KIND: &str = "worth";
-const FORMAT: u32 = 1;
+/// Format 1 kept each run's epoch count only, which the kernels' epochs (recorded under every
+/// policy) were grouped by: runs under `always` sharing the cache counted twice.
+const FORMAT: u32 = 2;
 
-/// A program's record: what loading its copies inside the build last cost, and how many epochs
-/// (host accesses between launches) its last runs had.
+/// What one kernel launched in a run: per size bucket of its epochs' first launches
+/// ([`super::size::SizeClass::items`]), the launches.
+pub type Launches = Vec<(u8, u64)>;
+
+/// A program's record: what loading its copies inside the build last cost, and what its last
+/// runs launched.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Worth {
     pub format: u32,
     /// Host time of the last load inside the application's build, in ns.
     pub load_ns: Option<f64>,
-    /// Epochs of each of the last runs, oldest first.
-    pub epochs: VecDeque<u32>,
+    /// The last runs, oldest first: each one's launches per rewritten kernel, in the order of
+    /// the program's kernels.
+    pub runs: VecDeque<Vec<Launches>>,
 }
 
 impl Worth {
-    fn push_run(&mut self, epochs: u32) {
-        if self.epochs.len() == KEEP_RUNS {
-            self.epochs.pop_front();
+    fn push_run(&mut self, run: Vec<Launches>) {
+        if self.runs.len() == KEEP_RUNS {
+            self.runs.pop_front();
         }
-        self.epochs.push_back(epochs);
-    }
-
-    /// The mean epochs per run, None before any run was recorded.
-    fn epochs_per_run(&self) -> Option<f64> {
-        (!self.epochs.is_empty())
-            .then(|| self.epochs.iter().map(|&e| f64::from(e)).sum::<f64>() / self.epochs.len() as f64)
+        self.runs.push_back(run);
     }
 }
 
@@ -110,25 +111,24 @@ fn per_structure(t: &Times) -> Option<f64> {
     Some((written - copy).max(0.0))
 }
 
-/// What one epoch gains at most on average, in ns, over the epochs recorded for each kernel
-/// (`kernels`: each kernel's record of epochs and its times); None where any is unknown. A
-/// kernel with no epoch recorded was not launched since its record began (launches are counted
-/// while the copies are built too): it gains nothing.
-pub fn gain_per_epoch(kernels: &[(Option<Lengths>, Option<TimesByClass>)]) -> Option<f64> {
-    let mut total = 0.0;
-    for (lengths, times) in kernels {
-        let epochs: Vec<(u32, u8)> = lengths.as_ref()?.epochs(0).collect();
-        if epochs.is_empty() {
-            continue;
+/// What each of the program's last runs (`runs`, oldest first) could have gained with the
+/// copies from its start, at most, in ns, newest first: each kernel's launches at what a launch
+/// at their size gains (`gain_per_launch`, by the kernel's `times`, in the order of the runs'
+/// kernels), summed over the kernels. None where any is unknown (a kernel launched whose times
+/// say nothing) or no run is recorded. A kernel that was not launched gains nothing.
+pub fn gains_per_run(times: &[Option<TimesByClass>], runs: &VecDeque<Vec<Launches>>) -> Option<Vec<f64>> {
+    let mut gains = Vec::with_capacity(runs.len());
+    for run in runs.iter().rev() {
+        let mut gain = 0.0;
+        for (launches, times) in run.iter().zip(times).filter(|(l, _)| !l.is_empty()) {
+            let times = times.as_ref()?;
+            for &(items, n) in launches {
+                gain += n as f64 * gain_per_launch(times, items)?;
+            }
         }
-        let times = times.as_ref()?;
-        let mut sum = 0.0;
-        for &(launches, items) in &epochs {
-            sum += f64::from(launches) * gain_per_launch(times, items)?;
-        }
-        total += sum / epochs.len() as f64;
+        gains.push(gain);
     }
-    Some(total)
+    (!gains.is_empty()).then_some(gains)
 }
 
 /// What a run whose copies were declined (`verdict`) has forgone without them, against what
@@ -175,16 +175,45 @@ impl Forgone {
 }
 
 /// Whether loading the copies inside the build pays, and if not, why (a reason for the log).
-/// `build_ns`: what the application's own build took, the least a load can take where none was
-/// timed yet (the copies' program holds the application's source and more, and a build of
-/// clayout's is made beside it: on the H100 the load took 8-12 ms after builds of 4-7 ms).
-pub fn verdict(worth: Option<&Worth>, per_epoch_ns: Option<f64>, build_ns: Option<f64>) -> Result<(), String> {
+/// `gains`: what each recorded run could have gained with them (`gains_per_run`); `build_ns`:
+/// what the application's own build took, the least a load can take where none was timed yet
+/// (the copies' program holds the application's source and more, and a build of clayout's is
+/// made beside it: on the H100 the load took 8-12 ms after builds of 4-7 ms); `buyable`: a run
+/// that declines them can still buy them once its launches have forgone the load
+/// (`program::buys_copies`).
+///
+/// The rule weighs what each choice would have lost on the recorded runs, ski-rental style. On a
+/// run that gains less than the load, loading loses the difference and declining nothing. On one
+/// that gains more, declining loses what the run gains beyond the load where the run cannot buy
+/// the copies, and at most twice the load where it can: it forgoes the load's worth of gains,
+/// then waits for the load, which on NVIDIA first waits for the launches already queued (lbm's
+/// 30-launch run on the H100, declined after a run of 1 and one of 2 launches at 64^3, bought its
+/// copies at its sixth launch and lost 2.9 loads against `always`). The mean gain against the
+/// load, the rule before, let one long run among many short ones load the copies for every run
+/// after it: on the H100 particles' stress sequence loaded them for its runs of 2, 8 and 30
+/// launches after its 1000-launch run, 5-7 ms each inside builds of 5 ms, where that run,
+/// declined, bought them itself.
+pub fn verdict(
+    worth: Option<&Worth>,
+    gains: Option<&[f64]>,
+    build_ns: Option<f64>,
+    buyable: bool,
+) -> Result<(), String> {
     let Some(w) = worth else { return Ok(()) };
-    let (Some(load), Some(epochs), Some(per_epoch)) = (w.load_ns.or(build_ns), w.epochs_per_run(), per_epoch_ns) else {
+    let (Some(load), Some(gains)) = (w.load_ns.or(build_ns), gains) else {
         return Ok(());
     };
-    let per_run = per_epoch * epochs;
-    if per_run >= load {
+    let (mut long, mut short, mut loses_loading, mut loses_declining) = (0usize, 0usize, 0.0, 0.0);
+    for &g in gains {
+        if g >= load {
+            long += 1;
+            loses_declining += if buyable { (g - load).min(2.0 * load) } else { g - load };
+        } else {
+            short += 1;
+            loses_loading += load - g;
+        }
+    }
+    if loses_declining >= loses_loading {
         return Ok(());
     }
     let cost = match w.load_ns {
@@ -192,10 +221,10 @@ pub fn verdict(worth: Option<&Worth>, per_epoch_ns: Option<f64>, build_ns: Optio
         None => format!("loading them there takes more than the application's build, {:.3} ms", load / 1e6),
     };
     Err(format!(
-        "not loaded inside the application's build: a run of this program gains at most {:.3} ms with them by its history ({:.1} epochs a run, {:.3} ms an epoch), and {cost}; they are built once the run has lasted as long as the application's build",
-        per_run / 1e6,
-        epochs,
-        per_epoch / 1e6,
+        "not loaded inside the application's build: of its last {} runs, {short} would not have repaid them, by {:.3} ms in all, and {long} would have, by {:.3} ms that declining loses at most ({cost}); they are built once the run has lasted as long as the application's build",
+        gains.len(),
+        loses_loading / 1e6,
+        loses_declining / 1e6,
     ))
 }
 
@@ -227,14 +256,14 @@ pub fn track(key: String, kernels: Vec<std::sync::Arc<str>>, load_ns: Option<f64
     }
 }
 
-/// At exit: each program's record learns this run's epochs (the most any of its kernels had)
-/// and the load's time, if it was loaded.
+/// At exit: each program's record learns what this run launched and the load's time, if it
+/// was loaded.
 pub fn write_at_exit() {
     let tracked = std::mem::take(&mut *TRACKED.lock());
     for t in tracked {
-        let epochs = t.kernels.iter().map(super::lengths::epochs_this_run).max().unwrap_or(0);
+        let run = t.kernels.iter().map(super::lengths::launches_this_run).collect();
         let mut w = read(&t.key).unwrap_or(Worth { format: FORMAT, ..Worth::default() });
-        w.push_run(epochs);
+        w.push_run(run);
         if t.load_ns.is_some() {
             w.load_ns = t.load_ns;
         }
@@ -252,12 +281,9 @@ mod tests {
         TimesByClass { classes: vec![(SizeClass { items, bytes: items + 5 }, t)], ..TimesByClass::default() }
     }
 
-    fn lengths(epochs: &[(u32, u8)]) -> Lengths {
-        let mut l = Lengths::default();
-        for &(n, items) in epochs {
-            l.push(0, n, items);
-        }
-        l
+    /// Runs of `n` kernels that each launched, in run `i`, `seq[i]`'s launches at its size.
+    fn runs(n: usize, seq: &[(u64, u8)]) -> VecDeque<Vec<Launches>> {
+        seq.iter().map(|&(launches, items)| vec![vec![(items, launches)]; n]).collect()
     }
 
     #[test]
@@ -278,77 +304,110 @@ mod tests {
         assert_eq!(gain_per_launch(&nothing, 18), None, "not even timed as written");
     }
 
+    const STRESS: &[(u64, u8)] = &[(1, 15), (100, 18), (2, 15), (30, 18), (1, 15), (1000, 18), (8, 15), (30, 18)];
+
     #[test]
     fn the_stress_sequence_of_particles_does_not_pay_for_its_load() {
         // Three kernels, each 3 us faster a launch in ASTA at 262,144 and no faster at 64,000.
-        let k = || {
-            let mut t = times(18, 0.06, None, Some(0.06 - 3000.0 / 524_288.0));
-            t.classes.push((
-                SizeClass { items: 15, bytes: 20 },
-                Times { written: Some(0.2), asta: Some(0.2), ..Times::default() },
-            ));
-            (Some(lengths(&[(1, 15), (100, 18), (2, 15), (30, 18), (1, 15), (1000, 18), (8, 15), (30, 18)])), Some(t))
-        };
-        let per_epoch = gain_per_epoch(&[k(), k(), k()]).unwrap();
-        assert!((per_epoch - 3.0 * 3000.0 * 1160.0 / 8.0).abs() < 1.0, "{per_epoch}");
-        let w = Worth { format: FORMAT, load_ns: Some(9e6), epochs: [1, 1, 1].into() };
-        let why = verdict(Some(&w), Some(per_epoch), Some(5e6)).unwrap_err();
-        assert!(why.contains("1.305 ms") && why.contains("9.000 ms"), "{why}");
-        // Seven epochs a run would pay for it.
-        let w = Worth { epochs: [7, 7].into(), ..w };
-        assert!(verdict(Some(&w), Some(per_epoch), Some(5e6)).is_ok());
+        let mut t = times(18, 0.06, None, Some(0.06 - 3000.0 / 524_288.0));
+        t.classes.push((
+            SizeClass { items: 15, bytes: 20 },
+            Times { written: Some(0.2), asta: Some(0.2), ..Times::default() },
+        ));
+        let times = vec![Some(t); 3];
+        let w = Worth { format: FORMAT, load_ns: Some(9e6), runs: runs(3, STRESS) };
+        let gains = gains_per_run(&times, &w.runs).unwrap();
+        let want: Vec<f64> =
+            STRESS.iter().rev().map(|&(n, items)| if items == 18 { 9000.0 * n as f64 } else { 0.0 }).collect();
+        assert_eq!(gains, want, "newest first, summed over the kernels");
+        let why = verdict(Some(&w), Some(&gains), Some(5e6), true).unwrap_err();
+        assert!(
+            why.contains("7 would not have repaid them, by 61.560 ms") && why.contains("1 would have, by 0.000 ms"),
+            "{why}"
+        );
+        // Runs that launch what the last seven did would pay for it.
+        let w = Worth { runs: runs(3, &[(1160, 18)]), ..w };
+        let gains = gains_per_run(&times, &w.runs).unwrap();
+        assert_eq!(gains, vec![9000.0 * 1160.0]);
+        assert!(verdict(Some(&w), Some(&gains), Some(5e6), true).is_ok());
+    }
+
+    #[test]
+    fn one_long_run_among_short_ones_loads_only_where_a_run_could_not_buy_them() {
+        // 30 us a launch at 262,144 over the kernels: the 1000-launch run gains 30 ms, the
+        // 100-launch one 3 ms, against a load of 5 ms (the short runs at 64,000 gain what the
+        // copy gained per structure at 262,144). The mean gain, 5.65 ms a run, paid for it.
+        let times = vec![Some(times(18, 0.06, None, Some(0.06 - 10_000.0 / 524_288.0))); 3];
+        let w = Worth { format: FORMAT, load_ns: Some(5e6), runs: runs(3, &STRESS[..6]) };
+        let gains = gains_per_run(&times, &w.runs).unwrap();
+        // A run that declines buys them after forgoing 5 ms, then waits for the load: it loses
+        // at most twice the load.
+        let why = verdict(Some(&w), Some(&gains), None, true).unwrap_err();
+        assert!(
+            why.contains("5 would not have repaid them, by 21.085 ms") && why.contains("1 would have, by 10.000 ms"),
+            "{why}"
+        );
+        // Where it could not buy them, declining loses the 25 ms it gains beyond the load.
+        assert!(verdict(Some(&w), Some(&gains), None, false).is_ok());
+        // lbm's first three runs on the H100 (1 launch at 64^3, 100 at 128^3, 2 at 64^3, newest
+        // first): its 30-launch run next loads them; one more short run declines them.
+        let w = Worth { load_ns: Some(5.4e6), ..w };
+        assert!(verdict(Some(&w), Some(&[0.2e6, 55e6, 0.1e6]), None, true).is_ok());
+        assert!(verdict(Some(&w), Some(&[0.2e6, 55e6, 0.1e6, 0.1e6]), None, true).is_err());
     }
 
     #[test]
     fn short_runs_timed_as_written_decline_a_load_never_timed() {
         // Particles' first two runs: 1 launch at 64,000, then 100 at 262,144, the copies still
         // being built in both (timed as written only), no load timed yet.
-        let k = || {
-            let mut t = times(18, 0.02, None, None);
-            t.classes.push((SizeClass { items: 15, bytes: 20 }, Times { written: Some(0.1), ..Times::default() }));
-            (Some(lengths(&[(1, 15), (100, 18)])), Some(t))
-        };
-        let per_epoch = gain_per_epoch(&[k(), k(), k()]).unwrap();
+        let mut t = times(18, 0.02, None, None);
+        t.classes.push((SizeClass { items: 15, bytes: 20 }, Times { written: Some(0.1), ..Times::default() }));
+        let times = vec![Some(t); 3];
+        let w = Worth { format: FORMAT, load_ns: None, runs: runs(3, &[(1, 15), (100, 18)]) };
+        let gains = gains_per_run(&times, &w.runs).unwrap();
         let a = crate::runtime::cost::model::AGREE;
-        let want = 3.0 * (0.1 * a * 65_536.0 + 100.0 * 0.02 * a * 524_288.0) / 2.0;
-        assert!((per_epoch - want).abs() < 1e-3, "{per_epoch}");
-        let w = Worth { format: FORMAT, load_ns: None, epochs: [1, 1].into() };
-        let why = verdict(Some(&w), Some(per_epoch), Some(5e6)).unwrap_err();
+        let want = [3.0 * 100.0 * 0.02 * a * 524_288.0, 3.0 * 0.1 * a * 65_536.0];
+        assert!(gains.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-3), "{gains:?}");
+        let why = verdict(Some(&w), Some(&gains), Some(5e6), true).unwrap_err();
         assert!(why.contains("more than the application's build, 5.000 ms"), "{why}");
-        // Three epochs a run could repay it.
-        assert!(verdict(Some(&Worth { epochs: [3, 3].into(), ..w }), Some(per_epoch), Some(5e6)).is_ok());
+        // A run of twice as many launches could repay it.
+        let w = Worth { runs: runs(3, &[(200, 18)]), ..w };
+        let gains = gains_per_run(&times, &w.runs).unwrap();
+        assert!(verdict(Some(&w), Some(&gains), Some(5e6), true).is_ok());
     }
 
     #[test]
     fn what_is_not_known_loads_the_copies() {
-        let w = Worth { format: FORMAT, load_ns: Some(9e6), epochs: [1].into() };
-        assert!(verdict(None, Some(0.0), Some(5e6)).is_ok(), "no record");
-        assert!(verdict(Some(&w), None, Some(5e6)).is_ok(), "a gain not known");
-        assert!(verdict(Some(&Worth { load_ns: None, ..w.clone() }), Some(0.0), None).is_ok(), "no load timed");
+        let w = Worth { format: FORMAT, load_ns: Some(9e6), runs: runs(1, &[(1, 18)]) };
+        assert!(verdict(None, Some(&[0.0]), Some(5e6), true).is_ok(), "no record");
+        assert!(verdict(Some(&w), None, Some(5e6), true).is_ok(), "a gain not known");
         assert!(
-            verdict(Some(&Worth { epochs: VecDeque::new(), ..w }), Some(0.0), Some(5e6)).is_ok(),
-            "no run recorded"
+            verdict(Some(&Worth { load_ns: None, ..w.clone() }), Some(&[0.0]), None, true).is_ok(),
+            "no load timed"
         );
-        let untimed = (Some(lengths(&[(1000, 18)])), Some(times(15, 0.06, None, None)));
+        let timed = Some(times(18, 0.06, None, Some(0.05)));
+        assert_eq!(gains_per_run(std::slice::from_ref(&timed), &VecDeque::new()), None, "no run recorded");
         let bound = 1000.0 * 0.06 * crate::runtime::cost::model::AGREE * 524_288.0;
-        assert!((gain_per_epoch(&[untimed]).unwrap() - bound).abs() < 1e-3, "no copy timed: its time as written");
-        assert_eq!(gain_per_epoch(&[(None, Some(times(18, 0.1, None, None)))]), None, "no record of epochs");
-        let launched = (Some(lengths(&[(10, 18)])), Some(times(18, 0.06, None, Some(0.05))));
-        assert_eq!(gain_per_epoch(&[(Some(lengths(&[(10, 18)])), None)]), None, "launched, never timed");
-        // A kernel never launched gains nothing; the others still count.
-        let never = (Some(Lengths::default()), None);
-        let one = gain_per_epoch(std::slice::from_ref(&launched)).unwrap();
-        assert_eq!(gain_per_epoch(&[launched, never]), Some(one));
+        let untimed = gains_per_run(&[Some(times(15, 0.06, None, None))], &runs(1, &[(1000, 18)])).unwrap();
+        assert!((untimed[0] - bound).abs() < 1e-3, "no copy timed: its time as written");
+        assert_eq!(gains_per_run(&[None], &runs(1, &[(10, 18)])), None, "launched, never timed");
+        // A kernel not launched gains nothing, known or not; the others still count. A run
+        // without launches gains nothing.
+        let one = gains_per_run(std::slice::from_ref(&timed), &runs(1, &[(10, 18)])).unwrap();
+        let with_idle: VecDeque<Vec<Launches>> = [vec![vec![(18, 10)], vec![]]].into();
+        assert_eq!(gains_per_run(&[timed.clone(), None], &with_idle), Some(one.clone()));
+        let idle_run: VecDeque<Vec<Launches>> = [vec![vec![(18, 10)]], vec![]].into();
+        assert_eq!(gains_per_run(&[timed], &idle_run), Some(vec![0.0, one[0]]));
     }
 
     #[test]
     fn the_record_keeps_the_last_runs() {
         let mut w = Worth::default();
-        for e in 0..20 {
-            w.push_run(e);
+        for e in 0..20u8 {
+            w.push_run(vec![vec![(e, 1)]]);
         }
-        assert_eq!(w.epochs.len(), KEEP_RUNS);
-        assert_eq!(w.epochs.front(), Some(&12));
-        assert_eq!(w.epochs_per_run(), Some(15.5));
+        assert_eq!(w.runs.len(), KEEP_RUNS);
+        assert_eq!(w.runs.front(), Some(&vec![vec![(12, 1)]]));
+        assert_eq!(w.runs.back(), Some(&vec![vec![(19, 1)]]));
     }
 }

@@ -158,11 +158,11 @@ impl Rewrites {
         compiler_options: &str,
     ) -> Option<Vec<(Arc<RewrittenKernel>, Arc<str>)>> {
         self.identify(program, options, compiler_options).ok()?;
-        self.rewritten
-            .kernels
-            .values()
-            .map(|k| Some((k.clone(), self.times_key_of(options, &k.private_name)?)))
-            .collect()
+        let mut kernels: Vec<_> = self.rewritten.kernels.values().collect();
+        // In one order from run to run: the program's `worth` record keeps what each launched
+        // in this order.
+        kernels.sort_by(|a, b| a.private_name.cmp(&b.private_name));
+        kernels.into_iter().map(|k| Some((k.clone(), self.times_key_of(options, &k.private_name)?))).collect()
     }
 
     /// Whether every piece of the copies of the build identified last (`keyed_kernels`) is in
