@@ -713,6 +713,26 @@ fn epoch_lengths_are_learnt_under_every_policy() {
     }
 }
 
+/// A run whose build weighs nothing (here a fixed CLAYOUT_BUILD_AFTER; on a GPU, a build the
+/// driver compiled, as on a machine whose driver cache is cold) still enters the program's
+/// `worth` record: its launches are history the next verdict weighs. Before, only runs whose
+/// build weighed the load were recorded.
+#[test]
+fn a_run_whose_build_weighs_nothing_is_in_the_program_s_record() {
+    let base = run(&seq("launches"), TIMEOUT);
+    assert_ok(&base);
+    let cache = fresh_dir("worth-fixed").join("cache");
+    for runs in 1..=2 {
+        let cmd = annotated(seq("launches").shimmed(), "auto", cache.as_os_str()).env("CLAYOUT_BUILD_AFTER", "60000");
+        let out = run(&cmd, TIMEOUT);
+        assert_same(&base, &out);
+        let worth = record_files(&cache, "worth");
+        assert_eq!(worth.len(), 1, "{}", out.show("fixed"));
+        let record = payload(&worth[0]);
+        assert_eq!(record["runs"].as_array().map(Vec::len), Some(runs), "{record}");
+    }
+}
+
 /// The launches of each epoch of a `lengths` record, per argument, checking that all were
 /// recorded at the one size the sequence launches at.
 fn epochs(record: &Value) -> Vec<Vec<u64>> {

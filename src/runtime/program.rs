@@ -573,6 +573,15 @@ fn prepare_with(program: &Arc<Program>, build_running: bool, in_build: bool) {
             Load::No { bought_only: true } => hold = Some(std::time::Instant::now() + BOUGHT_ONLY),
             Load::No { bought_only: false } => {}
         }
+    } else if in_build && worth_decides() {
+        // Nothing is weighed in this build (the driver compiled the application's program, or
+        // a build after a fixed CLAYOUT_BUILD_AFTER), but the run's launches are the program's
+        // history all the same: before, a program's first runs on a machine whose driver cache
+        // was cold were missing from its record (particles on a fresh H100: its third run's
+        // verdict knew only its second).
+        if let Some((key, kernels)) = worth_keys(program, &dl) {
+            crate::runtime::cost::worth::track(key, kernels.into_iter().map(|(_, k)| k).collect(), None);
+        }
     }
     // What the cache holds was just tried, if quick: the job only builds what it lacks.
     submit_prepare(program, &dl, build_running, hold, hold.is_some() && !quick);
