@@ -89,6 +89,8 @@ pub struct ProgramDl {
     waiting: Vec<KernelInference>,
     /// Inferred annotations completed with stride values, and the values they assumed.
     late: Late,
+    /// The key of the program's records (`program_key`), made once: a hash of its whole text.
+    key: OnceCell<String>,
 }
 
 /// Scalar arguments and the values a plan assumed for them.
@@ -359,6 +361,7 @@ fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>), la
         prepared: Mutex::new(None),
         waiting,
         late,
+        key: OnceCell::new(),
     }))
 }
 
@@ -757,14 +760,20 @@ fn worth_decides() -> bool {
     cfg.policy == crate::config::Policy::Auto && cfg.build_after != crate::config::BuildAfter::Wait
 }
 
-/// The program's text as clayout read it, on its first device: the key of its records.
+/// The program's text as clayout read it, on its first device: the key of its records (the
+/// first run's mark, the worth record), hashed once per build.
 fn program_key(program: &Program, dl: &ProgramDl) -> Option<String> {
-    let device = registry::get().first_device(program.facts.context)?;
-    Some(format!(
-        "{}|{:016x}",
-        crate::cache::disk::device_key(device),
-        crate::cache::disk::fnv1a(dl.seen.text.as_bytes())
-    ))
+    dl.key
+        .get_or_try_init(|| {
+            let device = registry::get().first_device(program.facts.context).ok_or(())?;
+            Ok::<_, ()>(format!(
+                "{}|{:016x}",
+                crate::cache::disk::device_key(device),
+                crate::cache::disk::fnv1a(dl.seen.text.as_bytes())
+            ))
+        })
+        .ok()
+        .cloned()
 }
 
 /// Submits the preparation of `program`'s build `dl`, held back until `hold`; `cache_first`: at
