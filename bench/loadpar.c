@@ -2,7 +2,8 @@
  * on a thread each. Builds each FILE (its text with OPTIONS) from source and creates its
  * kernels, ROUNDS times: round 0 fills the driver's cache, the later rounds are loads from it,
  * timed in turn sequentially and on one thread per program. Diagnostic for docs/cost-model.md
- * ("The copies loaded on a thread each").
+ * ("The load made whole, and what a declined run forgoes"; "The load weighed run by run, and a
+ * smaller conversion program": one file at a time, what a program of N kernels costs to load).
  *   gcc -O2 -o loadpar bench/loadpar.c -lOpenCL -lpthread
  *   ./loadpar NVIDIA ROUNDS "OPTIONS" FILE...   (an OPTIONS of "-" means none) */
 #define CL_TARGET_OPENCL_VERSION 120
