@@ -662,11 +662,11 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     // clayout's cache, twice the application's build (two programs of its text and more: 1.4 to
     // 2 times it on the H100); else nothing is known, and no launch waits.
     let timed_load = record.as_ref().and_then(|w| w.load_ns).unwrap_or(0.0);
-    let whole = gains.is_some() && dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache());
-    let load = match timed_load > 0.0 {
-        false if whole && build > 0 => 2.0 * build as f64,
-        _ => timed_load,
-    };
+    // The `whole` record is read where the load's price depends on it (none timed; without
+    // gains the verdict loads whatever it says), else only once the run declines.
+    let whole_in_cache = || dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache());
+    let untimed_whole = (timed_load <= 0.0 && build > 0 && gains.is_some()).then(whole_in_cache);
+    let load = if untimed_whole == Some(true) { 2.0 * build as f64 } else { timed_load };
     let verdict = worth::verdict(record.as_ref(), gains.as_deref(), (build > 0).then_some(build as f64), load > 0.0);
     program.forgone.reset(verdict.is_err(), load as u64);
     let keys: Vec<_> = kernels.iter().map(|(_, k)| k.clone()).collect();
@@ -691,7 +691,7 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
             model.load_read(times_key, t, 0);
         }
     }
-    Load::No { bought_only: whole && load > 0.0 }
+    Load::No { bought_only: load > 0.0 && untimed_whole.unwrap_or_else(whole_in_cache) }
 }
 
 /// Whether a launch of a kernel rewritten as `rewritten`, of `work_items` work-items, in a run
