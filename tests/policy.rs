@@ -432,6 +432,28 @@ fn set_worth(path: &std::path::Path, load_ns: Value) {
     rewrite_record(path, &header, &record);
 }
 
+/// The `launches` sequence under the fault-injection library with `policy`, clayout's cache in
+/// `cache`, `CLAYOUT_BUILD_AFTER=after`, `CLAYOUT_FAULT=fault` and the debug log, its statistics
+/// written to `json`: its output (the same as `base`'s), its statistics, and whether the copies
+/// were loaded inside the application's build.
+fn launches_run(
+    base: &Output,
+    cache: &std::path::Path,
+    policy: &str,
+    after: &str,
+    fault: &str,
+    json: &std::path::Path,
+) -> (Output, Value, bool) {
+    let cmd = annotated(seq("launches").shimmed_with(fault_lib()), policy, cache.as_os_str())
+        .env("CLAYOUT_BUILD_AFTER", after)
+        .env("CLAYOUT_FAULT", fault)
+        .env("CLAYOUT_LOG", "debug");
+    let (out, stats) = with_stats(cmd, json);
+    assert_same(base, &out);
+    let loaded = out.shim_lines().iter().any(|l| l.contains("loaded from the caches inside the application's build"));
+    (out, stats, loaded)
+}
+
 /// Under `auto` the copies' load inside the application's build is made only where the
 /// program's history says a run gains more with them than the load last cost (`cost::worth`):
 /// with the record's load made dear, the next run does not load them, says why, runs as written
@@ -442,16 +464,7 @@ fn a_load_the_runs_cannot_repay_is_not_made_inside_the_build() {
     assert_ok(&base);
     let cache = fresh_dir("worth").join("cache");
     let cmd = |policy: &str, after: &str, name: &str| {
-        let json = scratch("worth").join(format!("{name}.json"));
-        let cmd = annotated(seq("launches").shimmed_with(fault_lib()), policy, cache.as_os_str())
-            .env("CLAYOUT_BUILD_AFTER", after)
-            .env("CLAYOUT_FAULT", "quick-build")
-            .env("CLAYOUT_LOG", "debug");
-        let (out, stats) = with_stats(cmd, &json);
-        assert_same(&base, &out);
-        let loaded =
-            out.shim_lines().iter().any(|l| l.contains("loaded from the caches inside the application's build"));
-        (out, stats, loaded)
+        launches_run(&base, &cache, policy, after, "quick-build", &scratch("worth").join(format!("{name}.json")))
     };
     // Built and timed, then loaded inside a build under `auto`: the record learns the load's time.
     cmd("auto", "wait", "built");
@@ -517,16 +530,7 @@ fn the_load_inside_the_build_takes_the_copies_whole() {
     assert_ok(&base);
     let cache = fresh_dir("whole").join("cache");
     let cmd_with = |after: &str, name: &str, fault: &str| {
-        let json = scratch("whole").join(format!("{name}.json"));
-        let cmd = annotated(seq("launches").shimmed_with(fault_lib()), "auto", cache.as_os_str())
-            .env("CLAYOUT_BUILD_AFTER", after)
-            .env("CLAYOUT_FAULT", fault)
-            .env("CLAYOUT_LOG", "debug");
-        let (out, stats) = with_stats(cmd, &json);
-        assert_same(&base, &out);
-        let loaded =
-            out.shim_lines().iter().any(|l| l.contains("loaded from the caches inside the application's build"));
-        (out, stats, loaded)
+        launches_run(&base, &cache, "auto", after, fault, &scratch("whole").join(format!("{name}.json")))
     };
     let cmd = |after: &str, name: &str| cmd_with(after, name, "quick-build");
     cmd("wait", "built");
