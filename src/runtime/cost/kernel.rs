@@ -46,6 +46,12 @@ pub struct TimesByClass {
     /// the next run's first launch goes through the model before its enqueue.
     #[serde(default)]
     pub first_not_written: bool,
+    /// Per work-items bucket ([`SizeClass::items`]), the most structures a launch timed there
+    /// had: what a launch in that bucket covers where a record says only its bucket (`worth`'s
+    /// runs). Without it the bucket's upper bound counted, twice its lower bound, and a program
+    /// at a power of two (particles' 262,144) was taken to gain twice what it could.
+    #[serde(default)]
+    pub structures: Vec<(u8, f64)>,
 }
 
 /// One size class's ASTA time at a tile that is not the current one.
@@ -65,6 +71,7 @@ impl Default for TimesByClass {
             shelf: Vec::new(),
             wait_missed: false,
             first_not_written: false,
+            structures: Vec::new(),
         }
     }
 }
@@ -226,6 +233,20 @@ impl TimesByClass {
         &mut self.classes[at].1
     }
 
+    /// The most structures a launch timed in the work-items bucket `items` had.
+    pub fn structures_at(&self, items: u8) -> Option<f64> {
+        self.structures.iter().find(|(i, _)| *i == items).map(|(_, m)| *m)
+    }
+
+    /// A launch of `m` structures in the work-items bucket `items` was timed.
+    fn timed_structures(&mut self, items: u8, m: f64) {
+        if let Some((_, most)) = self.structures.iter_mut().find(|(i, _)| *i == items) {
+            *most = most.max(m);
+        } else if self.structures.len() < MAX_CLASSES {
+            self.structures.push((items, m));
+        }
+    }
+
     /// Keeps a measurement made at `class`.
     pub fn record(&mut self, class: SizeClass, ran: Variant, ns_per_structure: f64) {
         let at = self.slot(class);
@@ -348,6 +369,7 @@ impl KernelModel {
         let ns = if crate::fault::inject("tile-timing") { injected_ns(ran, self.times.tile) * structures } else { ns };
         self.steady.set(None);
         self.times.record(class, ran, ns / structures);
+        self.times.timed_structures(class.items, structures);
         crate::stats::kernel_time(kernel, ran.form(), ns);
         self.unwritten();
     }
@@ -460,6 +482,24 @@ mod tests {
         t.record(b, Variant::Written, 3.0);
         assert_eq!((t.at(a).written, t.at(b).written), (Some(2.0), Some(3.0)));
         assert_eq!(t.at(b).timed, [1, 0, 0]);
+    }
+
+    #[test]
+    fn a_bucket_keeps_the_most_structures_a_timed_launch_had() {
+        let mut model = KernelModel { disk_key: Some("k".into()), ..KernelModel::default() };
+        let class = SizeClass::of(262_144, 262_144 * 32);
+        model.record("k", class, Variant::Written, None, 200_000.0);
+        assert_eq!(model.times.structures_at(18), None, "not timed: nothing learnt");
+        model.record("k", class, Variant::Written, Some(4e6), 200_000.0);
+        model.record("k", SizeClass::of(300_000, 300_000 * 32), Variant::Asta, Some(4e6), 300_000.0);
+        model.record("k", class, Variant::Written, Some(4e6), 262_144.0);
+        assert_eq!(model.times.structures_at(18), Some(300_000.0), "one bucket of work-items, whatever the bytes");
+        assert_eq!(model.times.structures_at(15), None);
+        // Records from before it read back without it.
+        let mut old = serde_json::to_value(&model.times).unwrap();
+        old.as_object_mut().unwrap().remove("structures");
+        let read = TimesByClass::parse(old.to_string().as_bytes()).unwrap();
+        assert!(read.structures.is_empty() && read.classes == model.times.classes);
     }
 
     #[test]

@@ -13,9 +13,10 @@
 //!
 //! What a run could gain is estimated from the kernels' records: each recorded epoch's launches
 //! (`lengths`), at what each launch at that epoch's size gains in the fastest copy against the
-//! kernel as written (`kernel` times, per structure, times the structures an epoch of that size
-//! has at most, twice the lower bound of its size bucket: an estimate that errs towards
-//! loading), summed over the kernels for each of the program's last runs (`worth`). At a
+//! kernel as written (`kernel` times, per structure, times the structures of the launches timed
+//! at that size, the most of them, or where none was, twice the lower bound of its size bucket:
+//! an estimate that errs towards loading), summed over the kernels for each of the program's
+//! last runs (`worth`). At a
 //! size where the kernel was not timed in both forms (the model does not spend a short run's
 //! launches on timing), the most its copy gained per structure at any size counts; a kernel
 //! that was not launched gains nothing. The verdict weighs what loading
@@ -69,9 +70,17 @@ impl Worth {
 /// kernel's own time as written (`written_bound`). None where no size says even that.
 pub fn gain_per_launch(times: &TimesByClass, items: u8) -> Option<f64> {
     let per = measured_gain(times, items).or_else(|| written_bound(times, items))?;
-    // At most twice the bucket's lower bound in structures (one work-item per structure).
-    let m = 2f64.powi(i32::from(items) + 1);
-    Some(per * m)
+    Some(per * structures_per_launch(times, items))
+}
+
+/// The structures a launch in the work-items bucket `items` covers: the most of those timed
+/// there, else at most twice the bucket's lower bound (one work-item per structure). The bound
+/// alone took a program at a power of two for twice its size: on the H100 particles' 100-launch
+/// run at 262,144, its copies never timed, was taken to gain 14.7 ms, three times its whole
+/// time as written, and its third run (2 launches) loaded the copies for it, 6 ms inside a build
+/// of 5 ms.
+pub fn structures_per_launch(times: &TimesByClass, items: u8) -> f64 {
+    times.structures_at(items).unwrap_or_else(|| 2f64.powi(i32::from(items) + 1))
 }
 
 /// What the fastest copy gains per structure at size bucket `items`, in ns, as measured: at that
@@ -374,6 +383,28 @@ mod tests {
         let w = Worth { runs: runs(3, &[(200, 18)]), ..w };
         let gains = gains_per_run(&times, &w.runs).unwrap();
         assert!(verdict(Some(&w), Some(&gains), Some(5e6), true).is_ok());
+    }
+
+    #[test]
+    fn a_launch_covers_the_structures_timed_in_its_bucket() {
+        // Particles' first two runs on the H100: 1 launch at 64,000, then 100 at 262,144 (a
+        // power of two), each of three kernels 15 us as written there, the copies never timed,
+        // no load timed yet, builds of 4.4 ms.
+        let mut t = times(18, 15_000.0 / 262_144.0, None, None);
+        t.classes.push((SizeClass { items: 15, bytes: 20 }, Times { written: Some(0.1), ..Times::default() }));
+        let w = Worth { format: FORMAT, load_ns: None, runs: runs(3, &[(1, 15), (100, 18)]) };
+        let gain = |t: &TimesByClass| gains_per_run(&vec![Some(t.clone()); 3], &w.runs).unwrap();
+        // Taken at the bucket's upper bound, 2^19 structures, the 100-launch run gained
+        // 13.5 ms, three times its time as written, and the third run loaded the copies.
+        let loose = gain(&t);
+        assert!((loose[0] - 300.0 * 15_000.0 * crate::runtime::cost::model::AGREE * 2.0).abs() < 1.0);
+        assert!(verdict(Some(&w), Some(&loose), Some(4.4e6), true).is_ok());
+        t.structures = vec![(18, 262_144.0)];
+        let exact = gain(&t);
+        assert!((exact[0] - loose[0] / 2.0).abs() < 1.0, "{exact:?}");
+        assert_eq!(exact[1], loose[1], "the bucket timed at no size keeps its bound");
+        let why = verdict(Some(&w), Some(&exact), Some(4.4e6), true).unwrap_err();
+        assert!(why.contains("1 would not have repaid them") && why.contains("1 would have, by 2.350 ms"), "{why}");
     }
 
     #[test]
