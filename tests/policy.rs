@@ -428,7 +428,7 @@ fn set_worth(path: &std::path::Path, load_ns: Value) {
     let (header, payload) = read_record(path);
     let mut record: Value = serde_json::from_slice(&payload).unwrap();
     record["load_ns"] = load_ns;
-    record["runs"] = serde_json::json!([[]]);
+    record["runs"] = serde_json::json!([{ "args": null, "kernels": [] }]);
     rewrite_record(path, &header, &record);
 }
 
@@ -492,7 +492,7 @@ fn a_load_the_runs_cannot_repay_is_not_made_inside_the_build() {
     // declines it).
     set_times(&cache, 1000.0, 1.0);
     record["load_ns"] = serde_json::json!(1.0);
-    record["runs"] = serde_json::json!([[]]);
+    record["runs"] = serde_json::json!([{ "args": null, "kernels": [] }]);
     write(&record);
     let (out, stats, loaded) = cmd("auto", "auto", "bought");
     assert!(!loaded, "{}", out.show("bought"));
@@ -735,6 +735,51 @@ fn a_run_whose_build_weighs_nothing_is_in_the_program_s_record() {
         let record = payload(&worth[0]);
         assert_eq!(record["runs"].as_array().map(Vec::len), Some(runs), "{record}");
     }
+}
+
+/// The verdict weighs the runs made with this run's arguments where there are any
+/// (`cost::worth::Worth::weighed`): a record whose one run with these arguments launched nothing
+/// declines the load, though a run with other arguments would have repaid it many times over;
+/// where no run had these arguments, every run counts, and the copies are loaded.
+#[test]
+fn runs_with_other_arguments_do_not_load_the_copies_for_this_one() {
+    let base = run(&seq("launches"), TIMEOUT);
+    assert_ok(&base);
+    let cache = fresh_dir("worth-args").join("cache");
+    let cmd = |after: &str, name: &str| {
+        launches_run(&base, &cache, "auto", after, "quick-build", &scratch("worth-args").join(format!("{name}.json")))
+    };
+    cmd("wait", "built");
+    cmd("auto", "recorded");
+    let worth = record_files(&cache, "worth");
+    assert_eq!(worth.len(), 1);
+    let (header, payload) = read_record(&worth[0]);
+    let mut record: Value = serde_json::from_slice(&payload).unwrap();
+    let ours = record["runs"].as_array().and_then(|r| r.last()).cloned().expect("this run");
+    let args = ours["args"].as_u64().expect("its arguments read");
+    // Copies that save nearly all of each launch, a load of 1 ms, and a run with other arguments
+    // that launched a thousand times what this one did.
+    set_times(&cache, 1000.0, 1.0);
+    let mut long = ours.clone();
+    long["args"] = serde_json::json!(args.wrapping_add(1));
+    for kernel in long["kernels"].as_array_mut().unwrap() {
+        for bucket in kernel.as_array_mut().unwrap() {
+            bucket[1] = serde_json::json!(bucket[1].as_u64().unwrap() * 1000);
+        }
+    }
+    assert!(long["kernels"].as_array().unwrap().iter().any(|k| !k.as_array().unwrap().is_empty()), "{ours}");
+    record["load_ns"] = serde_json::json!(1e6);
+    let mut with_runs = |other: u64, name: &str| {
+        record["runs"] = serde_json::json!([long.clone(), { "args": other, "kernels": [] }]);
+        rewrite_record(&worth[0], &header, &record);
+        cmd("auto", name)
+    };
+    let (out, stats, loaded) = with_runs(args, "declined");
+    assert!(!loaded, "{}", out.show("declined"));
+    let why = stats["policy"]["copies_not_loaded"].as_array().cloned().unwrap_or_default();
+    assert!(why.iter().any(|w| w.as_str().unwrap().contains("of its last 1 runs with these arguments")), "{why:?}");
+    let (out, _, loaded) = with_runs(args.wrapping_add(2), "loaded");
+    assert!(loaded, "{}", out.show("loaded"));
 }
 
 /// The launches of each epoch of a `lengths` record, per argument, checking that all were

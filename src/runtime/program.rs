@@ -655,7 +655,8 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     // Read now: the launches' bets read them, and a declined run's launches come at once.
     kernels.iter().for_each(|(_, k)| lengths::preload(k));
     let record = worth::read(&key);
-    let gains = record.as_ref().and_then(|w| worth::gains_per_run(&times, &w.runs));
+    let (runs, same_args) = record.as_ref().map(|w| w.weighed(worth::this_args())).unwrap_or_default();
+    let gains = worth::gains_per_run(&times, &runs);
     let build = program.app_build_ns.load(std::sync::atomic::Ordering::Relaxed);
     // What a declined run's wait for the copies would cost (`buys_copies`): the load as last
     // timed; where none was (the loads were made on clayout's thread) but every piece is in
@@ -667,7 +668,8 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     let whole_in_cache = || dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache());
     let untimed_whole = (timed_load <= 0.0 && build > 0 && gains.is_some()).then(whole_in_cache);
     let load = if untimed_whole == Some(true) { 2.0 * build as f64 } else { timed_load };
-    let verdict = worth::verdict(record.as_ref(), gains.as_deref(), (build > 0).then_some(build as f64), load > 0.0);
+    let build = (build > 0).then_some(build as f64);
+    let verdict = worth::verdict(record.as_ref(), gains.as_deref(), build, load > 0.0, same_args);
     program.forgone.reset(verdict.is_err(), load as u64);
     let keys: Vec<_> = kernels.iter().map(|(_, k)| k.clone()).collect();
     // Noted now, loaded or not: a load that finds the copies not all in clayout's cache times

@@ -30,13 +30,18 @@ use super::model::Times;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// Runs whose epoch counts are kept: the latest, so that a program whose use changes is followed.
-const KEEP_RUNS: usize = 8;
+/// Runs kept in the record: the latest, so that a program whose use changes is followed.
+const KEEP_RUNS: usize = 16;
+
+/// Runs the verdict weighs: the latest of those made with this run's arguments, or where none
+/// was, the latest of all.
+const WEIGH_RUNS: usize = 8;
 
 const KIND: &str = "worth";
 /// Format 1 kept each run's epoch count only, which the kernels' epochs (recorded under every
-/// policy) were grouped by: runs under `always` sharing the cache counted twice.
-const FORMAT: u32 = 2;
+/// policy) were grouped by: runs under `always` sharing the cache counted twice. Format 2 kept
+/// no arguments.
+const FORMAT: u32 = 3;
 
 /// What one kernel launched in a run: per size bucket of its epochs' first launches
 /// ([`super::size::SizeClass::items`]), the launches.
@@ -49,18 +54,56 @@ pub struct Worth {
     pub format: u32,
     /// Host time of the last load inside the application's build, in ns.
     pub load_ns: Option<f64>,
-    /// The last runs, oldest first: each one's launches per rewritten kernel, in the order of
-    /// the program's kernels.
-    pub runs: VecDeque<Vec<Launches>>,
+    /// The last runs, oldest first.
+    pub runs: VecDeque<Run>,
+}
+
+/// One run of the program, as its record keeps it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Run {
+    /// A hash of the process's arguments, its command line less the program's name (None where
+    /// they could not be read): a run made with the same arguments as an earlier one mostly
+    /// launches what it did (`weighed`).
+    pub args: Option<u64>,
+    /// Its launches per rewritten kernel, in the order of the program's kernels.
+    pub kernels: Vec<Launches>,
 }
 
 impl Worth {
-    fn push_run(&mut self, run: Vec<Launches>) {
+    fn push_run(&mut self, run: Run) {
         if self.runs.len() == KEEP_RUNS {
             self.runs.pop_front();
         }
         self.runs.push_back(run);
     }
+
+    /// The runs the verdict weighs, oldest first, and whether they are those made with the
+    /// arguments `args`: the latest [`WEIGH_RUNS`] of those where there are any, else of all.
+    /// The arguments are what a program's user changes to change its work (the stress
+    /// sequence's `-i 1` and `-i 1000`): on the H100 lbm's and blackscholes' runs of one
+    /// launch loaded the copies, 4-8 ms inside builds of 4-5 ms, because their runs of 30 to
+    /// 1000 launches under other arguments would have repaid it.
+    pub fn weighed(&self, args: Option<u64>) -> (VecDeque<Run>, bool) {
+        let alike: VecDeque<Run> = match args {
+            Some(a) => self.runs.iter().filter(|r| r.args == Some(a)).cloned().collect(),
+            None => VecDeque::new(),
+        };
+        let (mut runs, same) = if alike.is_empty() { (self.runs.clone(), false) } else { (alike, true) };
+        while runs.len() > WEIGH_RUNS {
+            runs.pop_front();
+        }
+        (runs, same)
+    }
+}
+
+/// A hash of this process's arguments (`Run::args`), read once.
+pub fn this_args() -> Option<u64> {
+    static ARGS: once_cell::sync::Lazy<Option<u64>> = once_cell::sync::Lazy::new(|| {
+        let line = std::fs::read("/proc/self/cmdline").ok()?;
+        let after_name = line.iter().position(|&b| b == 0).map_or(&line[..0], |at| &line[at + 1..]);
+        Some(crate::cache::disk::fnv1a(after_name))
+    });
+    *ARGS
 }
 
 /// What a launch of a kernel at size bucket `items` gains at most in its fastest copy against
@@ -125,11 +168,11 @@ fn per_structure(t: &Times) -> Option<f64> {
 /// at their size gains (`gain_per_launch`, by the kernel's `times`, in the order of the runs'
 /// kernels), summed over the kernels. None where any is unknown (a kernel launched whose times
 /// say nothing) or no run is recorded. A kernel that was not launched gains nothing.
-pub fn gains_per_run(times: &[Option<TimesByClass>], runs: &VecDeque<Vec<Launches>>) -> Option<Vec<f64>> {
+pub fn gains_per_run(times: &[Option<TimesByClass>], runs: &VecDeque<Run>) -> Option<Vec<f64>> {
     let mut gains = Vec::with_capacity(runs.len());
     for run in runs.iter().rev() {
         let mut gain = 0.0;
-        for (launches, times) in run.iter().zip(times).filter(|(l, _)| !l.is_empty()) {
+        for (launches, times) in run.kernels.iter().zip(times).filter(|(l, _)| !l.is_empty()) {
             let times = times.as_ref()?;
             for &(items, n) in launches {
                 gain += n as f64 * gain_per_launch(times, items)?;
@@ -189,7 +232,8 @@ impl Forgone {
 /// (the copies' program holds the application's source and more, and a build of clayout's is
 /// made beside it: on the H100 the load took 8-12 ms after builds of 4-7 ms); `buyable`: a run
 /// that declines them can still buy them once its launches have forgone the load
-/// (`program::buys_copies`).
+/// (`program::buys_copies`); `same_args`: the runs are those made with this run's arguments
+/// (`Worth::weighed`), which the reason says.
 ///
 /// The rule weighs what each choice would have lost on the recorded runs, ski-rental style. On a
 /// run that gains less than the load, loading loses the difference and declining nothing. On one
@@ -207,6 +251,7 @@ pub fn verdict(
     gains: Option<&[f64]>,
     build_ns: Option<f64>,
     buyable: bool,
+    same_args: bool,
 ) -> Result<(), String> {
     let Some(w) = worth else { return Ok(()) };
     let (Some(load), Some(gains)) = (w.load_ns.or(build_ns), gains) else {
@@ -229,8 +274,9 @@ pub fn verdict(
         Some(_) => format!("loading them there took {:.3} ms", load / 1e6),
         None => format!("loading them there takes more than the application's build, {:.3} ms", load / 1e6),
     };
+    let alike = if same_args { " with these arguments" } else { "" };
     Err(format!(
-        "not loaded inside the application's build: of its last {} runs, {short} would not have repaid them, by {:.3} ms in all, and {long} would have, by {:.3} ms that declining loses at most ({cost}); they are built once the run has lasted as long as the application's build",
+        "not loaded inside the application's build: of its last {} runs{alike}, {short} would not have repaid them, by {:.3} ms in all, and {long} would have, by {:.3} ms that declining loses at most ({cost}); they are built once the run has lasted as long as the application's build",
         gains.len(),
         loses_loading / 1e6,
         loses_declining / 1e6,
@@ -270,9 +316,9 @@ pub fn track(key: String, kernels: Vec<std::sync::Arc<str>>, load_ns: Option<f64
 pub fn write_at_exit() {
     let tracked = std::mem::take(&mut *TRACKED.lock());
     for t in tracked {
-        let run = t.kernels.iter().map(super::lengths::launches_this_run).collect();
+        let kernels = t.kernels.iter().map(super::lengths::launches_this_run).collect();
         let mut w = read(&t.key).unwrap_or(Worth { format: FORMAT, ..Worth::default() });
-        w.push_run(run);
+        w.push_run(Run { args: this_args(), kernels });
         if t.load_ns.is_some() {
             w.load_ns = t.load_ns;
         }
@@ -291,8 +337,12 @@ mod tests {
     }
 
     /// Runs of `n` kernels that each launched, in run `i`, `seq[i]`'s launches at its size.
-    fn runs(n: usize, seq: &[(u64, u8)]) -> VecDeque<Vec<Launches>> {
-        seq.iter().map(|&(launches, items)| vec![vec![(items, launches)]; n]).collect()
+    fn runs(n: usize, seq: &[(u64, u8)]) -> VecDeque<Run> {
+        seq.iter().map(|&(launches, items)| Run { args: None, kernels: vec![vec![(items, launches)]; n] }).collect()
+    }
+
+    fn run_of(kernels: Vec<Launches>) -> Run {
+        Run { args: None, kernels }
     }
 
     #[test]
@@ -329,7 +379,7 @@ mod tests {
         let want: Vec<f64> =
             STRESS.iter().rev().map(|&(n, items)| if items == 18 { 9000.0 * n as f64 } else { 0.0 }).collect();
         assert_eq!(gains, want, "newest first, summed over the kernels");
-        let why = verdict(Some(&w), Some(&gains), Some(5e6), true).unwrap_err();
+        let why = verdict(Some(&w), Some(&gains), Some(5e6), true, false).unwrap_err();
         assert!(
             why.contains("7 would not have repaid them, by 61.560 ms") && why.contains("1 would have, by 0.000 ms"),
             "{why}"
@@ -338,7 +388,7 @@ mod tests {
         let w = Worth { runs: runs(3, &[(1160, 18)]), ..w };
         let gains = gains_per_run(&times, &w.runs).unwrap();
         assert_eq!(gains, vec![9000.0 * 1160.0]);
-        assert!(verdict(Some(&w), Some(&gains), Some(5e6), true).is_ok());
+        assert!(verdict(Some(&w), Some(&gains), Some(5e6), true, false).is_ok());
     }
 
     #[test]
@@ -351,18 +401,18 @@ mod tests {
         let gains = gains_per_run(&times, &w.runs).unwrap();
         // A run that declines buys them after forgoing 5 ms, then waits for the load: it loses
         // at most twice the load.
-        let why = verdict(Some(&w), Some(&gains), None, true).unwrap_err();
+        let why = verdict(Some(&w), Some(&gains), None, true, false).unwrap_err();
         assert!(
             why.contains("5 would not have repaid them, by 21.085 ms") && why.contains("1 would have, by 10.000 ms"),
             "{why}"
         );
         // Where it could not buy them, declining loses the 25 ms it gains beyond the load.
-        assert!(verdict(Some(&w), Some(&gains), None, false).is_ok());
+        assert!(verdict(Some(&w), Some(&gains), None, false, false).is_ok());
         // lbm's first three runs on the H100 (1 launch at 64^3, 100 at 128^3, 2 at 64^3, newest
         // first): its 30-launch run next loads them; one more short run declines them.
         let w = Worth { load_ns: Some(5.4e6), ..w };
-        assert!(verdict(Some(&w), Some(&[0.2e6, 55e6, 0.1e6]), None, true).is_ok());
-        assert!(verdict(Some(&w), Some(&[0.2e6, 55e6, 0.1e6, 0.1e6]), None, true).is_err());
+        assert!(verdict(Some(&w), Some(&[0.2e6, 55e6, 0.1e6]), None, true, false).is_ok());
+        assert!(verdict(Some(&w), Some(&[0.2e6, 55e6, 0.1e6, 0.1e6]), None, true, false).is_err());
     }
 
     #[test]
@@ -377,12 +427,12 @@ mod tests {
         let a = crate::runtime::cost::model::AGREE;
         let want = [3.0 * 100.0 * 0.02 * a * 524_288.0, 3.0 * 0.1 * a * 65_536.0];
         assert!(gains.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-3), "{gains:?}");
-        let why = verdict(Some(&w), Some(&gains), Some(5e6), true).unwrap_err();
+        let why = verdict(Some(&w), Some(&gains), Some(5e6), true, false).unwrap_err();
         assert!(why.contains("more than the application's build, 5.000 ms"), "{why}");
         // A run of twice as many launches could repay it.
         let w = Worth { runs: runs(3, &[(200, 18)]), ..w };
         let gains = gains_per_run(&times, &w.runs).unwrap();
-        assert!(verdict(Some(&w), Some(&gains), Some(5e6), true).is_ok());
+        assert!(verdict(Some(&w), Some(&gains), Some(5e6), true, false).is_ok());
     }
 
     #[test]
@@ -398,22 +448,22 @@ mod tests {
         // 13.5 ms, three times its time as written, and the third run loaded the copies.
         let loose = gain(&t);
         assert!((loose[0] - 300.0 * 15_000.0 * crate::runtime::cost::model::AGREE * 2.0).abs() < 1.0);
-        assert!(verdict(Some(&w), Some(&loose), Some(4.4e6), true).is_ok());
+        assert!(verdict(Some(&w), Some(&loose), Some(4.4e6), true, false).is_ok());
         t.structures = vec![(18, 262_144.0)];
         let exact = gain(&t);
         assert!((exact[0] - loose[0] / 2.0).abs() < 1.0, "{exact:?}");
         assert_eq!(exact[1], loose[1], "the bucket timed at no size keeps its bound");
-        let why = verdict(Some(&w), Some(&exact), Some(4.4e6), true).unwrap_err();
+        let why = verdict(Some(&w), Some(&exact), Some(4.4e6), true, false).unwrap_err();
         assert!(why.contains("1 would not have repaid them") && why.contains("1 would have, by 2.350 ms"), "{why}");
     }
 
     #[test]
     fn what_is_not_known_loads_the_copies() {
         let w = Worth { format: FORMAT, load_ns: Some(9e6), runs: runs(1, &[(1, 18)]) };
-        assert!(verdict(None, Some(&[0.0]), Some(5e6), true).is_ok(), "no record");
-        assert!(verdict(Some(&w), None, Some(5e6), true).is_ok(), "a gain not known");
+        assert!(verdict(None, Some(&[0.0]), Some(5e6), true, false).is_ok(), "no record");
+        assert!(verdict(Some(&w), None, Some(5e6), true, false).is_ok(), "a gain not known");
         assert!(
-            verdict(Some(&Worth { load_ns: None, ..w.clone() }), Some(&[0.0]), None, true).is_ok(),
+            verdict(Some(&Worth { load_ns: None, ..w.clone() }), Some(&[0.0]), None, true, false).is_ok(),
             "no load timed"
         );
         let timed = Some(times(18, 0.06, None, Some(0.05)));
@@ -425,20 +475,60 @@ mod tests {
         // A kernel not launched gains nothing, known or not; the others still count. A run
         // without launches gains nothing.
         let one = gains_per_run(std::slice::from_ref(&timed), &runs(1, &[(10, 18)])).unwrap();
-        let with_idle: VecDeque<Vec<Launches>> = [vec![vec![(18, 10)], vec![]]].into();
+        let with_idle: VecDeque<Run> = [run_of(vec![vec![(18, 10)], vec![]])].into();
         assert_eq!(gains_per_run(&[timed.clone(), None], &with_idle), Some(one.clone()));
-        let idle_run: VecDeque<Vec<Launches>> = [vec![vec![(18, 10)]], vec![]].into();
+        let idle_run: VecDeque<Run> = [run_of(vec![vec![(18, 10)]]), run_of(vec![])].into();
         assert_eq!(gains_per_run(&[timed], &idle_run), Some(vec![0.0, one[0]]));
     }
 
     #[test]
     fn the_record_keeps_the_last_runs() {
         let mut w = Worth::default();
-        for e in 0..20u8 {
-            w.push_run(vec![vec![(e, 1)]]);
+        for e in 0..40u8 {
+            w.push_run(run_of(vec![vec![(e, 1)]]));
         }
         assert_eq!(w.runs.len(), KEEP_RUNS);
-        assert_eq!(w.runs.front(), Some(&vec![vec![(12, 1)]]));
-        assert_eq!(w.runs.back(), Some(&vec![vec![(19, 1)]]));
+        assert_eq!(w.runs.front(), Some(&run_of(vec![vec![(24, 1)]])));
+        assert_eq!(w.runs.back(), Some(&run_of(vec![vec![(39, 1)]])));
+    }
+
+    #[test]
+    fn runs_with_this_run_s_arguments_are_weighed_where_there_are_any() {
+        // lbm's stress sequence: `-i 1` at 64^3, `-i 100` at 128^3, `-i 2`, `-i 30`, then `-i 1`
+        // again, whose one earlier run launched once.
+        let seq = [(1, 18, 1), (100, 21, 2), (2, 18, 3), (30, 21, 4)];
+        let mut w = Worth { format: FORMAT, ..Worth::default() };
+        for &(n, items, args) in &seq {
+            w.push_run(Run { args: Some(args), kernels: vec![vec![(items, n)]] });
+        }
+        let (runs, same) = w.weighed(Some(1));
+        assert!(same);
+        assert_eq!(runs.iter().map(|r| r.kernels[0][0]).collect::<Vec<_>>(), vec![(18, 1)]);
+        // Arguments never seen, or not read: every run, the latest eight.
+        for args in [Some(9), None] {
+            let (runs, same) = w.weighed(args);
+            assert!(!same && runs.len() == 4, "{args:?}");
+        }
+        for e in 0..20u64 {
+            w.push_run(Run { args: Some(1 + e % 2), kernels: vec![vec![(18, e)]] });
+        }
+        let (runs, same) = w.weighed(Some(1));
+        assert!(same && runs.len() == WEIGH_RUNS, "{runs:?}");
+        assert!(runs.iter().all(|r| r.args == Some(1)));
+        assert_eq!(runs.back().map(|r| r.kernels[0][0]), Some((18, 18)), "the latest");
+        assert_eq!(w.weighed(Some(7)).0.len(), WEIGH_RUNS);
+        // The reason says which runs it weighed.
+        let times = vec![Some(times(18, 0.06, None, Some(0.05)))];
+        let w = Worth { load_ns: Some(1e9), ..w };
+        let (runs, same) = w.weighed(Some(1));
+        let gains = gains_per_run(&times, &runs).unwrap();
+        let why = verdict(Some(&w), Some(&gains), None, true, same).unwrap_err();
+        assert!(why.contains("of its last 8 runs with these arguments,"), "{why}");
+    }
+
+    #[test]
+    fn this_process_s_arguments_are_read() {
+        assert!(this_args().is_some(), "/proc/self/cmdline");
+        assert_eq!(this_args(), this_args());
     }
 }
