@@ -21,7 +21,8 @@
 //! launches on timing), the most its copy gained per structure at any size counts; a kernel
 //! that was not launched gains nothing. The verdict weighs what loading
 //! would have lost on the runs too short to repay it against what declining would have lost on
-//! the others (`verdict`). Where any of that is unknown (a kernel launched whose copies were
+//! the others (`verdict`), over the last runs made with this run's arguments where there are
+//! any, else over the last runs (`Worth::weighed`). Where any of that is unknown (a kernel launched whose copies were
 //! timed at no size, no run recorded, no load timed yet) the copies are loaded, as before: only a
 //! history that says the copies cannot repay their loading declines it.
 
