@@ -208,10 +208,19 @@ impl Forgone {
         self.declined.store(declined, Relaxed);
     }
 
-    /// Adds `gain`: the total forgone, and the load's cost.
+    /// Adds `gain`, unless the launches have forgone the load's cost already: the total forgone,
+    /// and the load's cost. The launch that reaches it is seen by the express lane, the repeat
+    /// and the full path in turn (`forgoes`, `program::buys_copies`), and counted once: before,
+    /// it added its gain up to three times to what the statistics say was forgone.
     pub fn add(&self, gain: u64) -> (u64, u64) {
         use std::sync::atomic::Ordering::Relaxed;
-        (self.forgone_ns.fetch_add(gain, Relaxed) + gain, self.load_ns.load(Relaxed))
+        let load = self.load_ns.load(Relaxed);
+        let before = self.forgone_ns.fetch_update(Relaxed, Relaxed, |f| (f < load).then(|| f.saturating_add(gain)));
+        let forgone = match before {
+            Ok(f) => f.saturating_add(gain),
+            Err(f) => f,
+        };
+        (forgone, load)
     }
 
     /// A launch repeated as written while the declined copies are built adds `gain`, what it
@@ -480,6 +489,19 @@ mod tests {
         assert_eq!(gains_per_run(&[timed.clone(), None], &with_idle), Some(one.clone()));
         let idle_run: VecDeque<Run> = [run_of(vec![vec![(18, 10)]]), run_of(vec![])].into();
         assert_eq!(gains_per_run(&[timed], &idle_run), Some(vec![0.0, one[0]]));
+    }
+
+    #[test]
+    fn the_launch_that_reaches_the_load_counts_once() {
+        let f = Forgone::default();
+        f.reset(true, 100);
+        assert!(!f.forgoes(60));
+        // The express lane, the repeat, then the full path see the same launch.
+        assert!(f.forgoes(60));
+        assert!(f.forgoes(60));
+        assert_eq!(f.add(60), (120, 100), "counted once");
+        f.reset(true, 0);
+        assert_eq!(f.add(5), (0, 0), "no load known: nothing to reach");
     }
 
     #[test]
