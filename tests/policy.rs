@@ -647,11 +647,11 @@ fn a_quick_build_is_no_price_for_clayout_s_builds() {
         if built {
             break;
         }
-        assert!(
-            out.shim_lines().iter().any(|l| l.contains("clayout cache: private program built")),
-            "run {i} built nothing: {}",
-            out.show("a later run")
-        );
+        // A piece built: a program compiled, or the conversions' tile tuned (on a loaded
+        // machine a run found both programs in clayout's cache, tuned, and ended before the
+        // copies were whole).
+        let piece = |l: &&str| l.contains("program built") || l.contains("tuned S=");
+        assert!(out.shim_lines().iter().any(piece), "run {i} built nothing: {}", out.show("a later run"));
     }
     assert!(built, "no run up to the fifth built the copies");
 }

@@ -9,7 +9,7 @@ use super::source::{refusal, Refusal, Source};
 use super::target::{Host, Target, View};
 use super::walk::Rewriter;
 use crate::clc::lex::{lex, line_col};
-use crate::clc::signature::{kernels, AddrSpace};
+use crate::clc::signature::AddrSpace;
 use crate::clc::types::{word_scalar, word_type, Scalar};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -43,9 +43,9 @@ pub(super) struct Prepared<'s> {
     pub extra_args: Vec<ExtraArg>,
 }
 
-pub(super) fn prepare<'s>(src: &'s str, req: &RewriteRequest) -> Result<Prepared<'s>, Refusal> {
-    let code = Source::new(src);
-    let mut sigs = kernels(src).into_iter().filter_map(Result::ok).filter(|k| k.name == req.kernel).peekable();
+pub(super) fn prepare<'s>(read: &Source<'s>, req: &RewriteRequest) -> Result<Prepared<'s>, Refusal> {
+    let (src, code) = (read.src, read.clone());
+    let mut sigs = read.signatures().iter().filter_map(|k| k.as_ref().ok()).filter(|k| k.name == req.kernel).peekable();
     // A prototype names the line; a kernel missing altogether has none (0).
     let first_line = sigs.peek().map_or(0, |k| code.logical(k.line));
     let sig = sigs
@@ -135,22 +135,44 @@ pub(super) fn prepare<'s>(src: &'s str, req: &RewriteRequest) -> Result<Prepared
     Ok(Prepared { code, def, line, targets, extra_args })
 }
 
-/// The whole program with copy `kernel` (a `what` copy of `name`), the helper copies and the
-/// generated functions inserted after the original kernel, and the original's numbering
-/// resumed after them.
-pub(super) fn assemble<P>(rw: &Rewriter<P>, def: &FnDef, what: &str, name: &str, kernel: &str) -> String {
-    let src = rw.src;
-    let insert_at = rw.insert_at.max(rw.toks[def.close].span.end);
-    let resume = rw.line_directive(line_col(src, insert_at).0);
-    let mut out = String::with_capacity(src.len() * 2);
-    out.push_str(&src[..insert_at]);
-    out.push_str(&format!("\n/* clayout: {what} copy of kernel `{name}` */\n"));
-    out.push_str(&rw.needs.text());
-    for c in &rw.copies {
-        out.push_str(c);
+/// Text to insert into the program as it was read, at byte `at`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Insertion {
+    pub at: usize,
+    pub text: String,
+}
+
+/// Program `src` with `insertions` made, in the order given: where two go at the same byte,
+/// the later one comes first, as if each had been made in the program with the earlier ones
+/// (a kernel's staged copy before its ASTA copy).
+pub fn splice(src: &str, insertions: &[Insertion]) -> String {
+    let mut order: Vec<usize> = (0..insertions.len()).collect();
+    order.sort_by_key(|&i| (insertions[i].at, std::cmp::Reverse(i)));
+    let mut out = String::with_capacity(src.len() + insertions.iter().map(|i| i.text.len()).sum::<usize>());
+    let mut cursor = 0;
+    for i in order {
+        let ins = &insertions[i];
+        out.push_str(&src[cursor..ins.at]);
+        out.push_str(&ins.text);
+        cursor = ins.at;
     }
-    out.push_str(kernel);
-    out.push_str(&resume);
-    out.push_str(&src[insert_at..]);
+    out.push_str(&src[cursor..]);
     out
+}
+
+/// Copy `kernel` (a `what` copy of `name`), the helper copies and the generated functions, to
+/// go after the original kernel (or the last helper they rely on), and the original's numbering
+/// resumed after them; and the whole program with them.
+pub(super) fn assemble<P>(rw: &Rewriter<P>, def: &FnDef, what: &str, name: &str, kernel: &str) -> (String, Insertion) {
+    let src = rw.src;
+    let at = rw.insert_at.max(rw.toks[def.close].span.end);
+    let mut text = format!("\n/* clayout: {what} copy of kernel `{name}` */\n");
+    text.push_str(&rw.needs.text());
+    for c in &rw.copies {
+        text.push_str(c);
+    }
+    text.push_str(kernel);
+    text.push_str(&rw.line_directive(line_col(src, at).0));
+    let insertion = Insertion { at, text };
+    (splice(src, std::slice::from_ref(&insertion)), insertion)
 }

@@ -61,9 +61,12 @@ mod tests_stage;
 
 /// The structure layouts a request carries, from the source layer.
 pub use crate::clc::struct_layout::{probe_expressions, struct_layout, MemberLayout, StructLayout};
+pub(crate) use asta::rewrite_kernel_in;
 pub use asta::{rewrite_kernel, Rewritten};
-pub use copy::{ExtraArg, ExtraKind};
+pub use copy::{splice, ExtraArg, ExtraKind, Insertion};
 pub use overwrite::{overwritten, Bound, Overwrite};
 pub use request::{request, HostKind, ParamRewrite, RewriteRequest};
 pub use source::Refusal;
+pub(crate) use source::Source;
+pub(crate) use stage::stage_kernel_in;
 pub use stage::{stage_kernel, Staged, StagedParam};

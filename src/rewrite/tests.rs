@@ -77,6 +77,43 @@ fn the_whole_program_is_kept_and_the_copy_follows_the_kernel() {
 }
 
 #[test]
+fn copies_made_from_one_reading_splice_into_the_program_made_one_after_another() {
+    // A kernel calling a helper defined after it (its ASTA copy goes after the helper; it has
+    // no staged copy), and one with both copies (both after it, the staged one first). Made one
+    // after another, each in the program with the copies before it (the rewriter's way until
+    // the program was read once), and made from one reading then spliced, the program is the
+    // same text.
+    let src = format!(
+        "{BODY}float get(__global Body *b, uint i);\n\
+         __kernel void k(__global Body *p, uint n) {{\n  uint i = get_global_id(0);\n  p[i].x = get(p, i);\n}}\n\
+         float get(__global Body *b, uint i) {{ return b[i].y; }}\n\
+         __kernel void m(__global Body *q, uint n) {{\n  uint i = get_global_id(0);\n  q[i].z = q[i].x + 1.0f;\n}}\n"
+    );
+    let staged =
+        |r: &RewriteRequest| RewriteRequest { private_name: format!("{}__clayout_staged", r.kernel), ..r.clone() };
+    let reqs = [request(&src, "k", &[(0, "p", "Body")]), request(&src, "m", &[(0, "q", "Body")])];
+    let mut current = src.clone();
+    for r in &reqs {
+        current = rewrite_kernel(&current, r).unwrap().source;
+        if let Ok(st) = stage_kernel(&current, &staged(r)) {
+            current = st.source;
+        }
+    }
+    let read = Source::new(&src);
+    let mut insertions = Vec::new();
+    for r in &reqs {
+        insertions.push(rewrite_kernel_in(&read, r).unwrap().insertion);
+        if let Ok(st) = stage_kernel_in(&read, &staged(r)) {
+            insertions.push(st.insertion);
+        }
+    }
+    assert_eq!(insertions.len(), 3, "k has no staged copy");
+    assert!(insertions[0].at > src.find("float get(__global Body *b, uint i) {").unwrap(), "after the helper");
+    assert_eq!(insertions[1].at, insertions[2].at, "m's two copies at one place");
+    assert_eq!(splice(&src, &insertions), current);
+}
+
+#[test]
 fn array_members_components_and_arrows() {
     assert_eq!(
         rewritten("  p[i].a[k] = p[i].v.w + p[i].v.s1;"),

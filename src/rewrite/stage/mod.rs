@@ -22,7 +22,7 @@
 mod body;
 pub(super) mod gid;
 
-use super::copy::{assemble, prepare, ExtraArg, ExtraKind, Prepared};
+use super::copy::{assemble, prepare, ExtraArg, ExtraKind, Insertion, Prepared};
 use super::emit::Space;
 use super::request::RewriteRequest;
 use super::source::{refusal, Refusal, Source, R};
@@ -47,6 +47,8 @@ pub struct Staged {
     /// The whole program: the original text unchanged, with the staged kernel and the generated
     /// functions inserted after the original kernel.
     pub source: String,
+    /// What was inserted, and where in the program as read.
+    pub insertion: Insertion,
     /// Trailing `ulong`s: M of each staged buffer (its number of structures), then for each
     /// staged buffer the order of its slices on load and on store ([`ExtraKind::AstaIn`],
     /// [`ExtraKind::AstaOut`]; 0 and 0 stage it in AoS, as the kernel as written sees it).
@@ -63,7 +65,12 @@ const END_LABEL: &str = "clayout_stage_end";
 /// `ulong` arguments per buffer (see [`Staged::extra_args`]). The program must be built with
 /// `-D CLAYOUT_TILE` like an ASTA copy, since both share the index type and the tile.
 pub fn stage_kernel(src: &str, req: &RewriteRequest) -> Result<Staged, Refusal> {
-    let Prepared { code, def, line, mut targets, mut extra_args } = prepare(src, req)?;
+    stage_kernel_in(&Source::new(src), req)
+}
+
+/// [`stage_kernel`] in a program already read.
+pub(crate) fn stage_kernel_in(read: &Source, req: &RewriteRequest) -> Result<Staged, Refusal> {
+    let Prepared { code, def, line, mut targets, mut extra_args } = prepare(read, req)?;
     for (_, g) in &mut targets {
         let why = match (&g.view, &g.host) {
             (View::Struct, _) => None,
@@ -116,7 +123,8 @@ pub fn stage_kernel(src: &str, req: &RewriteRequest) -> Result<Staged, Refusal> 
     kernel.push_str(&epilogue(&ctx.targets, &params, returns > 0));
     kernel.push_str("}\n");
     let text = format!("#ifndef CLAYOUT_STAGE_WG\n#define CLAYOUT_STAGE_WG 64\n#endif\n{STAGE_ASTA}{kernel}");
-    Ok(Staged { source: assemble(&rw, &def, "staged", &req.kernel, &text), extra_args, params })
+    let (source, insertion) = assemble(&rw, &def, "staged", &req.kernel, &text);
+    Ok(Staged { source, insertion, extra_args, params })
 }
 
 /// Where word `k` of a work-group's slice in ASTA order lies in the local AoS copy: the slice

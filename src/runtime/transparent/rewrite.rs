@@ -151,23 +151,26 @@ enum Outcome {
     Refused(String),
 }
 
-/// The rewriter's work on `source`, said nowhere yet (`report`).
+/// The rewriter's work on `source`, said nowhere yet (`report`). The program is read once,
+/// every copy is made from it, and the copies go in at the end, each where it would have gone
+/// had it been made in the program with the copies before it (the text is the same).
 fn make(source: &str, wanted: &BTreeMap<&String, &KernelLayout>, asked: String) -> Made {
-    let mut current = source.to_string();
+    let read = rewrite::Source::new(source);
+    let mut insertions = Vec::new();
     let mut kernels = Vec::new();
     for (name, layout) in wanted {
         let outcome =
-            rewrite::request(source, layout).and_then(|(req, layouts)| match rewrite::rewrite_kernel(&current, &req) {
+            rewrite::request(source, layout).and_then(|(req, layouts)| match rewrite::rewrite_kernel_in(&read, &req) {
                 Ok(out) => Ok((out, req, layouts)),
                 Err(refusal) => Err(refusal.to_string()),
             });
         let outcome = match outcome {
             Ok((out, req, layouts)) => {
                 let overwritten = rewrite::overwritten(source, &req);
-                current = out.source;
-                let (staged, unstaged) = match stage(&current, source, &req) {
-                    Ok((text, copy)) => {
-                        current = text;
+                insertions.push(out.insertion);
+                let (staged, unstaged) = match stage(&read, source, &req) {
+                    Ok((insertion, copy)) => {
+                        insertions.push(insertion);
                         (Some(copy), None)
                     }
                     Err(why) => (None, Some(why)),
@@ -198,7 +201,7 @@ fn make(source: &str, wanted: &BTreeMap<&String, &KernelLayout>, asked: String) 
         };
         kernels.push(((*name).clone(), outcome));
     }
-    Made { from: source.to_string(), asked, source: current, kernels }
+    Made { from: source.to_string(), asked, source: rewrite::splice(source, &insertions), kernels }
 }
 
 /// Says what the rewriter made of each kernel, whether it just did or its cache kept it: the
@@ -250,14 +253,18 @@ pub fn refuse_all(kernels: &HashMap<String, Result<KernelLayout, String>>, why: 
 /// The staged copy of a kernel the rewriter turned into an ASTA copy, if it qualifies (every
 /// access of its buffers is to the work-item's own structure), or why it does not. A refusal
 /// costs nothing: the kernel still has its other forms.
-fn stage(current: &str, original: &str, req: &rewrite::RewriteRequest) -> Result<(String, StagedCopy), String> {
+fn stage(
+    read: &rewrite::Source,
+    original: &str,
+    req: &rewrite::RewriteRequest,
+) -> Result<(rewrite::Insertion, StagedCopy), String> {
     let mut req = req.clone();
     req.private_name = format!("{}__clayout_staged", req.kernel);
-    let st = rewrite::stage_kernel(current, &req).map_err(|why| why.to_string())?;
+    let st = rewrite::stage_kernel_in(read, &req).map_err(|why| why.to_string())?;
     let bytes_per_item = req.params.iter().map(|p| p.layout.words as u64 * p.layout.word_bytes as u64).sum();
     let observes_groups = observes_groups(original);
     Ok((
-        st.source,
+        st.insertion,
         StagedCopy { private_name: req.private_name, extra_args: st.extra_args, bytes_per_item, observes_groups },
     ))
 }
