@@ -727,20 +727,15 @@ pub fn buys_copies(program: &Program, rewritten: &rewrite::RewrittenKernel, work
 
 /// What a launch of a kernel rewritten as `rewritten`, of `work_items` work-items, forgoes in
 /// ns by running as written in a run whose copies were declined (`buys_copies`); None where no
-/// launch waits for them, or nothing is known of what they gain.
+/// launch waits for them, or nothing is known of what they gain (`worth::forgone_per_launch`).
 pub fn forgone_per_launch(program: &Program, rewritten: &rewrite::RewrittenKernel, work_items: u64) -> Option<u64> {
     // Not known to be a load from clayout's cache: the wait could be for a compile.
     if program.forgone.load_ns.load(std::sync::atomic::Ordering::Relaxed) == 0 {
         return None;
     }
-    let items = crate::runtime::cost::size::SizeClass::of(work_items, 0).items;
-    let per = program.declined_times.lock().iter().find(|(name, _)| *name == rewritten.private_name).and_then(
-        |(_, times)| {
-            use crate::runtime::cost::worth;
-            worth::measured_gain(times, items).or_else(|| worth::written_bound(times, items))
-        },
-    )?;
-    Some((per * work_items as f64) as u64)
+    let times = program.declined_times.lock();
+    let (_, times) = times.iter().find(|(name, _)| *name == rewritten.private_name)?;
+    Some(crate::runtime::cost::worth::forgone_per_launch(times, work_items)? as u64)
 }
 
 /// The key of the program's `worth` record (its text on its device, as `seen`'s) and its

@@ -127,6 +127,18 @@ pub fn structures_per_launch(times: &TimesByClass, items: u8) -> f64 {
     times.structures_at(items).unwrap_or_else(|| 2f64.powi(i32::from(items) + 1))
 }
 
+/// What a launch of `work_items` work-items run as written forgoes against its fastest copy, in
+/// ns (`program::buys_copies`): the gain per structure at its size (measured, else the bound
+/// from the time as written) times the structures the launches timed in its bucket had, or one
+/// a work-item where none was timed there. One a work-item always counted before: a kernel
+/// whose work-items each take several structures forwent less than it did, one with more
+/// work-items than structures more.
+pub fn forgone_per_launch(times: &TimesByClass, work_items: u64) -> Option<f64> {
+    let items = super::size::SizeClass::of(work_items, 0).items;
+    let per = measured_gain(times, items).or_else(|| written_bound(times, items))?;
+    Some(per * times.structures_at(items).unwrap_or(work_items as f64))
+}
+
 /// What the fastest copy gains per structure at size bucket `items`, in ns, as measured: at that
 /// size, else the most at any size; None where no copy was timed beside the kernel as written.
 pub fn measured_gain(times: &TimesByClass, items: u8) -> Option<f64> {
@@ -489,6 +501,17 @@ mod tests {
         assert_eq!(gains_per_run(&[timed.clone(), None], &with_idle), Some(one.clone()));
         let idle_run: VecDeque<Run> = [run_of(vec![vec![(18, 10)]]), run_of(vec![])].into();
         assert_eq!(gains_per_run(&[timed], &idle_run), Some(vec![0.0, one[0]]));
+    }
+
+    #[test]
+    fn a_launch_forgoes_what_its_structures_gain() {
+        // 0.01 ns a structure faster in ASTA at 2^18 work-items.
+        let mut t = times(18, 0.06, None, Some(0.05));
+        assert!((forgone_per_launch(&t, 300_000).unwrap() - 3000.0).abs() < 1e-6, "one structure a work-item");
+        // Launches there were timed over 1,048,576 structures: four a work-item.
+        t.structures = vec![(18, 1_048_576.0)];
+        assert!((forgone_per_launch(&t, 262_144).unwrap() - 10_485.76).abs() < 1e-6);
+        assert_eq!(forgone_per_launch(&TimesByClass::default(), 1000), None, "nothing timed");
     }
 
     #[test]
