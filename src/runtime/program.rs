@@ -698,8 +698,9 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
 
 /// Whether a launch of a kernel rewritten as `rewritten`, of `work_items` work-items, in a run
 /// whose copies were declined, is the one to wait for them: the launches run as written since
-/// the build have forgone, by the kernels' measured times (per structure, one structure a
-/// work-item), as much as the load took when last timed. A ski-rental rule again: a run that turns
+/// the build have forgone, by the kernels' measured times (per structure, times the structures
+/// of the launches timed at that size: `worth::forgone_per_launch`), as much as the load took
+/// when last timed. A ski-rental rule again: a run that turns
 /// out long pays at most about twice the load, where before it got its copies only once
 /// clayout's worker could load them, which on NVIDIA waits for the device: a 1000-launch run of
 /// blackscholes on the H100, all enqueued at once, got none. Where no copy was timed, the bound
