@@ -113,8 +113,13 @@ pub fn this_args() -> Option<u64> {
 /// model does not spend their launches on it); where no copy was timed at any size, at most the
 /// kernel's own time as written (`written_bound`). None where no size says even that.
 pub fn gain_per_launch(times: &TimesByClass, items: u8) -> Option<f64> {
-    let per = measured_gain(times, items).or_else(|| written_bound(times, items))?;
-    Some(per * structures_per_launch(times, items))
+    Some(gain_per_structure(times, items)? * structures_per_launch(times, items))
+}
+
+/// What the fastest copy gains per structure at size bucket `items`, in ns: as measured, else at
+/// most the kernel's time as written (`written_bound`).
+fn gain_per_structure(times: &TimesByClass, items: u8) -> Option<f64> {
+    measured_gain(times, items).or_else(|| written_bound(times, items))
 }
 
 /// The structures a launch in the work-items bucket `items` covers: the most of those timed
@@ -123,7 +128,7 @@ pub fn gain_per_launch(times: &TimesByClass, items: u8) -> Option<f64> {
 /// run at 262,144, its copies never timed, was taken to gain 14.7 ms, three times its whole
 /// time as written, and its third run (2 launches) loaded the copies for it, 6 ms inside a build
 /// of 5 ms.
-pub fn structures_per_launch(times: &TimesByClass, items: u8) -> f64 {
+fn structures_per_launch(times: &TimesByClass, items: u8) -> f64 {
     times.structures_at(items).unwrap_or_else(|| 2f64.powi(i32::from(items) + 1))
 }
 
@@ -135,13 +140,12 @@ pub fn structures_per_launch(times: &TimesByClass, items: u8) -> f64 {
 /// work-items than structures more.
 pub fn forgone_per_launch(times: &TimesByClass, work_items: u64) -> Option<f64> {
     let items = super::size::SizeClass::of(work_items, 0).items;
-    let per = measured_gain(times, items).or_else(|| written_bound(times, items))?;
-    Some(per * times.structures_at(items).unwrap_or(work_items as f64))
+    Some(gain_per_structure(times, items)? * times.structures_at(items).unwrap_or(work_items as f64))
 }
 
 /// What the fastest copy gains per structure at size bucket `items`, in ns, as measured: at that
 /// size, else the most at any size; None where no copy was timed beside the kernel as written.
-pub fn measured_gain(times: &TimesByClass, items: u8) -> Option<f64> {
+fn measured_gain(times: &TimesByClass, items: u8) -> Option<f64> {
     here_or_most(times, items, per_structure)
 }
 
@@ -159,7 +163,7 @@ fn here_or_most(times: &TimesByClass, items: u8, of: impl Fn(&Times) -> Option<f
 /// copies are built (`launch::timing_while_building`): with this bound their history can say that
 /// no run of theirs could repay the load, where it said nothing before (on the H100 particles'
 /// second and third runs loaded them, 10-12 ms inside the build, for runs of 1-2 launches).
-pub fn written_bound(times: &TimesByClass, items: u8) -> Option<f64> {
+fn written_bound(times: &TimesByClass, items: u8) -> Option<f64> {
     Some(here_or_most(times, items, |t| t.written)? * super::model::AGREE)
 }
 
