@@ -709,12 +709,8 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
 /// before, or every piece of the copies is there (`loading_pays`): otherwise the copies may
 /// have to be compiled, which the launch would wait for.
 pub fn buys_copies(program: &Program, rewritten: &rewrite::RewrittenKernel, work_items: u64) -> bool {
-    use std::sync::atomic::Ordering::Relaxed;
     let Some(gain) = forgone_per_launch(program, rewritten, work_items) else { return false };
-    let (forgone, load) = program.forgone.add(gain);
-    if forgone < load || !program.forgone.declined.swap(false, Relaxed) {
-        return false;
-    }
+    let Some((forgone, load)) = program.forgone.buys(gain) else { return false };
     crate::log::debug_with(|| {
         format!(
             "the rewritten copies are waited for: the launches run as written without them forwent {:.3} ms, what their load costs ({:.3} ms)",

@@ -250,6 +250,14 @@ impl Forgone {
         let (forgone, load) = self.add(gain);
         forgone >= load
     }
+
+    /// A launch on the full path adds `gain`: where the launches have now forgone the load's
+    /// cost and the run still declined the copies, it declines them no more and this launch
+    /// waits for them (`program::buys_copies`): what was forgone, and the load's cost.
+    pub fn buys(&self, gain: u64) -> Option<(u64, u64)> {
+        let (forgone, load) = self.add(gain);
+        (forgone >= load && self.declined.swap(false, std::sync::atomic::Ordering::Relaxed)).then_some((forgone, load))
+    }
 }
 
 /// Whether loading the copies inside the build pays, and if not, why (a reason for the log).
@@ -527,6 +535,9 @@ mod tests {
         assert!(f.forgoes(60));
         assert!(f.forgoes(60));
         assert_eq!(f.add(60), (120, 100), "counted once");
+        assert_eq!(f.buys(60), Some((120, 100)), "the full path waits for the copies");
+        assert_eq!(f.buys(60), None, "once");
+        assert!(!f.forgoes(60), "no longer declined");
         f.reset(true, 0);
         assert_eq!(f.add(5), (0, 0), "no load known: nothing to reach");
     }
