@@ -739,8 +739,10 @@ fn a_run_whose_build_weighs_nothing_is_in_the_program_s_record() {
 
 /// The verdict weighs the runs made with this run's arguments where there are any
 /// (`cost::worth::Worth::weighed`): a record whose one run with these arguments launched nothing
-/// declines the load, though a run with other arguments would have repaid it many times over;
-/// where no run had these arguments, every run counts, and the copies are loaded.
+/// declines the load, though a run with other arguments would have repaid it many times over.
+/// Where no run had these arguments, those whose arguments differ from them in the fewest places
+/// count: the copies are loaded where that is the long run, declined where it is a run one
+/// argument away that launched nothing.
 #[test]
 fn runs_with_other_arguments_do_not_load_the_copies_for_this_one() {
     let base = run(&seq("launches"), TIMEOUT);
@@ -760,8 +762,17 @@ fn runs_with_other_arguments_do_not_load_the_copies_for_this_one() {
     // Copies that save nearly all of each launch, a load of 1 ms, and a run with other arguments
     // that launched a thousand times what this one did.
     set_times(&cache, 1000.0, 1.0);
+    let each: Vec<u64> =
+        ours["each_arg"].as_array().expect("each argument read").iter().map(|a| a.as_u64().unwrap()).collect();
+    // Arguments `more` places away from this run's: as many more of them.
+    let away = |more: u64| {
+        let mut a = each.clone();
+        a.extend(1..=more);
+        serde_json::json!(a)
+    };
     let mut long = ours.clone();
     long["args"] = serde_json::json!(args.wrapping_add(1));
+    long["each_arg"] = away(2);
     for kernel in long["kernels"].as_array_mut().unwrap() {
         for bucket in kernel.as_array_mut().unwrap() {
             bucket[1] = serde_json::json!(bucket[1].as_u64().unwrap() * 1000);
@@ -769,16 +780,21 @@ fn runs_with_other_arguments_do_not_load_the_copies_for_this_one() {
     }
     assert!(long["kernels"].as_array().unwrap().iter().any(|k| !k.as_array().unwrap().is_empty()), "{ours}");
     record["load_ns"] = serde_json::json!(1e6);
-    let mut with_runs = |other: u64, name: &str| {
-        record["runs"] = serde_json::json!([long.clone(), { "args": other, "kernels": [] }]);
+    let mut with_runs = |other: u64, each: Value, name: &str| {
+        record["runs"] = serde_json::json!([long.clone(), { "args": other, "each_arg": each, "kernels": [] }]);
         rewrite_record(&worth[0], &header, &record);
         cmd("auto", name)
     };
-    let (out, stats, loaded) = with_runs(args, "declined");
+    let reasons = |stats: &Value| stats["policy"]["copies_not_loaded"].as_array().cloned().unwrap_or_default();
+    let (out, stats, loaded) = with_runs(args, away(0), "declined");
     assert!(!loaded, "{}", out.show("declined"));
-    let why = stats["policy"]["copies_not_loaded"].as_array().cloned().unwrap_or_default();
+    let why = reasons(&stats);
     assert!(why.iter().any(|w| w.as_str().unwrap().contains("of its last 1 runs with these arguments")), "{why:?}");
-    let (out, _, loaded) = with_runs(args.wrapping_add(2), "loaded");
+    let (out, stats, loaded) = with_runs(args.wrapping_add(2), away(1), "nearest");
+    assert!(!loaded, "{}", out.show("nearest"));
+    let why = reasons(&stats);
+    assert!(why.iter().any(|w| w.as_str().unwrap().contains("with the arguments nearest these (1 of")), "{why:?}");
+    let (out, _, loaded) = with_runs(args.wrapping_add(2), away(3), "loaded");
     assert!(loaded, "{}", out.show("loaded"));
 }
 

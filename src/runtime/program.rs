@@ -655,7 +655,7 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     // Read now: the launches' bets read them, and a declined run's launches come at once.
     kernels.iter().for_each(|(_, k)| lengths::preload(k));
     let record = worth::read(&key);
-    let (runs, same_args) = record.as_ref().map(|w| w.weighed(worth::this_args())).unwrap_or_default();
+    let (runs, alike) = record.as_ref().map(|w| w.weighed(worth::this_args())).unwrap_or_default();
     let gains = worth::gains_per_run(&times, &runs);
     let build = program.app_build_ns.load(std::sync::atomic::Ordering::Relaxed);
     // What a declined run's wait for the copies would cost (`buys_copies`): the load as last
@@ -669,7 +669,7 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     let untimed_whole = (timed_load <= 0.0 && build > 0 && gains.is_some()).then(whole_in_cache);
     let load = if untimed_whole == Some(true) { 2.0 * build as f64 } else { timed_load };
     let build = (build > 0).then_some(build as f64);
-    let verdict = worth::verdict(record.as_ref(), gains.as_deref(), build, load > 0.0, same_args);
+    let verdict = worth::verdict(record.as_ref(), gains.as_deref(), build, load > 0.0, alike);
     program.forgone.reset(verdict.is_err(), load as u64);
     let keys: Vec<_> = kernels.iter().map(|(_, k)| k.clone()).collect();
     // Noted now, loaded or not: a load that finds the copies not all in clayout's cache times

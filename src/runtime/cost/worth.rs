@@ -66,8 +66,59 @@ pub struct Run {
     /// they could not be read): a run made with the same arguments as an earlier one mostly
     /// launches what it did (`weighed`).
     pub args: Option<u64>,
+    /// A hash of each argument, in order (None where they could not be read, and in runs
+    /// recorded before they were kept one by one): where no run had this run's arguments, those
+    /// whose arguments differ from them in the fewest places are weighed (`weighed`).
+    #[serde(default)]
+    pub each_arg: Option<Vec<u64>>,
     /// Its launches per rewritten kernel, in the order of the program's kernels.
     pub kernels: Vec<Launches>,
+}
+
+/// A process's arguments as a run records them (`Run::args`, `Run::each_arg`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Args {
+    pub all: Option<u64>,
+    pub each: Option<Vec<u64>>,
+}
+
+impl Args {
+    /// The arguments in a command line as /proc/self/cmdline holds it (each followed by a NUL),
+    /// less the program's name.
+    fn of_cmdline(line: &[u8]) -> Args {
+        let after_name = line.iter().position(|&b| b == 0).map_or(&line[..0], |at| &line[at + 1..]);
+        let each = after_name
+            .strip_suffix(&[0])
+            .map_or(Vec::new(), |a| a.split(|&b| b == 0).map(crate::cache::disk::fnv1a).collect());
+        Args { all: Some(crate::cache::disk::fnv1a(after_name)), each: Some(each) }
+    }
+}
+
+/// Which of the recorded runs the verdict weighed (`Worth::weighed`), for its reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Alike {
+    /// Those made with this run's arguments.
+    Same,
+    /// Those whose arguments differ from this run's in `differ` places, the fewest of any run,
+    /// this run having `of` arguments.
+    Nearest { differ: usize, of: usize },
+    /// All of them: no run's arguments could be compared with this run's.
+    #[default]
+    All,
+}
+
+impl Run {
+    /// In how many places its arguments differ from `args`, an argument that only one of them
+    /// has counting as one: 0 where the hashes of all of them agree, None where either's were
+    /// not kept one by one.
+    fn differs_from(&self, args: &Args) -> Option<usize> {
+        if self.args.is_some() && self.args == args.all {
+            return Some(0);
+        }
+        let (ours, theirs) = (self.each_arg.as_ref()?, args.each.as_ref()?);
+        let common = ours.iter().zip(theirs).filter(|(a, b)| a != b).count();
+        Some(common + ours.len().abs_diff(theirs.len()))
+    }
 }
 
 impl Worth {
@@ -78,33 +129,39 @@ impl Worth {
         self.runs.push_back(run);
     }
 
-    /// The runs the verdict weighs, oldest first, and whether they are those made with the
-    /// arguments `args`: the latest [`WEIGH_RUNS`] of those where there are any, else of all.
-    /// The arguments are what a program's user changes to change its work (the stress
-    /// sequence's `-i 1` and `-i 1000`): on the H100 lbm's and blackscholes' runs of one
-    /// launch loaded the copies, 4-8 ms inside builds of 4-5 ms, because their runs of 30 to
-    /// 1000 launches under other arguments would have repaid it.
-    pub fn weighed(&self, args: Option<u64>) -> (VecDeque<Run>, bool) {
-        let alike: VecDeque<Run> = match args {
-            Some(a) => self.runs.iter().filter(|r| r.args == Some(a)).cloned().collect(),
-            None => VecDeque::new(),
+    /// The runs the verdict weighs, oldest first, and which they are: the latest
+    /// [`WEIGH_RUNS`] of those made with the arguments `args` where there are any, else of those
+    /// whose arguments differ from `args` in the fewest places, else of all. The arguments are
+    /// what a program's user changes to change its work (the stress sequence's `-i 1` and
+    /// `-i 1000`, its sizes): on the H100 lbm's and blackscholes' runs of one launch loaded the
+    /// copies, 4-8 ms inside builds of 4-5 ms, because their runs of 30 to 1000 launches under
+    /// other arguments would have repaid it. Their runs of 2 and 8 launches, whose arguments no
+    /// run had, still did for runs at the other size (lbm +48 and +61 %, builds counted), where
+    /// the runs at their own size, one argument away, launched once.
+    pub fn weighed(&self, args: &Args) -> (VecDeque<Run>, Alike) {
+        let nearest = self.runs.iter().filter_map(|r| r.differs_from(args)).min();
+        let mut runs: VecDeque<Run> = match nearest {
+            Some(d) => self.runs.iter().filter(|r| r.differs_from(args) == Some(d)).cloned().collect(),
+            None => self.runs.clone(),
         };
-        let (mut runs, same) = if alike.is_empty() { (self.runs.clone(), false) } else { (alike, true) };
         while runs.len() > WEIGH_RUNS {
             runs.pop_front();
         }
-        (runs, same)
+        let alike = match nearest {
+            Some(0) => Alike::Same,
+            Some(differ) => Alike::Nearest { differ, of: args.each.as_ref().map_or(0, Vec::len) },
+            None => Alike::All,
+        };
+        (runs, alike)
     }
 }
 
-/// A hash of this process's arguments (`Run::args`), read once.
-pub fn this_args() -> Option<u64> {
-    static ARGS: once_cell::sync::Lazy<Option<u64>> = once_cell::sync::Lazy::new(|| {
-        let line = std::fs::read("/proc/self/cmdline").ok()?;
-        let after_name = line.iter().position(|&b| b == 0).map_or(&line[..0], |at| &line[at + 1..]);
-        Some(crate::cache::disk::fnv1a(after_name))
+/// This process's arguments (`Run::args`, `Run::each_arg`), read once.
+pub fn this_args() -> &'static Args {
+    static ARGS: once_cell::sync::Lazy<Args> = once_cell::sync::Lazy::new(|| {
+        std::fs::read("/proc/self/cmdline").map_or_else(|_| Args::default(), |line| Args::of_cmdline(&line))
     });
-    *ARGS
+    &ARGS
 }
 
 /// What a launch of a kernel at size bucket `items` gains at most in its fastest copy against
@@ -266,8 +323,8 @@ impl Forgone {
 /// (the copies' program holds the application's source and more, and a build of clayout's is
 /// made beside it: on the H100 the load took 8-12 ms after builds of 4-7 ms); `buyable`: a run
 /// that declines them can still buy them once its launches have forgone the load
-/// (`program::buys_copies`); `same_args`: the runs are those made with this run's arguments
-/// (`Worth::weighed`), which the reason says.
+/// (`program::buys_copies`); `alike`: which runs they are (`Worth::weighed`), which the reason
+/// says.
 ///
 /// The rule weighs what each choice would have lost on the recorded runs, ski-rental style. On a
 /// run that gains less than the load, loading loses the difference and declining nothing. On one
@@ -285,7 +342,7 @@ pub fn verdict(
     gains: Option<&[f64]>,
     build_ns: Option<f64>,
     buyable: bool,
-    same_args: bool,
+    alike: Alike,
 ) -> Result<(), String> {
     let Some(w) = worth else { return Ok(()) };
     let (Some(load), Some(gains)) = (w.load_ns.or(build_ns), gains) else {
@@ -308,7 +365,11 @@ pub fn verdict(
         Some(_) => format!("loading them there took {:.3} ms", load / 1e6),
         None => format!("loading them there takes more than the application's build, {:.3} ms", load / 1e6),
     };
-    let alike = if same_args { " with these arguments" } else { "" };
+    let alike = match alike {
+        Alike::Same => " with these arguments".to_string(),
+        Alike::Nearest { differ, of } => format!(" with the arguments nearest these ({differ} of {of} differ)"),
+        Alike::All => String::new(),
+    };
     Err(format!(
         "not loaded inside the application's build: of its last {} runs{alike}, {short} would not have repaid them, by {:.3} ms in all, and {long} would have, by {:.3} ms that declining loses at most ({cost}); they are built once the run has lasted as long as the application's build",
         gains.len(),
@@ -352,7 +413,8 @@ pub fn write_at_exit() {
     for t in tracked {
         let kernels = t.kernels.iter().map(super::lengths::launches_this_run).collect();
         let mut w = read(&t.key).unwrap_or(Worth { format: FORMAT, ..Worth::default() });
-        w.push_run(Run { args: this_args(), kernels });
+        let args = this_args().clone();
+        w.push_run(Run { args: args.all, each_arg: args.each, kernels });
         if t.load_ns.is_some() {
             w.load_ns = t.load_ns;
         }
@@ -372,11 +434,13 @@ mod tests {
 
     /// Runs of `n` kernels that each launched, in run `i`, `seq[i]`'s launches at its size.
     fn runs(n: usize, seq: &[(u64, u8)]) -> VecDeque<Run> {
-        seq.iter().map(|&(launches, items)| Run { args: None, kernels: vec![vec![(items, launches)]; n] }).collect()
+        seq.iter()
+            .map(|&(launches, items)| Run { kernels: vec![vec![(items, launches)]; n], ..Run::default() })
+            .collect()
     }
 
     fn run_of(kernels: Vec<Launches>) -> Run {
-        Run { args: None, kernels }
+        Run { kernels, ..Run::default() }
     }
 
     #[test]
@@ -413,7 +477,7 @@ mod tests {
         let want: Vec<f64> =
             STRESS.iter().rev().map(|&(n, items)| if items == 18 { 9000.0 * n as f64 } else { 0.0 }).collect();
         assert_eq!(gains, want, "newest first, summed over the kernels");
-        let why = verdict(Some(&w), Some(&gains), Some(5e6), true, false).unwrap_err();
+        let why = verdict(Some(&w), Some(&gains), Some(5e6), true, Alike::All).unwrap_err();
         assert!(
             why.contains("7 would not have repaid them, by 61.560 ms") && why.contains("1 would have, by 0.000 ms"),
             "{why}"
@@ -422,7 +486,7 @@ mod tests {
         let w = Worth { runs: runs(3, &[(1160, 18)]), ..w };
         let gains = gains_per_run(&times, &w.runs).unwrap();
         assert_eq!(gains, vec![9000.0 * 1160.0]);
-        assert!(verdict(Some(&w), Some(&gains), Some(5e6), true, false).is_ok());
+        assert!(verdict(Some(&w), Some(&gains), Some(5e6), true, Alike::All).is_ok());
     }
 
     #[test]
@@ -435,18 +499,18 @@ mod tests {
         let gains = gains_per_run(&times, &w.runs).unwrap();
         // A run that declines buys them after forgoing 5 ms, then waits for the load: it loses
         // at most twice the load.
-        let why = verdict(Some(&w), Some(&gains), None, true, false).unwrap_err();
+        let why = verdict(Some(&w), Some(&gains), None, true, Alike::All).unwrap_err();
         assert!(
             why.contains("5 would not have repaid them, by 21.085 ms") && why.contains("1 would have, by 10.000 ms"),
             "{why}"
         );
         // Where it could not buy them, declining loses the 25 ms it gains beyond the load.
-        assert!(verdict(Some(&w), Some(&gains), None, false, false).is_ok());
+        assert!(verdict(Some(&w), Some(&gains), None, false, Alike::All).is_ok());
         // lbm's first three runs on the H100 (1 launch at 64^3, 100 at 128^3, 2 at 64^3, newest
         // first): its 30-launch run next loads them; one more short run declines them.
         let w = Worth { load_ns: Some(5.4e6), ..w };
-        assert!(verdict(Some(&w), Some(&[0.2e6, 55e6, 0.1e6]), None, true, false).is_ok());
-        assert!(verdict(Some(&w), Some(&[0.2e6, 55e6, 0.1e6, 0.1e6]), None, true, false).is_err());
+        assert!(verdict(Some(&w), Some(&[0.2e6, 55e6, 0.1e6]), None, true, Alike::All).is_ok());
+        assert!(verdict(Some(&w), Some(&[0.2e6, 55e6, 0.1e6, 0.1e6]), None, true, Alike::All).is_err());
     }
 
     #[test]
@@ -461,12 +525,12 @@ mod tests {
         let a = crate::runtime::cost::model::AGREE;
         let want = [3.0 * 100.0 * 0.02 * a * 524_288.0, 3.0 * 0.1 * a * 65_536.0];
         assert!(gains.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-3), "{gains:?}");
-        let why = verdict(Some(&w), Some(&gains), Some(5e6), true, false).unwrap_err();
+        let why = verdict(Some(&w), Some(&gains), Some(5e6), true, Alike::All).unwrap_err();
         assert!(why.contains("more than the application's build, 5.000 ms"), "{why}");
         // A run of twice as many launches could repay it.
         let w = Worth { runs: runs(3, &[(200, 18)]), ..w };
         let gains = gains_per_run(&times, &w.runs).unwrap();
-        assert!(verdict(Some(&w), Some(&gains), Some(5e6), true, false).is_ok());
+        assert!(verdict(Some(&w), Some(&gains), Some(5e6), true, Alike::All).is_ok());
     }
 
     #[test]
@@ -482,22 +546,22 @@ mod tests {
         // 13.5 ms, three times its time as written, and the third run loaded the copies.
         let loose = gain(&t);
         assert!((loose[0] - 300.0 * 15_000.0 * crate::runtime::cost::model::AGREE * 2.0).abs() < 1.0);
-        assert!(verdict(Some(&w), Some(&loose), Some(4.4e6), true, false).is_ok());
+        assert!(verdict(Some(&w), Some(&loose), Some(4.4e6), true, Alike::All).is_ok());
         t.structures = vec![(18, 262_144.0)];
         let exact = gain(&t);
         assert!((exact[0] - loose[0] / 2.0).abs() < 1.0, "{exact:?}");
         assert_eq!(exact[1], loose[1], "the bucket timed at no size keeps its bound");
-        let why = verdict(Some(&w), Some(&exact), Some(4.4e6), true, false).unwrap_err();
+        let why = verdict(Some(&w), Some(&exact), Some(4.4e6), true, Alike::All).unwrap_err();
         assert!(why.contains("1 would not have repaid them") && why.contains("1 would have, by 2.350 ms"), "{why}");
     }
 
     #[test]
     fn what_is_not_known_loads_the_copies() {
         let w = Worth { format: FORMAT, load_ns: Some(9e6), runs: runs(1, &[(1, 18)]) };
-        assert!(verdict(None, Some(&[0.0]), Some(5e6), true, false).is_ok(), "no record");
-        assert!(verdict(Some(&w), None, Some(5e6), true, false).is_ok(), "a gain not known");
+        assert!(verdict(None, Some(&[0.0]), Some(5e6), true, Alike::All).is_ok(), "no record");
+        assert!(verdict(Some(&w), None, Some(5e6), true, Alike::All).is_ok(), "a gain not known");
         assert!(
-            verdict(Some(&Worth { load_ns: None, ..w.clone() }), Some(&[0.0]), None, true, false).is_ok(),
+            verdict(Some(&Worth { load_ns: None, ..w.clone() }), Some(&[0.0]), None, true, Alike::All).is_ok(),
             "no load timed"
         );
         let timed = Some(times(18, 0.06, None, Some(0.05)));
@@ -553,6 +617,22 @@ mod tests {
         assert_eq!(w.runs.back(), Some(&run_of(vec![vec![(39, 1)]])));
     }
 
+    /// Arguments that differ from `this`'s in the places `differ`, one per argument (`extra`
+    /// more at the end).
+    fn args_like(this: &Args, differ: &[usize], extra: usize) -> Args {
+        let mut each = this.each.clone().unwrap();
+        differ.iter().for_each(|&i| each[i] ^= 0x5a5a);
+        each.extend((0..extra as u64).map(|e| e + 77));
+        Args {
+            all: Some(crate::cache::disk::fnv1a(&each.iter().flat_map(|a| a.to_le_bytes()).collect::<Vec<_>>())),
+            each: Some(each),
+        }
+    }
+
+    fn run_with(args: &Args, kernels: Vec<Launches>) -> Run {
+        Run { args: args.all, each_arg: args.each.clone(), kernels }
+    }
+
     #[test]
     fn runs_with_this_run_s_arguments_are_weighed_where_there_are_any() {
         // lbm's stress sequence: `-i 1` at 64^3, `-i 100` at 128^3, `-i 2`, `-i 30`, then `-i 1`
@@ -560,36 +640,74 @@ mod tests {
         let seq = [(1, 18, 1), (100, 21, 2), (2, 18, 3), (30, 21, 4)];
         let mut w = Worth { format: FORMAT, ..Worth::default() };
         for &(n, items, args) in &seq {
-            w.push_run(Run { args: Some(args), kernels: vec![vec![(items, n)]] });
+            w.push_run(Run { args: Some(args), kernels: vec![vec![(items, n)]], ..Run::default() });
         }
-        let (runs, same) = w.weighed(Some(1));
-        assert!(same);
+        let hash = |a: u64| Args { all: Some(a), each: None };
+        let (runs, alike) = w.weighed(&hash(1));
+        assert_eq!(alike, Alike::Same);
         assert_eq!(runs.iter().map(|r| r.kernels[0][0]).collect::<Vec<_>>(), vec![(18, 1)]);
         // Arguments never seen, or not read: every run, the latest eight.
-        for args in [Some(9), None] {
-            let (runs, same) = w.weighed(args);
-            assert!(!same && runs.len() == 4, "{args:?}");
+        for args in [hash(9), Args::default()] {
+            let (runs, alike) = w.weighed(&args);
+            assert!(alike == Alike::All && runs.len() == 4, "{args:?}");
         }
         for e in 0..20u64 {
-            w.push_run(Run { args: Some(1 + e % 2), kernels: vec![vec![(18, e)]] });
+            w.push_run(Run { args: Some(1 + e % 2), kernels: vec![vec![(18, e)]], ..Run::default() });
         }
-        let (runs, same) = w.weighed(Some(1));
-        assert!(same && runs.len() == WEIGH_RUNS, "{runs:?}");
+        let (runs, alike) = w.weighed(&hash(1));
+        assert!(alike == Alike::Same && runs.len() == WEIGH_RUNS, "{runs:?}");
         assert!(runs.iter().all(|r| r.args == Some(1)));
         assert_eq!(runs.back().map(|r| r.kernels[0][0]), Some((18, 18)), "the latest");
-        assert_eq!(w.weighed(Some(7)).0.len(), WEIGH_RUNS);
+        assert_eq!(w.weighed(&hash(7)).0.len(), WEIGH_RUNS);
         // The reason says which runs it weighed.
         let times = vec![Some(times(18, 0.06, None, Some(0.05)))];
         let w = Worth { load_ns: Some(1e9), ..w };
-        let (runs, same) = w.weighed(Some(1));
+        let (runs, alike) = w.weighed(&hash(1));
         let gains = gains_per_run(&times, &runs).unwrap();
-        let why = verdict(Some(&w), Some(&gains), None, true, same).unwrap_err();
+        let why = verdict(Some(&w), Some(&gains), None, true, alike).unwrap_err();
         assert!(why.contains("of its last 8 runs with these arguments,"), "{why}");
     }
 
     #[test]
+    fn where_no_run_had_these_arguments_the_nearest_are_weighed() {
+        // lbm's `-x 64 -y 64 -z 64 -i 2` after `-i 1` at 64^3 and `-i 100` at 128^3.
+        let this = Args::of_cmdline("lbm -x 64 -y 64 -z 64 -i 2 ".replace(' ', "\0").as_bytes());
+        assert_eq!(this.each.as_ref().map(Vec::len), Some(8));
+        let first = args_like(&this, &[7], 0);
+        let large = args_like(&this, &[1, 3, 5, 7], 0);
+        let mut w = Worth { format: FORMAT, load_ns: Some(5e6), ..Worth::default() };
+        w.push_run(run_with(&first, vec![vec![(18, 1)]]));
+        w.push_run(run_with(&large, vec![vec![(21, 100)]]));
+        // A run recorded before the arguments were kept one by one is compared by their hash.
+        w.push_run(Run { args: Some(3), kernels: vec![vec![(21, 1000)]], ..Run::default() });
+        let (runs, alike) = w.weighed(&this);
+        assert_eq!(alike, Alike::Nearest { differ: 1, of: 8 });
+        assert_eq!(runs.iter().map(|r| r.kernels[0][0]).collect::<Vec<_>>(), vec![(18, 1)]);
+        // 0.01 ns per structure at 2^18 work-items, 2^21 gains 10 ms a launch.
+        let mut t = times(18, 0.06, None, Some(0.05));
+        t.classes.push((
+            SizeClass { items: 21, bytes: 26 },
+            Times { written: Some(3.0), asta: Some(1.0), ..Times::default() },
+        ));
+        let gains = gains_per_run(&[Some(t.clone())], &runs).unwrap();
+        let why = verdict(Some(&w), Some(&gains), None, true, alike).unwrap_err();
+        assert!(why.contains("of its last 1 runs with the arguments nearest these (1 of 8 differ)"), "{why}");
+        // Weighed with the runs at the other size, as before, it loads.
+        let gains = gains_per_run(&[Some(t)], &w.runs).unwrap();
+        assert!(verdict(Some(&w), Some(&gains), None, true, Alike::All).is_ok());
+        // The same arguments win over any; an argument more or fewer is a place that differs.
+        w.push_run(run_with(&this, vec![vec![(18, 2)]]));
+        let (runs, alike) = w.weighed(&this);
+        assert_eq!((runs.len(), alike), (1, Alike::Same));
+        let (runs, alike) = w.weighed(&args_like(&this, &[], 1));
+        assert_eq!((runs.back().map(|r| r.kernels[0][0]), alike), (Some((18, 2)), Alike::Nearest { differ: 1, of: 9 }));
+        assert_eq!(w.weighed(&Args { all: Some(3), each: None }), (VecDeque::from([w.runs[2].clone()]), Alike::Same));
+    }
+
+    #[test]
     fn this_process_s_arguments_are_read() {
-        assert!(this_args().is_some(), "/proc/self/cmdline");
-        assert_eq!(this_args(), this_args());
+        assert!(this_args().all.is_some() && this_args().each.is_some(), "/proc/self/cmdline");
+        assert_eq!(Args::of_cmdline(b"name\0").each, Some(vec![]), "no arguments");
+        assert_eq!(Args::of_cmdline(b"name\0a\0\0b\0").each.map(|e| e.len()), Some(3), "an empty argument is one");
     }
 }
