@@ -4,7 +4,8 @@
 # the builds waited for, three one-launch runs); then REPS interleaved runs of ITERS launches
 # without clayout and for each library in LIBS under each configuration in CONFIGS (auto,
 # never, always, norewrite: CLAYOUT_REWRITE=0, disable: CLAYOUT_DISABLE=1, noprofile: auto with
-# CLAYOUT_PROFILE=0, bare: without clayout again, a control for the order; default auto), each
+# CLAYOUT_PROFILE=0, late: auto with CLAYOUT_BUILD_AFTER=60000 (nothing of clayout's on its thread
+# during a short run), bare: without clayout again, a control for the order; default auto), each
 # in a turn that rotates from one round to the next, so that no configuration always runs first;
 # ENVALL="VAR=value ..." is set for every run, the one without clayout included; each timing
 # every OpenCL call (bench/calltime.c): per entry point the median over the runs of its total
@@ -40,7 +41,7 @@ libs=$(for l in ${LIBS:-.devcarry/rt/libclayout.so}; do readlink -f $l; done)
 configs=${CONFIGS:-auto}
 setting() {
     case $1 in
-    never) echo CLAYOUT_POLICY=never ;; noprofile) echo CLAYOUT_PROFILE=0 ;; always) echo CLAYOUT_POLICY=always ;; norewrite) echo CLAYOUT_REWRITE=0 ;; disable) echo CLAYOUT_DISABLE=1 ;; *) echo X=1 ;;
+    never) echo CLAYOUT_POLICY=never ;; noprofile) echo CLAYOUT_PROFILE=0 ;; always) echo CLAYOUT_POLICY=always ;; norewrite) echo CLAYOUT_REWRITE=0 ;; disable) echo CLAYOUT_DISABLE=1 ;; late) echo CLAYOUT_BUILD_AFTER=60000 ;; *) echo X=1 ;;
     esac
 }
 {
