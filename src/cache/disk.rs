@@ -31,7 +31,13 @@ const MAX_HEADER: usize = 64 * 1024;
 /// 64-bit FNV-1a: file names from keys, payload checksums, source hashes in keys. It only has to
 /// catch accidents (truncation, a flipped byte), not an adversary who can write the directory.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+    fnv1a_on(0xcbf2_9ce4_8422_2325, bytes)
+}
+
+/// [`fnv1a`] of the bytes hashed into `h` followed by `bytes`: a long text hashed once, and the
+/// short parts after it as often as they change.
+pub fn fnv1a_on(h: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
 }
 
 /// The cache directory, or None when the cache is off or no home directory is known. It may not
@@ -248,6 +254,12 @@ fn decode<'a>(bytes: &'a [u8], key: &str) -> Result<&'a [u8], Ignored> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_hash_goes_on_where_it_stopped() {
+        let (a, b) = (b"__kernel void k() {}\n".as_slice(), b" -D X=1".as_slice());
+        assert_eq!(fnv1a_on(fnv1a(a), b), fnv1a(&[a, b].concat()));
+    }
+
     use super::*;
 
     const KEY: &str = "platform P 1.0; device D; options -DS=5";

@@ -489,7 +489,9 @@ fn after_build(
     took: std::time::Duration,
     notify: bool,
 ) {
+    let start = std::time::Instant::now();
     built(ours);
+    let recorded = start.elapsed();
     // clayout's own programs (rewritten copies, probes, conversion kernels) are built on its
     // worker from now on, not inside the application's calls. With a callback the
     // application's build may still be running: the worker waits for it first.
@@ -498,6 +500,15 @@ fn after_build(
             crate::runtime::program::app_build_took(&info, took);
             crate::runtime::program::after_build(&info, notify);
         }
+    });
+    // What clayout adds to the build call after the application's build returned, where a
+    // short run's whole cost is a few milliseconds.
+    crate::log::debug_with(|| {
+        format!(
+            "clayout's work after the application's build: {:.3} ms (the build noted {:.3} ms)",
+            start.elapsed().as_secs_f64() * 1e3,
+            recorded.as_secs_f64() * 1e3
+        )
     });
 }
 

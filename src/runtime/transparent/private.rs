@@ -28,6 +28,10 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct Rewrites {
     pub rewritten: Rewritten,
+    /// The rewritten source hashed (`hashed_source`), on the thread that read the program: its
+    /// copies' identity is asked after the application's build, inside the build call, and the
+    /// source is tens of kilobytes (particles' identity took 0.29 million instructions there).
+    hashed: u64,
     /// The private program of the latest build of the application's program, and that build's
     /// options.
     private: Mutex<Option<(String, Private)>>,
@@ -100,7 +104,8 @@ pub enum Private {
 
 impl Rewrites {
     pub fn new(rewritten: Rewritten) -> Rewrites {
-        Rewrites { rewritten, private: Mutex::new(None), identity: Mutex::new(None) }
+        let hashed = hashed_source(&rewritten.source);
+        Rewrites { rewritten, hashed, private: Mutex::new(None), identity: Mutex::new(None) }
     }
 
     /// The key of the times of copy `private_name` (`PrivateProgram::times_key`) for a build with
@@ -136,7 +141,7 @@ impl Rewrites {
     }
 
     fn identify(&self, program: &ProgramInfo, options: &str, compiler_options: &str) -> Result<Identity, String> {
-        let id = identity(&self.rewritten.source, &self.rewritten.kernels, program.context, compiler_options)?;
+        let id = identity(self.hashed, &self.rewritten.kernels, program.context, compiler_options)?;
         *self.identity.lock() = Some(Identified { options: options.to_string(), id: id.clone(), keys: HashMap::new() });
         Ok(id)
     }
@@ -243,8 +248,14 @@ struct Identified {
     keys: HashMap<String, Arc<str>>,
 }
 
+/// The copies' source as their identity hashes it, before their build's options
+/// (`identity`).
+fn hashed_source(source: &str) -> u64 {
+    crate::cache::disk::fnv1a_on(crate::cache::disk::fnv1a(source.as_bytes()), b"\n")
+}
+
 fn identity(
-    source: &str,
+    hashed: u64,
     kernels: &HashMap<String, Arc<RewrittenKernel>>,
     context: registry::Handle,
     compiler_options: &str,
@@ -257,7 +268,7 @@ fn identity(
     // habits, run lengths) holds whatever tile a later run's copies have (a tile search between
     // two runs made the second start over: blackscholes on an H100 then ran 30 launches as
     // written where `always` was 44 % faster). Its ASTA times are kept with their tile (`cost::kernel`).
-    let source_hash = crate::cache::disk::fnv1a(format!("{source}\n{compiler_options}{rest}").as_bytes());
+    let source_hash = crate::cache::disk::fnv1a_on(hashed, format!("{compiler_options}{rest}").as_bytes());
     Ok(Identity {
         device: device as usize,
         compiler_options: compiler_options.to_string(),
@@ -693,7 +704,7 @@ fn build_ahead(
     key: &str,
     tile: u32,
 ) {
-    let built = identity(source, kernels, context, compiler_options)
+    let built = identity(hashed_source(source), kernels, context, compiler_options)
         .and_then(|id| build_private(source, kernels, context, user, id, Some(tile)));
     let mut trials: super::super::cost::tiles::Trials = crate::cache::disk::get_json("tiles", key).unwrap_or_default();
     match built {
