@@ -449,6 +449,9 @@ unsafe fn build_beside(
         let reading = std::thread::Builder::new().name("clayout-read".into()).spawn_scoped(scope, move || {
             let c = call;
             let ours = build_options(c.0, c.1, (c.2, c.3), &[]);
+            if let Some((program, build)) = &ours {
+                guard("records read ahead", || build.read_ahead(program));
+            }
             (ours, start.elapsed())
         });
         let r = api().clBuildProgram(program, devices.0, devices.1, options, None, user_data);

@@ -91,6 +91,22 @@ pub struct ProgramDl {
     late: Late,
     /// The key of the program's records (`program_key`), made once: a hash of its whole text.
     key: OnceCell<String>,
+    /// The records the verdict after the application's build reads, read beside that build
+    /// (`Build::read_ahead`), until the verdict takes them.
+    ahead: Mutex<Option<Ahead>>,
+}
+
+/// What the verdict on loading the copies (`loading_pays`) reads of clayout's cache, read on the
+/// thread that reads the program while the application's build runs: on the H100 clayout's work
+/// inside the build call after that build took 0.25-0.45 ms, most of it these reads.
+#[derive(Debug)]
+struct Ahead {
+    /// The program's record key and its kernels' times keys, as the verdict will ask them.
+    key: String,
+    kernels: Vec<Arc<str>>,
+    times: Vec<Option<crate::runtime::cost::kernel::TimesByClass>>,
+    worth: Option<crate::runtime::cost::worth::Worth>,
+    whole: bool,
 }
 
 /// Scalar arguments and the values a plan assumed for them.
@@ -362,6 +378,7 @@ fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>), la
         waiting,
         late,
         key: OnceCell::new(),
+        ahead: Mutex::new(None),
     }))
 }
 
@@ -410,6 +427,28 @@ pub fn build_options(
 /// program's from now on.
 pub fn built(program: &Program, build: Build) {
     *program.dl.lock() = build.dl;
+}
+
+impl Build {
+    /// Reads, beside the application's build (`hooks::build_beside`), what the verdict after it
+    /// will read of clayout's cache (`loading_pays`): the records, and the kernels' run lengths
+    /// and habits into their tables. Under `auto` only, where that verdict is made.
+    pub fn read_ahead(&self, program: &Program) {
+        use crate::runtime::cost::{habits, kernel::TimesByClass, lengths, worth};
+        let Some(dl) = self.dl.as_ref().filter(|dl| !dl.marshals() && worth_decides()) else { return };
+        let Some((key, kernels)) = worth_keys(program, dl) else { return };
+        let kernels: Vec<Arc<str>> = kernels.into_iter().map(|(_, k)| k).collect();
+        let times = kernels.iter().map(|k| TimesByClass::read(k)).collect();
+        for k in &kernels {
+            lengths::preload(k);
+            habits::preload(k);
+        }
+        let worth = worth::read(&key);
+        let whole = dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache());
+        *dl.ahead.lock() = Some(Ahead { key, kernels, times, worth, whole });
+        // The models the verdict loads start the records' writer: its thread is started here.
+        crate::cache::disk::start_writer();
+    }
 }
 
 /// The application's build of `program` took `took`. clayout's own builds for it (the rewritten
@@ -651,10 +690,16 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
         return Load::Yes(None);
     }
     let Some((key, kernels)) = worth_keys(program, dl) else { return Load::Yes(None) };
-    let times: Vec<Option<TimesByClass>> = kernels.iter().map(|(_, k)| TimesByClass::read(k)).collect();
-    // Read now: the launches' bets read them, and a declined run's launches come at once.
-    kernels.iter().for_each(|(_, k)| lengths::preload(k));
-    let record = worth::read(&key);
+    // Read beside the application's build where they were, for this program and kernels.
+    let ahead = dl.ahead.lock().take().filter(|a| a.key == key && kernels.iter().map(|(_, k)| k).eq(&a.kernels));
+    let (times, record, whole) = match ahead {
+        Some(a) => (a.times, a.worth, Some(a.whole)),
+        None => {
+            // Read now: the launches' bets read them, and a declined run's launches come at once.
+            kernels.iter().for_each(|(_, k)| lengths::preload(k));
+            (kernels.iter().map(|(_, k)| TimesByClass::read(k)).collect::<Vec<_>>(), worth::read(&key), None)
+        }
+    };
     let (runs, alike) = record.as_ref().map(|w| w.weighed(worth::this_args())).unwrap_or_default();
     let gains = worth::gains_per_run(&times, &runs);
     let build = program.app_build_ns.load(std::sync::atomic::Ordering::Relaxed);
@@ -665,7 +710,7 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     let timed_load = record.as_ref().and_then(|w| w.load_ns).unwrap_or(0.0);
     // The `whole` record is read where the load's price depends on it (none timed; without
     // gains the verdict loads whatever it says), else only once the run declines.
-    let whole_in_cache = || dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache());
+    let whole_in_cache = || whole.unwrap_or_else(|| dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache()));
     let untimed_whole = (timed_load <= 0.0 && build > 0 && gains.is_some()).then(whole_in_cache);
     let load = if untimed_whole == Some(true) { 2.0 * build as f64 } else { timed_load };
     let build = (build > 0).then_some(build as f64);
