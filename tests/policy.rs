@@ -788,6 +788,12 @@ fn runs_with_other_arguments_do_not_load_the_copies_for_this_one() {
     let reasons = |stats: &Value| stats["policy"]["copies_not_loaded"].as_array().cloned().unwrap_or_default();
     let (out, stats, loaded) = with_runs(args, away(0), "declined");
     assert!(!loaded, "{}", out.show("declined"));
+    // The records it weighed, rewritten above, were read beside the application's build.
+    assert!(
+        out.shim_lines().iter().any(|l| l.contains("records for the verdict were read beside the application's build")),
+        "{}",
+        out.show("declined")
+    );
     let why = reasons(&stats);
     assert!(why.iter().any(|w| w.as_str().unwrap().contains("of its last 1 runs with these arguments")), "{why:?}");
     let (out, stats, loaded) = with_runs(args.wrapping_add(2), away(1), "nearest");

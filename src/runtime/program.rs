@@ -693,7 +693,10 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     // Read beside the application's build where they were, for this program and kernels.
     let ahead = dl.ahead.lock().take().filter(|a| a.key == key && kernels.iter().map(|(_, k)| k).eq(&a.kernels));
     let (times, record, whole) = match ahead {
-        Some(a) => (a.times, a.worth, Some(a.whole)),
+        Some(a) => {
+            crate::log::debug("the copies' records for the verdict were read beside the application's build");
+            (a.times, a.worth, Some(a.whole))
+        }
         None => {
             // Read now: the launches' bets read them, and a declined run's launches come at once.
             kernels.iter().for_each(|(_, k)| lengths::preload(k));

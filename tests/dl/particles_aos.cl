@@ -67,7 +67,7 @@ __kernel void accumulate(__global particle_t *own, __global const particle_t *sh
 }
 
 // Each thread's own particles pull from the shared ones through the structure: rewritten by
-// the transparent mode, so the shared buffer goes to ASTA for this kernel and back to the host
+// the transparent mode, so the shared buffer goes to the tiled layout for this kernel and back to the host
 // layout for `accumulate` (written against floats), while other threads use it.
 __kernel void gather(__global particle_t *own, __global const particle_t *shared, uint n)
 {
