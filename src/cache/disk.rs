@@ -254,13 +254,13 @@ fn decode<'a>(bytes: &'a [u8], key: &str) -> Result<&'a [u8], Ignored> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_hash_goes_on_where_it_stopped() {
         let (a, b) = (b"__kernel void k() {}\n".as_slice(), b" -D X=1".as_slice());
         assert_eq!(fnv1a_on(fnv1a(a), b), fnv1a(&[a, b].concat()));
     }
-
-    use super::*;
 
     const KEY: &str = "platform P 1.0; device D; options -DS=5";
 

@@ -435,16 +435,11 @@ impl Build {
     /// will read of clayout's cache (`loading_pays`): the records, and the kernels' run lengths
     /// and habits into their tables. Under `auto` only, where that verdict is made.
     pub fn read_ahead(&self, program: &Program) {
-        use crate::runtime::cost::{habits, kernel::TimesByClass, lengths, worth};
         let Some(dl) = self.dl.as_ref().filter(|dl| !dl.marshals() && worth_decides()) else { return };
         let Some((key, kernels)) = worth_keys(program, dl) else { return };
         let kernels: Vec<Arc<str>> = kernels.into_iter().map(|(_, k)| k).collect();
-        let times = kernels.iter().map(|k| TimesByClass::read(k)).collect();
-        for k in &kernels {
-            lengths::preload(k);
-            habits::preload(k);
-        }
-        let worth = worth::read(&key);
+        let (times, worth) = verdict_records(&key, &kernels);
+        kernels.iter().for_each(crate::runtime::cost::habits::preload);
         let whole = dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache());
         *dl.ahead.lock() = Some(Ahead { key, kernels, times, worth, whole });
         // The models the verdict loads start the records' writer: its thread is started here.
@@ -686,22 +681,22 @@ type Tracked = (String, Vec<Arc<str>>);
 /// models now: its launches run as written, and their first launches would otherwise read them
 /// (some 50,000 instructions each on PoCL).
 fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
-    use crate::runtime::cost::{kernel::TimesByClass, lengths, worth};
+    use crate::runtime::cost::worth;
     if !worth_decides() {
         return Load::Yes(None);
     }
     let Some((key, kernels)) = worth_keys(program, dl) else { return Load::Yes(None) };
+    let keys: Vec<Arc<str>> = kernels.iter().map(|(_, k)| k.clone()).collect();
     // Read beside the application's build where they were, for this program and kernels.
-    let ahead = dl.ahead.lock().take().filter(|a| a.key == key && kernels.iter().map(|(_, k)| k).eq(&a.kernels));
+    let ahead = dl.ahead.lock().take().filter(|a| a.key == key && a.kernels == keys);
     let (times, record, whole) = match ahead {
         Some(a) => {
             crate::log::debug("the copies' records for the verdict were read beside the application's build");
             (a.times, a.worth, Some(a.whole))
         }
         None => {
-            // Read now: the launches' bets read them, and a declined run's launches come at once.
-            kernels.iter().for_each(|(_, k)| lengths::preload(k));
-            (kernels.iter().map(|(_, k)| TimesByClass::read(k)).collect::<Vec<_>>(), worth::read(&key), None)
+            let (times, record) = verdict_records(&key, &keys);
+            (times, record, None)
         }
     };
     let (runs, alike) = record.as_ref().map(|w| w.weighed(worth::this_args())).unwrap_or_default();
@@ -720,7 +715,6 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     let build = (build > 0).then_some(build as f64);
     let verdict = worth::verdict(record.as_ref(), gains.as_deref(), build, load > 0.0, alike);
     program.forgone.reset(verdict.is_err(), load as u64);
-    let keys: Vec<_> = kernels.iter().map(|(_, k)| k.clone()).collect();
     // Noted now, loaded or not: a load that finds the copies not all in clayout's cache times
     // nothing, and the record must learn the run's epochs all the same (it learnt none before a
     // load was made, and the runs until then loaded whatever they would gain).
@@ -743,6 +737,19 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
         }
     }
     Load::No { bought_only: load > 0.0 && untimed_whole.unwrap_or_else(whole_in_cache) }
+}
+
+/// The records the verdict on loading the copies reads (`loading_pays`), for the program's
+/// record `key` and its kernels' times keys: each kernel's times, and the program's `worth`. The
+/// kernels' run lengths are read into their table too: the launches' bets read them, and a
+/// declined run's launches come at once.
+fn verdict_records(
+    key: &str,
+    kernels: &[Arc<str>],
+) -> (Vec<Option<crate::runtime::cost::kernel::TimesByClass>>, Option<crate::runtime::cost::worth::Worth>) {
+    use crate::runtime::cost::{kernel::TimesByClass, lengths, worth};
+    kernels.iter().for_each(lengths::preload);
+    (kernels.iter().map(|k| TimesByClass::read(k)).collect(), worth::read(key))
 }
 
 /// Whether a launch of a kernel rewritten as `rewritten`, of `work_items` work-items, in a run

@@ -395,9 +395,12 @@ pub fn verdict(
         } else if !buyable {
             long += 1;
             loses_declining += g.at_most - load;
-        } else if g.at_least.max(g.at_most / UNTIMED_MARGIN) >= load {
-            long += 1;
-            loses_declining += (g.at_least.max(g.at_most / UNTIMED_MARGIN) - load).min(2.0 * load);
+        } else {
+            let counted = g.at_least.max(g.at_most / UNTIMED_MARGIN);
+            if counted >= load {
+                long += 1;
+                loses_declining += (counted - load).min(2.0 * load);
+            }
         }
     }
     let untold = gains.len() - long - short;
