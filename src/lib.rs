@@ -3,13 +3,14 @@
 //!
 //! The modules form layers, each importing only from itself and the layers below it
 //! (docs/architecture.md has the table; tests/layers.rs checks it), from the bottom:
-//! `config`/`log`/`fault`/`guard`, `cl`, `registry`, `stats`, `cache`, `clc`, `layout`,
+//! `config`/`log`/`fault`/`guard`/`warm`, `cl`, `registry`, `stats`, `cache`, `clc`, `layout`,
 //! `annotation`, `rewrite`, `marshal`, `runtime`, `hooks`, `exports`.
 
 pub mod config;
 pub mod fault;
 pub mod guard;
 pub mod log;
+pub mod warm;
 
 pub mod cl;
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// The layers, from the bottom: a module may import its own layer and the ones below.
 const LAYERS: &[&[&str]] = &[
-    &["config", "log", "fault", "guard"],
+    &["config", "log", "fault", "guard", "warm"],
     &["cl"],
     &["registry"],
     &["stats"],

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Where a run's time goes under clayout, from the call traces of bench/calltrace.c (issue 17).
+
+Each run's directory holds the two files calltrace.c wrote (app-PID.txt: the application's
+calls, seen before libclayout.so; drv-PID.txt: what reached the driver, seen after it) and the
+sample's output (out.txt). For each of the application's calls, clayout's own time is its time
+less that of the driver calls made on its thread inside it.
+
+  scripts/calltrace-report.py DIR...          one run: each call of the application, from its
+                                              first clEnqueueWriteBuffer on, then the driver
+                                              calls of clayout's other threads meanwhile
+  scripts/calltrace-report.py --table ROOT    ROOT/CONFIG-ROUND/ for every run: per run and the
+                                              median per CONFIG, the sample's total_ms and
+                                              clayout's own time in its calls (us), in all and
+                                              by entry point
+"""
+import glob, os, statistics, sys
+
+ENTRIES = ["clEnqueueWriteBuffer", "clSetKernelArg", "clEnqueueNDRangeKernel", "clFinish", "clEnqueueReadBuffer"]
+
+
+def load(path):
+    rows = []
+    for line in open(path):
+        tid, start, length, name = line.split()
+        rows.append((int(tid), float(start), float(length), name))
+    return sorted(rows, key=lambda r: r[1])
+
+
+def run_of(d):
+    app_path = glob.glob(os.path.join(d, "app-*.txt"))[0]
+    return load(app_path), load(app_path.replace("app-", "drv-"))
+
+
+def inside(drv, call):
+    tid, start, length, _ = call
+    return [r for r in drv if r[0] == tid and r[1] >= start - 0.05 and r[1] + r[2] <= start + length + 0.05]
+
+
+def window(app):
+    """The run proper: from the first upload to the first release of a buffer."""
+    first = next(a for a in app if a[3] == "clEnqueueWriteBuffer")
+    end = next((a[1] for a in app if a[3] == "clReleaseMemObject" and a[1] > first[1]), float("inf"))
+    return first, [a for a in app if first[1] <= a[1] < end]
+
+
+def one(d):
+    app, drv = run_of(d)
+    first, calls = window(app)
+    print(f"== {d}")
+    for call in calls:
+        inner = inside(drv, call)
+        real = max((r[2] for r in inner if r[3] == call[3]), default=0.0)
+        others = " ".join(f"{r[3]} {r[2]:.1f}" for r in inner if r[3] != call[3])
+        own = call[2] - sum(r[2] for r in inner)
+        print(f"  {call[3]:26s} {call[2]:9.1f} us, the driver's call {real:9.1f}, clayout's own {own:7.1f}  {others}")
+    main, last = first[0], calls[-1][1] + calls[-1][2]
+    for r in drv:
+        if r[0] != main and r[1] + r[2] >= first[1] and r[1] <= last:
+            print(f"  thread {r[0]} at +{r[1] - first[1]:9.1f} us: {r[3]} {r[2]:.1f} us")
+
+
+def table(root):
+    runs = {}
+    for d in sorted(glob.glob(os.path.join(root, "*-*/"))):
+        config = os.path.basename(d.rstrip("/")).rsplit("-", 1)[0]
+        app, drv = run_of(d)
+        first, calls = window(app)
+        own = {e: 0.0 for e in ENTRIES}
+        for call in calls:
+            if call[3] in own:
+                own[call[3]] += call[2] - sum(r[2] for r in inside(drv, call))
+        first_own = first[2] - sum(r[2] for r in inside(drv, first))
+        total = float(open(os.path.join(d, "out.txt")).read().split("total_ms:")[1].split()[0]) * 1e3
+        all_own = sum(c[2] - sum(r[2] for r in inside(drv, c)) for c in calls)
+        runs.setdefault(config, []).append([total, all_own, first_own] + [own[e] for e in ENTRIES])
+    head = ["total_ms (us)", "clayout's own", "first upload"] + [e[2:].replace("Enqueue", "") for e in ENTRIES]
+    print("| config | " + " | ".join(head) + " |")
+    print("| --- |" + " ---: |" * len(head))
+    for config, rows in runs.items():
+        med = [statistics.median(c) for c in zip(*rows)]
+        print(f"| {config} (median of {len(rows)}) | " + " | ".join(f"{x:.1f}" for x in med) + " |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--table":
+        table(sys.argv[2])
+    elif len(sys.argv) > 1:
+        for d in sys.argv[1:]:
+            one(d)
+    else:
+        sys.exit(__doc__)

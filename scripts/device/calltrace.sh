@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# On the GPU machine (issue 17): where a short run's time goes under clayout, call by call and
+# thread by thread. Primes one clayout cache with the stress sequence's history (PRIME, as
+# shortcalls.sh), then makes ROUNDS rounds of one run per configuration of CONFIGS, each run
+# traced by bench/calltrace.c twice over (before libclayout.so: the application's calls; after
+# it: what reaches the driver, clayout's threads included). A configuration is `none` (without
+# clayout), `auto`, or NAME:VAR=value[,VAR=value] (auto with those settings). Writes
+# $OUT/calltrace.tgz (every run's traces and output, for scripts/calltrace-report.py) and, where
+# the machine has python3, $OUT/calltrace.txt (the table of scripts/calltrace-report.py --table).
+#   LIB=path ROUNDS=9 CONFIGS="none auto cold:CLAYOUT_WARM=0" PRIME="64000:1 262144:100" \
+#     scripts/device/calltrace.sh [PLATFORM] [SAMPLE] [SIZE ARGS] [ITERS]
+set -uo pipefail
+S=/tmp/ct-samples
+. scripts/device/samples-env.sh
+sample=${2:-particles}
+size=${3:--n 64000}
+iters=${4:-2}
+for side in app drv; do
+    $CC -O2 -shared -fPIC -DCL_USE_DEPRECATED_OPENCL_1_1_APIS -DCL_USE_DEPRECATED_OPENCL_1_2_APIS -DSIDE="\"$side\"" \
+        -o /tmp/ct-$side.so bench/calltrace.c -ldl -lpthread || exit 1
+done
+cache=/tmp/ct-cache
+prime_cache $cache $sample $lib "${PRIME:-64000:1 262144:100 64000:2 262144:30 64000:1}"
+A=$root/samples/$sample/$sample.dl
+rm -rf /tmp/calltrace && mkdir -p /tmp/calltrace
+for r in $(seq ${ROUNDS:-9}); do
+    for c in ${CONFIGS:-none auto}; do
+        name=${c%%:*} d=/tmp/calltrace/${c%%:*}-$r
+        mkdir -p $d
+        settings=()
+        [[ $c == *:* ]] && IFS=, read -ra settings <<<"${c#*:}"
+        if [ "$name" = none ]; then
+            (cd samples/$sample && CALLTRACE_DIR=$d LD_PRELOAD="/tmp/ct-app.so /tmp/ct-drv.so" \
+                $S/$sample/$sample $size -i $iters --platform $platform >$d/out.txt 2>&1)
+        else
+            (cd samples/$sample && env "${settings[@]}" CALLTRACE_DIR=$d CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A \
+                LD_PRELOAD="/tmp/ct-app.so $lib /tmp/ct-drv.so" $S/$sample/$sample $size -i $iters --platform $platform >$d/out.txt 2>&1)
+        fi
+    done
+done
+(cd samples/$sample && CLAYOUT_LOG=debug CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A LD_PRELOAD="$lib" \
+    $S/$sample/$sample $size -i $iters --platform $platform >/tmp/calltrace/debug.txt 2>&1)
+tar -C /tmp -czf $OUT/calltrace${TAG:+-$TAG}.tgz calltrace
+if command -v python3 >/dev/null; then
+    { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
+      echo "$sample $size -i $iters, ${ROUNDS:-9} rounds of: ${CONFIGS:-none auto}; $(basename $lib)"
+      python3 scripts/calltrace-report.py --table /tmp/calltrace; } | tee $OUT/calltrace${TAG:+-$TAG}.txt
+fi
