@@ -30,11 +30,23 @@ fn code_segment() -> Option<(usize, usize)> {
     let segments = unsafe {
         std::slice::from_raw_parts((base + header.e_phoff as usize) as *const libc::Elf64_Phdr, header.e_phnum as usize)
     };
-    segments
-        .iter()
-        .filter(|p| p.p_type == libc::PT_LOAD && p.p_flags & libc::PF_X != 0)
-        .map(|p| (base + p.p_vaddr as usize, p.p_memsz as usize))
+    // The base is where the first loaded segment begins: addresses are offset from it by that
+    // segment's own address, 0 for the usual shared object.
+    let loads = || segments.iter().filter(|p| p.p_type == libc::PT_LOAD);
+    let first = loads().map(|p| p.p_vaddr as usize).min()? & !(page_size() - 1);
+    let bias = base.checked_sub(first)?;
+    loads()
+        .filter(|p| p.p_flags & libc::PF_X != 0)
+        .map(|p| (bias + p.p_vaddr as usize, p.p_memsz as usize))
         .find(|&(start, len)| (start..start + len).contains(&here))
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as usize,
+        _ => 4096,
+    }
 }
 
 /// How many bytes are read between two looks at `stop`.
