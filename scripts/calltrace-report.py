@@ -37,6 +37,11 @@ def inside(drv, call):
     return [r for r in drv if r[0] == tid and r[1] >= start - 0.05 and r[1] + r[2] <= start + length + 0.05]
 
 
+def own_time(drv, call):
+    """Clayout's own time in one of the application's calls: its length less the driver's."""
+    return call[2] - sum(r[2] for r in inside(drv, call))
+
+
 def window(app):
     """The run proper: from the first upload to the first release of a buffer."""
     first = next(a for a in app if a[3] == "clEnqueueWriteBuffer")
@@ -52,7 +57,7 @@ def one(d):
         inner = inside(drv, call)
         real = max((r[2] for r in inner if r[3] == call[3]), default=0.0)
         others = " ".join(f"{r[3]} {r[2]:.1f}" for r in inner if r[3] != call[3])
-        own = call[2] - sum(r[2] for r in inner)
+        own = own_time(drv, call)
         print(f"  {call[3]:26s} {call[2]:9.1f} us, the driver's call {real:9.1f}, clayout's own {own:7.1f}  {others}")
     main, last = first[0], calls[-1][1] + calls[-1][2]
     for r in drv:
@@ -66,14 +71,11 @@ def table(root):
         config = os.path.basename(d.rstrip("/")).rsplit("-", 1)[0]
         app, drv = run_of(d)
         first, calls = window(app)
-        own = {e: 0.0 for e in ENTRIES}
-        for call in calls:
-            if call[3] in own:
-                own[call[3]] += call[2] - sum(r[2] for r in inside(drv, call))
-        first_own = first[2] - sum(r[2] for r in inside(drv, first))
+        owns = [(call[3], own_time(drv, call)) for call in calls]
+        by_entry = [sum(t for name, t in owns if name == e) for e in ENTRIES]
         total = float(open(os.path.join(d, "out.txt")).read().split("total_ms:")[1].split()[0]) * 1e3
-        all_own = sum(c[2] - sum(r[2] for r in inside(drv, c)) for c in calls)
-        runs.setdefault(config, []).append([total, all_own, first_own] + [own[e] for e in ENTRIES])
+        # The window starts at the first upload: it is the first of `owns`.
+        runs.setdefault(config, []).append([total, sum(t for _, t in owns), owns[0][1]] + by_entry)
     head = ["total_ms (us)", "clayout's own", "first upload"] + [e[2:].replace("Enqueue", "") for e in ENTRIES]
     print("| config | " + " | ".join(head) + " |")
     print("| --- |" + " ---: |" * len(head))
