@@ -12,7 +12,9 @@ less that of the driver calls made on its thread inside it.
   scripts/calltrace-report.py --table ROOT    ROOT/CONFIG-ROUND/ for every run: per run and the
                                               median per CONFIG, the sample's total_ms and
                                               clayout's own time in its calls (us), in all and
-                                              by entry point
+                                              by entry point, and in the application's build
+                                              call (outside total_ms: clayout's work before and
+                                              after the real build, on the application's thread)
 """
 import glob, os, statistics, sys
 
@@ -74,9 +76,11 @@ def table(root):
         owns = [(call[3], own_time(drv, call)) for call in calls]
         by_entry = [sum(t for name, t in owns if name == e) for e in ENTRIES]
         total = float(open(os.path.join(d, "out.txt")).read().split("total_ms:")[1].split()[0]) * 1e3
+        build = sum(own_time(drv, a) for a in app if a[3] == "clBuildProgram")
         # The window starts at the first upload: it is the first of `owns`.
-        runs.setdefault(config, []).append([total, sum(t for _, t in owns), owns[0][1]] + by_entry)
+        runs.setdefault(config, []).append([total, sum(t for _, t in owns), owns[0][1]] + by_entry + [build])
     head = ["total_ms (us)", "clayout's own", "first upload"] + [e[2:].replace("Enqueue", "") for e in ENTRIES]
+    head.append("build call")
     print("| config | " + " | ".join(head) + " |")
     print("| --- |" + " ---: |" * len(head))
     for config, rows in runs.items():

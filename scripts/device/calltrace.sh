@@ -4,7 +4,8 @@
 # shortcalls.sh), then makes ROUNDS rounds of one run per configuration of CONFIGS, each run
 # traced by bench/calltrace.c twice over (before libclayout.so: the application's calls; after
 # it: what reaches the driver, clayout's threads included). A configuration is `none` (without
-# clayout), `auto`, or NAME:VAR=value[,VAR=value] (auto with those settings). Writes
+# clayout), `auto`, or NAME:VAR=value[,VAR=value] (auto with those settings; LIB=path there runs
+# that build of clayout instead, on the same cache, e.g. `base:LIB=.devcarry/rt/base.so`). Writes
 # $OUT/calltrace.tgz (every run's traces and output, for scripts/calltrace-report.py) and, where
 # the machine has python3, $OUT/calltrace.txt (the table of scripts/calltrace-report.py --table).
 #   LIB=path ROUNDS=9 CONFIGS="none auto cold:CLAYOUT_WARM=0" PRIME="64000:1 262144:100" \
@@ -27,14 +28,17 @@ for r in $(seq ${ROUNDS:-9}); do
     for c in ${CONFIGS:-none auto}; do
         name=${c%%:*} d=/tmp/calltrace/${c%%:*}-$r
         mkdir -p $d
-        settings=()
+        settings=() l=$lib
         [[ $c == *:* ]] && IFS=, read -ra settings <<<"${c#*:}"
+        for i in "${!settings[@]}"; do
+            [[ ${settings[$i]} == LIB=* ]] && l=$(realpath "${settings[$i]#LIB=}") && unset "settings[$i]"
+        done
         if [ "$name" = none ]; then
             (cd samples/$sample && CALLTRACE_DIR=$d LD_PRELOAD="/tmp/ct-app.so /tmp/ct-drv.so" \
                 $S/$sample/$sample $size -i $iters --platform $platform >$d/out.txt 2>&1)
         else
-            (cd samples/$sample && env "${settings[@]}" CALLTRACE_DIR=$d CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A \
-                LD_PRELOAD="/tmp/ct-app.so $lib /tmp/ct-drv.so" $S/$sample/$sample $size -i $iters --platform $platform >$d/out.txt 2>&1)
+            (cd samples/$sample && env CALLTRACE_DIR=$d CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A "${settings[@]}" \
+                LD_PRELOAD="/tmp/ct-app.so $l /tmp/ct-drv.so" $S/$sample/$sample $size -i $iters --platform $platform >$d/out.txt 2>&1)
         fi
     done
 done

@@ -39,6 +39,7 @@ pub unsafe fn clCreateContext(
     user_data: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_context {
+    crate::warm::map_code_beside_context();
     let ctx = api().clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
     if !ctx.is_null() {
         guard("clCreateContext", || {
@@ -56,6 +57,7 @@ pub unsafe fn clCreateContextFromType(
     user_data: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_context {
+    crate::warm::map_code_beside_context();
     let ctx = api().clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
     if !ctx.is_null() {
         guard("clCreateContextFromType", || {

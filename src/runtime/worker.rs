@@ -116,6 +116,13 @@ struct Worker {
     cancel: AtomicBool,
 }
 
+/// Starts the worker's thread, where the caller runs beside the application's call that would
+/// otherwise start it (`program::Build::read_ahead`): a thread's start is a few tens of
+/// microseconds of the application's time.
+pub fn start() {
+    let _ = worker();
+}
+
 fn worker() -> Option<&'static Worker> {
     static W: once_cell::sync::OnceCell<Option<Worker>> = once_cell::sync::OnceCell::new();
     W.get_or_init(|| {
