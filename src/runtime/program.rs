@@ -194,21 +194,42 @@ fn read_limited(path: &str, limit: u64) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".into())
 }
 
-/// The side file named by CLAYOUT_ANNOTATIONS, read once; bad lines are reported once.
+/// The text of the side file named by CLAYOUT_ANNOTATIONS, read once: None where none is named,
+/// why not where it cannot be read (`side_entries` says it).
+fn side_text() -> Option<&'static Result<String, String>> {
+    static TEXT: OnceCell<Option<Result<String, String>>> = OnceCell::new();
+    TEXT.get_or_init(|| Some(read_limited(crate::config::get().side_file()?, SIDE_FILE_LIMIT))).as_ref()
+}
+
+/// The side file's lines, their comments left out.
+fn side_lines() -> impl Iterator<Item = &'static str> {
+    let text = match side_text() {
+        Some(Ok(text)) => text.as_str(),
+        _ => "",
+    };
+    // `#` appears nowhere in the grammar, so it can only start a comment.
+    text.lines().map(|l| l.split('#').next().unwrap_or(""))
+}
+
+/// The side file named by CLAYOUT_ANNOTATIONS, parsed once; bad lines are reported once. Parsed
+/// where a program is read for its annotations, beside the application's build when it can be:
+/// the application's first build call parsed it before its build (some 25,000 instructions for
+/// the samples' three lines).
 fn side_entries() -> &'static [SideEntry] {
     static SIDE: OnceCell<Vec<SideEntry>> = OnceCell::new();
     SIDE.get_or_init(|| {
         let Some(path) = crate::config::get().side_file().map(str::to_string) else { return Vec::new() };
-        match read_limited(&path, SIDE_FILE_LIMIT) {
-            Ok(text) => {
-                let (entries, errors) = parse_side_file(&text);
+        match side_text() {
+            None => Vec::new(),
+            Some(Ok(text)) => {
+                let (entries, errors) = parse_side_file(text);
                 for e in errors {
                     crate::log::warn(&format!("CLAYOUT_ANNOTATIONS={path}: {e}; that line is ignored"));
                     crate::stats::fallback(&format!("annotation file {path}"), &e.to_string());
                 }
                 entries
             }
-            Err(e) => {
+            Some(Err(e)) => {
                 crate::log::warn(&format!("CLAYOUT_ANNOTATIONS={path} cannot be read ({e}); no side-file annotations"));
                 Vec::new()
             }
@@ -238,13 +259,14 @@ pub fn report_unattached() {
 /// application's build of it runs (`hooks::clBuildProgram`): a program built from source with
 /// annotations to read, none of which may be written for a device layout (whose kernels are built
 /// with the tile macro, so that the reading must come first). Any mention of ASTA in its source
-/// or in a side-file annotation for a device layout counts as such.
+/// or in the side file outside its comments counts as such: every device layout names it
+/// (`-> ASTA`, `AOS2ASTA_<struct>`).
 pub fn reads_beside_build(h: Handle) -> bool {
     let Some(program) = get(h) else { return false };
     let sources = &program.facts.sources;
     program.facts.origin == ProgramOrigin::Source
         && may_be_annotated(sources)
-        && !side_entries().iter().any(|e| e.annotation.annotation.device.is_some())
+        && !side_lines().any(|l| mentions_asta(l.as_bytes()))
         && !sources.iter().any(|s| mentions_asta(s.as_bytes()))
 }
 
@@ -257,10 +279,14 @@ fn mentions_asta(text: &[u8]) -> bool {
         .any(|(i, &b)| b | 0x20 == b'a' && text.get(i..i + 4).is_some_and(|w| w.eq_ignore_ascii_case(b"asta")))
 }
 
-/// Whether anything could annotate a program of these sources: a `DL:` comment, a side file,
-/// or the inference.
+/// Whether anything could annotate a program of these sources: a `DL:` comment, a side file
+/// with a line that is not a comment (or one that cannot be read, which its reading says), or the
+/// inference.
 fn may_be_annotated(sources: &[String]) -> bool {
-    crate::config::get().infers() || !side_entries().is_empty() || sources.iter().any(|s| s.contains("DL:"))
+    crate::config::get().infers()
+        || matches!(side_text(), Some(Err(_)))
+        || side_lines().any(|l| !l.trim().is_empty())
+        || sources.iter().any(|s| s.contains("DL:"))
 }
 
 /// The inferred annotations of a program's text (CLAYOUT_ANNOTATIONS=auto, CLAYOUT_SUGGEST) for
