@@ -438,6 +438,11 @@ impl Users {
     }
 }
 
+/// Whether commands are tracked: an annotated program was created.
+pub fn tracking() -> bool {
+    ANNOTATED.load(Ordering::Acquire)
+}
+
 /// Called when a program with annotations is first seen, before it can be launched. True the
 /// first time: then commands from now on are tracked, and nothing is known of those before.
 pub fn annotated_program_created() -> bool {
