@@ -87,11 +87,11 @@ pub fn code(stop: &AtomicBool) -> usize {
 /// Maps clayout's code into the process on a thread of its own, once, beside the application's
 /// creation of its first context (tens of milliseconds of the driver's). Without it the
 /// application's first call of each stretch of clayout's code takes a page fault there; with no
-/// annotated program to read beside a build (where `code` maps it too), a run's calls on the
-/// H100 spent 60 us in clayout, against 21 us with clayout a pure forwarder (`CLAYOUT_DISABLE=1`),
-/// most of them in the page faults of their first calls (docs/results.md, "What a layer costs a
-/// short run"). One byte of each page is read: the pages, not the caches, are what outlast the
-/// driver's work until then.
+/// annotated program to read beside a build (where `code` maps it too), a short run's calls on
+/// the H100 spent 60-83 us in clayout, against 14-21 us with clayout a pure forwarder
+/// (`CLAYOUT_DISABLE=1`), and the mapping took some 35 us of that away (docs/results.md, "What a
+/// layer costs a short run"). One byte of each page is read: the pages, not the caches, are what
+/// outlast the driver's work until then.
 pub fn map_code_beside_context() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     if !crate::config::get().warm {
