@@ -4,7 +4,8 @@
 # run lengths (-i) at two problem sizes taken in turn. Each run goes first under auto (which
 # learns from the runs before it through the cache), then without clayout, then under always,
 # and one markdown table row says what each took (the sample's total_ms: writes, launches and
-# reads), how auto did against the run without clayout, and what share of always' gain it got;
+# reads), how auto did against the run without clayout, and what share of always' gain it got
+# (also with the builds counted, where always pays the copies' load that auto may decline);
 # and how auto did against it with the sample's builds counted (build_ms, where clayout loads
 # its copies: clayout's host time inside the application's calls, the issue's measure).
 #   scripts/policy-stress.sh [--platform NAME] [--lib PATH] [--sample NAME] [--sizes "A B"]
@@ -159,7 +160,7 @@ pass() { # N
         fi
         rw=$(run "$i-always" always "$iters" "$size")
         if [[ "$ra $rn $rw" == *FAILED* ]]; then
-            [ "$npass" = 1 ] && echo "| $i | $size | $iters | $rn | $rw | $ra | - | - | - | - | - |"
+            [ "$npass" = 1 ] && echo "| $i | $size | $iters | $rn | $rw | $ra | - | - | - | - | - | - |"
             echo "$i $size $iters FAILED" >>"$work/pass-$p.txt"
             bad=1
             continue
@@ -176,7 +177,7 @@ pass() { # N
         local f
         f=$(forms "$work/$i-auto.json")
         echo "$i $size $iters $mn $mw $ma $bn $bw $ba $same $f" >>"$work/pass-$p.txt"
-        [ "$npass" = 1 ] && echo "| $i | $size | $iters | $mn | $mw | $ma | $(pct "$ma" "$mn") | $(share "$mn" "$mw" "$ma") | $(pct "$ba" "$bn") | $same | $f |"
+        [ "$npass" = 1 ] && echo "| $i | $size | $iters | $mn | $mw | $ma | $(pct "$ma" "$mn") | $(share "$mn" "$mw" "$ma") | $(pct "$ba" "$bn") | $(share "$bn" "$bw" "$ba") | $same | $f |"
     done
     if [ "$details" = 1 ] && [ "$p" = "$npass" ]; then
         for j in $(seq "$i"); do
@@ -189,12 +190,12 @@ pass() { # N
 
 bad=0
 npass=${reps:-1}
-echo "| run | size | launches (-i) | ms without clayout | ms always | ms auto | auto vs none | auto's share of always' gain | auto vs none, builds included | checksums same? | auto ran |"
-echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"
+echo "| run | size | launches (-i) | ms without clayout | ms always | ms auto | auto vs none | auto's share of always' gain | auto vs none, builds included | auto's share of always' gain, builds included | checksums same? | auto ran |"
+echo "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |"
 for p in $(seq "$npass"); do pass "$p"; done
 if [ "$npass" = 1 ]; then
-    read -r tn tw ta tbn tba < <(awk '$4 != "FAILED" { n += $4; w += $5; a += $6; bn += $7; ba += $9 } END { print n + 0, w + 0, a + 0, bn + 0, ba + 0 }' "$work/pass-1.txt")
-    echo "| all | | | $tn | $tw | $ta | $(pct "$ta" "$tn") | $(share "$tn" "$tw" "$ta") | $(pct "$tba" "$tbn") | | |"
+    read -r tn tw ta tbn tbw tba < <(awk '$4 != "FAILED" { n += $4; w += $5; a += $6; bn += $7; bw += $8; ba += $9 } END { print n + 0, w + 0, a + 0, bn + 0, bw + 0, ba + 0 }' "$work/pass-1.txt")
+    echo "| all | | | $tn | $tw | $ta | $(pct "$ta" "$tn") | $(share "$tn" "$tw" "$ta") | $(pct "$tba" "$tbn") | $(share "$tbn" "$tbw" "$tba") | | |"
 else
     # Medians over the passes: each column's own, and auto against the run without clayout
     # taken pair by pair (median and range); the last row sums each pass first; "auto ran" is
@@ -208,13 +209,15 @@ else
         $4 == "FAILED" { failed[$1]++; next }
         { key = $1; if (!(key in seen)) { seen[key] = 1; order[++nk] = key; sz[key] = $2; it[key] = $3 }
           N[key] = N[key] " " $4; W[key] = W[key] " " $5; A[key] = A[key] " " $6; R[key] = R[key] " " ($6 / $4 - 1) * 100
-          B[key] = B[key] " " ($9 / $7 - 1) * 100
+          B[key] = B[key] " " ($9 / $7 - 1) * 100; BN[key] = BN[key] " " $7; BW[key] = BW[key] " " $8; BA[key] = BA[key] " " $9
           if ($10 != "yes") diff[key]++; cnt[key]++
           f = ""; for (c = 11; c <= NF; c++) f = f (c > 11 ? " " : "") $c; forms[key] = f }
         END { for (q = 1; q <= nk; q++) { k = order[q]
             n = med(N[k]); w = med(W[k]); a = med(A[k]); r = med(R[k]); rlo = lo; rhi = hi; b = med(B[k]); blo = lo; bhi = hi
             if (n - w > 0) s = sprintf("%.0f %%", (n - a) / (n - w) * 100); else s = sprintf("none (always %+.1f %%)", (w / n - 1) * 100)
-            printf "| %s | %s | %s | %.3f | %.3f | %.3f | %+.1f %% (%+.1f to %+.1f) | %s | %+.1f %% (%+.1f to %+.1f) | %s | %s |\n", k, sz[k], it[k], n, w, a, r, rlo, rhi, s, b, blo, bhi,
+            bn = med(BN[k]); bw = med(BW[k]); ba = med(BA[k])
+            if (bn - bw > 0) sb = sprintf("%.0f %%", (bn - ba) / (bn - bw) * 100); else sb = sprintf("none (always %+.1f %%)", (bw / bn - 1) * 100)
+            printf "| %s | %s | %s | %.3f | %.3f | %.3f | %+.1f %% (%+.1f to %+.1f) | %s | %+.1f %% (%+.1f to %+.1f) | %s | %s | %s |\n", k, sz[k], it[k], n, w, a, r, rlo, rhi, s, b, blo, bhi, sb,
                 (diff[k] || failed[k]) ? "NO" : sprintf("yes (%d passes)", cnt[k]), forms[k] } }'
 fi
 if [ "$npass" -gt 1 ]; then
