@@ -1,5 +1,5 @@
 //! Clayout's own machine code, read into the processor's caches beside the application's build, and
-//! mapped into the process beside the creation of its first context.
+//! mapped into the process beside the creation of its first context (`map_code`).
 //!
 //! What clayout adds to a short run is its own time in the application's calls, not calls of
 //! its own to the driver nor its threads (`bench/calltrace.c` on the H100, docs/results.md,
@@ -84,27 +84,15 @@ pub fn code(stop: &AtomicBool) -> usize {
     read
 }
 
-/// Maps clayout's code into the process on a thread of its own, once, beside the application's
-/// creation of its first context (tens of milliseconds of the driver's). Without it the
-/// application's first call of each stretch of clayout's code takes a page fault there; with no
-/// annotated program to read beside a build (where `code` maps it too), a short run's calls on
-/// the H100 spent 60-83 us in clayout, against 14-21 us with clayout a pure forwarder
-/// (`CLAYOUT_DISABLE=1`), and the mapping took some 35 us of that away (docs/results.md, "What a
-/// layer costs a short run"). One byte of each page is read: the pages, not the caches, are what
-/// outlast the driver's work until then.
-pub fn map_code_beside_context() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    if !crate::config::get().warm {
-        return;
-    }
-    ONCE.call_once(|| {
-        // Nothing is lost where no thread is to be had: the faults come back, nothing else.
-        let _ = std::thread::Builder::new().name("clayout-map".into()).stack_size(64 << 10).spawn(map_code);
-    });
-}
-
-/// Reads one byte of every page of clayout's code; returns how many bytes that spans.
-fn map_code() -> usize {
+/// Maps clayout's code into the process, on the helper's thread beside the application's first
+/// context creation (`runtime::helper`). Without it the application's first call of each
+/// stretch of clayout's code takes a page fault there; with no annotated program to read beside
+/// a build (where `code` maps it too), a short run's calls on the H100 spent 60-83 us in
+/// clayout, against 14-21 us with clayout a pure forwarder (`CLAYOUT_DISABLE=1`), and the
+/// mapping took some 35 us of that away (docs/results.md, "What a layer costs a short run").
+/// One byte of each page is read: the pages, not the caches, are what outlast the driver's work
+/// until then. Returns how many bytes that spans.
+pub fn map_code() -> usize {
     let Some((start, len)) = code_segment() else { return 0 };
     let (step, mut sum) = (page_size(), 0u8);
     for at in (start..start + len).step_by(step) {

@@ -39,7 +39,7 @@ pub unsafe fn clCreateContext(
     user_data: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_context {
-    crate::warm::map_code_beside_context();
+    crate::runtime::helper::start();
     let ctx = api().clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
     if !ctx.is_null() {
         guard("clCreateContext", || {
@@ -57,7 +57,7 @@ pub unsafe fn clCreateContextFromType(
     user_data: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_context {
-    crate::warm::map_code_beside_context();
+    crate::runtime::helper::start();
     let ctx = api().clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
     if !ctx.is_null() {
         guard("clCreateContextFromType", || {
@@ -440,17 +440,19 @@ unsafe fn build_beside(
     options: *const c_char,
     user_data: *mut c_void,
 ) -> cl_int {
-    /// What the reading thread needs of the call: pointers the caller keeps valid until it
-    /// returns, which the scope below outlasts.
+    /// What the reading needs of the call: pointers the caller keeps valid until it returns,
+    /// which the reading does not outlast.
+    #[derive(Clone, Copy)]
     struct Call(cl_program, *const c_char, cl_uint, *const cl_device_id);
-    // SAFETY: read only, by a thread joined before this call returns.
+    // SAFETY: read only, by a job waited for (helper's, or a scoped thread's) before this call
+    // returns.
     unsafe impl Send for Call {}
     let call = Call(program, options, devices.0, devices.1);
     let start = std::time::Instant::now();
-    let built = std::sync::atomic::AtomicBool::new(false);
-    let (ours, mut r, mut took) = std::thread::scope(|scope| {
-        let built = &built;
-        let reading = std::thread::Builder::new().name("clayout-read".into()).spawn_scoped(scope, move || {
+    let built = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reading = {
+        let built = built.clone();
+        move || {
             let c = call;
             let ours = build_options(c.0, c.1, (c.2, c.3), &[]);
             if let Some((program, build)) = &ours {
@@ -459,26 +461,40 @@ unsafe fn build_beside(
             let read = start.elapsed();
             if ours.is_some() {
                 // Annotated: the run's calls will run clayout's code.
-                crate::warm::code(built);
+                crate::warm::code(&built);
             }
             (ours, read)
-        });
+        }
+    };
+    let build = || {
         let r = api().clBuildProgram(program, devices.0, devices.1, options, None, user_data);
         let took = start.elapsed();
         built.store(true, std::sync::atomic::Ordering::Relaxed);
-        let (ours, read) = match reading {
-            Ok(handle) => handle.join().unwrap_or((None, std::time::Duration::ZERO)),
-            // No thread to be had: read here, after the build.
-            Err(_) => (build_options(program, options, devices, &[]), start.elapsed()),
-        };
-        crate::log::debug_with(|| {
-            format!(
-                "the program read for its annotations in {:.2} ms beside the application's build of {:.2} ms",
-                read.as_secs_f64() * 1e3,
-                took.as_secs_f64() * 1e3
-            )
-        });
-        (ours, r, took)
+        (r, took)
+    };
+    let ((ours, read), mut r, mut took) = match crate::runtime::helper::try_run(reading) {
+        // On clayout's helper thread: no thread started inside the application's call.
+        Ok(pending) => {
+            let (r, took) = build();
+            (pending.wait().unwrap_or((None, std::time::Duration::ZERO)), r, took)
+        }
+        Err(reading) => std::thread::scope(|scope| {
+            let thread = std::thread::Builder::new().name("clayout-read".into()).spawn_scoped(scope, reading);
+            let (r, took) = build();
+            let read = match thread {
+                Ok(handle) => handle.join().unwrap_or((None, std::time::Duration::ZERO)),
+                // No thread to be had: read here, after the build.
+                Err(_) => (build_options(program, options, devices, &[]), start.elapsed()),
+            };
+            (read, r, took)
+        }),
+    };
+    crate::log::debug_with(|| {
+        format!(
+            "the program read for its annotations in {:.2} ms beside the application's build of {:.2} ms",
+            read.as_secs_f64() * 1e3,
+            took.as_secs_f64() * 1e3
+        )
     });
     if r != CL_SUCCESS {
         return r;

@@ -25,6 +25,7 @@ pub mod context;
 pub mod convert;
 pub mod cost;
 pub mod dims;
+pub mod helper;
 pub mod kernels;
 pub mod lane;
 pub mod launch;
