@@ -249,6 +249,28 @@ fn threads_repeating_their_launches_on_a_shared_buffer() {
     }
 }
 
+/// Six host threads that each build a program of their own from the same source, all at once
+/// (`dl_threads build`), then run the `gather` rounds on their buffers and a shared one: one
+/// build's reading may run on clayout's helper thread while the others get threads of their own
+/// (`runtime::helper`). Under `always` and `auto` the results are the plain run's, every
+/// conversion is undone, and under `always` every launch of a rewritten kernel runs its copy.
+#[test]
+fn threads_building_their_own_programs_at_once() {
+    let (threads, rounds) = (6u64, 30u64);
+    let cmd = dl_threads(threads, rounds, "build");
+    let base = run(&cmd, TIMEOUT);
+    assert_ok(&base);
+    for policy in ["always", "auto"] {
+        let (out, stats) = shimmed(cmd.clone(), &format!("threads-build-{policy}"), &[("CLAYOUT_POLICY", policy)]);
+        assert_same(&base, &out);
+        let (to_device, to_host) = conversions(&stats);
+        assert_eq!(to_device, to_host, "{policy}: {stats:#}");
+        if policy == "always" {
+            assert_eq!(n(&stats, &["launches_rewritten"]), 2 * threads * rounds, "{stats:#}");
+        }
+    }
+}
+
 /// A buffer mapped for reading stays readable through the map while kernels read it: it is
 /// not converted while mapped (the kernel runs as written), and is once unmapped.
 #[test]

@@ -8,7 +8,10 @@
  * threads use it. With `exit`, the same, and the main thread calls exit() while the workers are
  * still enqueueing. With `repeat`, as `gather`, but every kernel's arguments are set once, before
  * the first round: under clayout each launch may repeat its kernel object's last one
- * (`transparent::repeat`) while the other threads' launches use the shared buffer. */
+ * (`transparent::repeat`) while the other threads' launches use the shared buffer. With `build`,
+ * as `gather`, but each thread builds a program of its own from the kernels' source, all at
+ * once: under clayout one build's reading may run on clayout's helper thread while the others
+ * get threads of their own (`runtime::helper`). */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
@@ -35,11 +38,14 @@
 enum { N = 777, WORDS = 5 };
 static cl_context ctx;
 static cl_device_id dev;
-static cl_program prog;
+static cl_program g_prog;
 static cl_mem shared;
 static int rounds;
 static int with_gather;
 static int set_once;
+static int own_build;
+static const char *source;
+static pthread_barrier_t start_line;
 static uint64_t results[64];
 
 static void *worker(void *arg)
@@ -48,6 +54,13 @@ static void *worker(void *arg)
     cl_int err;
     cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
     CHECK(err);
+    cl_program prog = g_prog;
+    if (own_build) {
+        prog = clCreateProgramWithSource(ctx, 1, &source, NULL, &err);
+        CHECK(err);
+        pthread_barrier_wait(&start_line);
+        CHECK(clBuildProgram(prog, 1, &dev, "", NULL, NULL));
+    }
     cl_kernel acc = clCreateKernel(prog, "accumulate", &err);
     CHECK(err);
     cl_kernel adv = clCreateKernel(prog, "advance", &err);
@@ -97,6 +110,8 @@ static void *worker(void *arg)
     clReleaseKernel(adv);
     if (gat)
         clReleaseKernel(gat);
+    if (own_build)
+        clReleaseProgram(prog);
     clReleaseCommandQueue(q);
     free(h);
     return NULL;
@@ -109,7 +124,9 @@ int main(int argc, char **argv)
     int threads = argc > 2 ? atoi(argv[2]) : 6;
     rounds = argc > 3 ? atoi(argv[3]) : 100;
     set_once = argc > 4 && strcmp(argv[4], "repeat") == 0;
-    with_gather = argc > 4 && (strcmp(argv[4], "gather") == 0 || strcmp(argv[4], "exit") == 0 || set_once);
+    own_build = argc > 4 && strcmp(argv[4], "build") == 0;
+    with_gather =
+        argc > 4 && (strcmp(argv[4], "gather") == 0 || strcmp(argv[4], "exit") == 0 || set_once || own_build);
     int exit_early = argc > 4 && strcmp(argv[4], "exit") == 0;
     if (threads > 64)
         threads = 64;
@@ -121,15 +138,17 @@ int main(int argc, char **argv)
     ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
     CHECK(err);
     char *src = read_file(argv[1]);
-    prog = clCreateProgramWithSource(ctx, 1, (const char **)&src, NULL, &err);
+    source = src;
+    g_prog = clCreateProgramWithSource(ctx, 1, (const char **)&src, NULL, &err);
     CHECK(err);
-    CHECK(clBuildProgram(prog, 1, &dev, "", NULL, NULL));
+    CHECK(clBuildProgram(g_prog, 1, &dev, "", NULL, NULL));
     float *h = malloc(N * WORDS * sizeof(float));
     for (int i = 0; i < N * WORDS; i++)
         h[i] = (float)(i % 17) - 8.0f;
     shared = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, N * WORDS * sizeof(float), h, &err);
     CHECK(err);
     pthread_t t[64];
+    pthread_barrier_init(&start_line, NULL, threads);
     for (int i = 0; i < threads; i++)
         pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i);
     if (exit_early) {
@@ -148,7 +167,7 @@ int main(int argc, char **argv)
     printf("shared %016llx\n", (unsigned long long)fnv(h, N * WORDS * sizeof(float)));
     clReleaseMemObject(shared);
     clReleaseCommandQueue(q);
-    clReleaseProgram(prog);
+    clReleaseProgram(g_prog);
     clReleaseContext(ctx);
     return 0;
 }
