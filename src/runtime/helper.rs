@@ -1,9 +1,9 @@
 //! A thread of clayout's that runs work beside one of the application's calls, started beside
 //! the application's first context creation (tens of milliseconds of the driver's), so that the
 //! call does not start a thread of its own: the reading of a program beside its build started
-//! one in every `clBuildProgram`, some 50 us of the application's thread before its build (on
-//! PoCL here; 80 us was clayout's whole time there on the H100, docs/results.md, "What a layer
-//! costs a short run").
+//! one in every `clBuildProgram`, and clayout's time there before the real build went from
+//! 115-122 to 28-31 us on the H100 with this thread (docs/results.md, "What a layer costs a
+//! short run").
 //!
 //! The thread first maps clayout's code into the process (`warm::map_code`), then waits for
 //! jobs, one at a time. A caller whose job it takes waits for the job's end before returning;
@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 type Job = Box<dyn FnOnce() + Send>;
 
-#[derive(Default)]
 struct Slot {
     job: Option<Job>,
     /// A job was handed over and has not ended.
@@ -56,7 +55,6 @@ fn serve() {
                 drop(slot);
                 job();
                 slot = HELPER.slot.lock();
-                slot.busy = false;
             }
             None => HELPER.wake.wait(&mut slot),
         }
@@ -116,6 +114,8 @@ pub fn try_run<R: Send + 'static, F: FnOnce() -> R + Send + 'static>(job: F) -> 
     slot.busy = true;
     slot.job = Some(Box::new(move || {
         let r = crate::guard("work beside the application's call", job);
+        // Free before its caller sees the end: that thread's next job finds the helper idle.
+        HELPER.slot.lock().busy = false;
         *theirs.result.lock() = Some(r);
         theirs.ended.notify_all();
     }));
