@@ -62,17 +62,13 @@ pub fn code(stop: &AtomicBool) -> usize {
     }
     let Some((start, len)) = code_segment() else { return 0 };
     let began = std::time::Instant::now();
-    let (mut at, mut sum) = (start, 0u8);
+    let mut at = start;
     while at < start + len && !stop.load(Ordering::Relaxed) {
         let end = (at + STRETCH).min(start + len);
-        while at < end {
-            // SAFETY: inside the mapped, readable executable segment found above.
-            sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(at as *const u8) });
-            at += 64;
-        }
+        read_every(at, end, 64);
+        at = end;
     }
-    std::hint::black_box(sum);
-    let read = at.min(start + len) - start;
+    let read = at - start;
     crate::log::debug_with(|| {
         format!(
             "clayout's code read into the caches beside the application's build: {} of {} KiB in {:.3} ms",
@@ -94,13 +90,18 @@ pub fn code(stop: &AtomicBool) -> usize {
 /// until then. Returns how many bytes that spans.
 pub fn map_code() -> usize {
     let Some((start, len)) = code_segment() else { return 0 };
-    let (step, mut sum) = (page_size(), 0u8);
-    for at in (start..start + len).step_by(step) {
-        // SAFETY: inside the mapped, readable executable segment found above.
-        sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(at as *const u8) });
-    }
-    std::hint::black_box(sum);
+    read_every(start, start + len, page_size());
     len
+}
+
+/// Reads one byte every `step` bytes from `from` to `to`, a stretch of clayout's executable
+/// segment (`code_segment`).
+fn read_every(from: usize, to: usize, step: usize) {
+    let sum = (from..to).step_by(step).fold(0u8, |sum, at| {
+        // SAFETY: inside the mapped, readable executable segment, as the callers found it.
+        sum.wrapping_add(unsafe { std::ptr::read_volatile(at as *const u8) })
+    });
+    std::hint::black_box(sum);
 }
 
 #[cfg(test)]

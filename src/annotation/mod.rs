@@ -28,7 +28,7 @@ pub use error::{AnnotationError, Origin, SpanError};
 pub use extent::{BinOp, Extent, ExtentEnv, ExtentKind, LaunchValues};
 pub use grammar::{parse_annotation, parse_extent, AnnotatedParam, Annotation, DeviceLayout, HostLayout};
 pub use infer::{infer, KernelInference, Proposal};
-pub use side_file::{parse_side_file, SideEntry};
+pub use side_file::{parse_side_file, uncommented_lines, SideEntry};
 pub use validate::{validate, KernelLayout, LayoutParam, PlacedAnnotation, ScalarArg};
 
 /// Name of the macro clayout defines when it builds a program, for kernels annotated `-> ASTA`

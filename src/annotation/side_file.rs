@@ -16,10 +16,8 @@ pub struct SideEntry {
 /// comment, blank lines ignored. A bad line is reported and skipped; the others still count.
 pub fn parse_side_file(text: &str) -> (Vec<SideEntry>, Vec<AnnotationError>) {
     let (mut entries, mut errors) = (Vec::new(), Vec::new());
-    for (n, raw) in text.lines().enumerate() {
+    for (n, line) in uncommented_lines(text).enumerate() {
         let line_no = u32::try_from(n + 1).unwrap_or(u32::MAX);
-        // `#` appears nowhere in the grammar, so it can only start a comment.
-        let line = raw.split('#').next().unwrap_or("");
         if line.trim().is_empty() {
             continue;
         }
@@ -29,6 +27,12 @@ pub fn parse_side_file(text: &str) -> (Vec<SideEntry>, Vec<AnnotationError>) {
         }
     }
     (entries, errors)
+}
+
+/// A side file's lines, each without its comment: `#` appears nowhere in the grammar, so it can
+/// only start one.
+pub fn uncommented_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(|l| l.split('#').next().unwrap_or(""))
 }
 
 fn side_line(line: &str, line_no: u32) -> Result<SideEntry, AnnotationError> {

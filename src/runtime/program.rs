@@ -207,8 +207,7 @@ fn side_lines() -> impl Iterator<Item = &'static str> {
         Some(Ok(text)) => text.as_str(),
         _ => "",
     };
-    // `#` appears nowhere in the grammar, so it can only start a comment.
-    text.lines().map(|l| l.split('#').next().unwrap_or(""))
+    crate::annotation::uncommented_lines(text)
 }
 
 /// The side file named by CLAYOUT_ANNOTATIONS, parsed once; bad lines are reported once. Parsed
