@@ -238,15 +238,18 @@ unsafe fn launch_with(
             return cannot_run(&k.facts, &why);
         }
     }
-    let timing = building
-        .as_ref()
-        .and_then(|b| crate::guard("cost model", || timing_while_building(&k, &b.key, b.nth, &dims, user)).flatten());
-    // Past the launches the model may time, the launches like this one repeat it while the
+    let timing = building.as_ref().map(|b| {
+        crate::guard("cost model", || timing_while_building(&k, &b.key, b.nth, &dims, user))
+            .unwrap_or(Err(NotTimed::Now))
+    });
+    // Once the model will time none of them, the launches like this one repeat it while the
     // copies are built (`transparent::repeat`).
     let repeatable = n == 0 && event.is_null() && !super::suggest::active();
     // A kernel with no copies at all repeats too (`Holds::Plain`).
     let plain = repeatable && building.is_none();
-    let repeats = building.filter(|b| repeatable && timing.is_none() && !timed_while_building(b.nth));
+    let repeats = building
+        .filter(|b| repeatable && b.nth >= REPEATS_FROM && matches!(timing, Some(Err(NotTimed::Henceforth))));
+    let timing = timing.and_then(Result::ok);
     // The form's start, for its timing (`Timed::host_start`); the clock is read on this path only.
     let started = timing.as_ref().map(|_| std::time::Instant::now());
     match crate::guard("launch conversions", || prepare(queue, &needs, user)) {
@@ -344,6 +347,30 @@ fn timed_while_building(nth: u32) -> bool {
     nth <= 2 * super::cost::model::TIMED_LAUNCHES && crate::config::get().policy == crate::config::Policy::Auto
 }
 
+/// The place in its epoch of the first launch as written that the launches after it repeat,
+/// once the model will time none of them (`NotTimed::Henceforth`). A launch that makes the
+/// ticket, and the first repeat of a process, run code that runs nowhere else: on the H100 the
+/// first repeat cost 6.6 us against 3.7 for the whole launch path, and the first launches
+/// that made tickets 1-5 us more. The runs of one or two launches per kernel, where a few
+/// microseconds count most, pay none of it; from the third launch on, a kernel's launches are
+/// likely to go on (particles' eight-launch run: clayout's own time went from 179 to 114 us
+/// with tickets made at the first launch).
+const REPEATS_FROM: u32 = 3;
+
+/// Why a launch as written, made while the kernel's copies are built, is not timed.
+#[derive(Debug, PartialEq)]
+enum NotTimed {
+    /// A later launch of the epoch may be: this one's timings in flight come back first, or
+    /// what kept it untimed (a failure to plan it) may not hold then.
+    Now,
+    /// Nor is any later launch of this epoch: past the launches the model times, the kernel's
+    /// time as written settled at this size, or the model not timing it at all. The next
+    /// launches may repeat it (`REPEATS_FROM`); before, they took the whole launch path up to
+    /// the fifth of the epoch, timed or not (7,000-8,000 instructions each on PoCL past the
+    /// first of each kernel, against 600 for a repeat).
+    Henceforth,
+}
+
 /// A launch as written, while the kernel's copies are built, that the cost model wants timed.
 struct WhileBuilding {
     kernel: Arc<RewrittenKernel>,
@@ -365,37 +392,38 @@ fn timing_while_building(
     nth: u32,
     dims: &Dims,
     user: &[cl_event],
-) -> Option<WhileBuilding> {
+) -> Result<WhileBuilding, NotTimed> {
     // A form is timed on the first launches that meet it: past them, a long first run pays
     // nothing more for this at each launch.
     if !timed_while_building(nth) || super::suggest::active() {
-        return None;
+        return Err(NotTimed::Henceforth);
     }
     // Copies not loaded for their worth (`cost::worth`) are timed as written all the same while
     // that time is unsettled: it bounds what they gain at this size in the next verdicts, and the
     // run that loads them does not spend its first launches on it (blackscholes' first 30-launch
     // run at 2^25 on the H100 measured as written and converted none, its 100-launch run having
     // been declined untimed).
-    let (kernel, plan) = k.building_plan()?;
-    let needs = needs(&k.facts, Some(plan), dims, user).ok()?;
+    let (kernel, plan) = k.building_plan().ok_or(NotTimed::Henceforth)?;
+    let needs = needs(&k.facts, Some(plan), dims, user).map_err(|_| NotTimed::Now)?;
     let class = super::transparent::launch::size_class(&needs, dims);
-    let m = super::transparent::launch::structures(&needs)?;
+    let m = super::transparent::launch::structures(&needs).ok_or(NotTimed::Now)?;
     let mut model = kernel.model.lock();
     if model.disk_key.is_none() {
         // The copies' tile is not known yet (0); the build sets it (`KernelModel::load_read`).
         model.load(key, 0);
     }
+    // A time settles for good (`Times::record`), and launches that could not be timed only
+    // add up.
     let times = model.times.at(class);
-    let timing = model.disk_key.as_ref() == Some(key)
-        && times.unsettled(Variant::Written)
-        && model.untimed < 3
-        && model.in_flight < super::cost::model::TIMED_LAUNCHES;
-    if !timing {
-        return None;
+    if model.disk_key.as_ref() != Some(key) || !times.unsettled(Variant::Written) || model.untimed >= 3 {
+        return Err(NotTimed::Henceforth);
+    }
+    if model.in_flight >= super::cost::model::TIMED_LAUNCHES {
+        return Err(NotTimed::Now);
     }
     let more_coming = model.times.wait_missed
         || super::cost::lengths::get(key).remaining(0, nth, class.items).is_some_and(|n| n >= 2);
-    Some(WhileBuilding { kernel: kernel.clone(), class, m, more_coming })
+    Ok(WhileBuilding { kernel: kernel.clone(), class, m, more_coming })
 }
 
 /// Counts a launch that runs as written because its kernel's copies are still being built
