@@ -247,8 +247,11 @@ unsafe fn launch_with(
     let repeatable = n == 0 && event.is_null() && !super::suggest::active();
     // A kernel with no copies at all repeats too (`Holds::Plain`).
     let plain = repeatable && building.is_none();
-    let repeats = building
-        .filter(|b| repeatable && b.nth >= REPEATS_FROM && matches!(timing, Some(Err(NotTimed::Henceforth))));
+    let repeats = building.filter(|b| {
+        repeatable
+            && matches!(timing, Some(Err(NotTimed::Henceforth)))
+            && crate::guard("repeated launch", || makes_ticket(b)).unwrap_or(false)
+    });
     let timing = timing.and_then(Result::ok);
     // The form's start, for its timing (`Timed::host_start`); the clock is read on this path only.
     let started = timing.as_ref().map(|_| std::time::Instant::now());
@@ -347,15 +350,33 @@ fn timed_while_building(nth: u32) -> bool {
     nth <= 2 * super::cost::model::TIMED_LAUNCHES && crate::config::get().policy == crate::config::Policy::Auto
 }
 
-/// The place in its epoch of the first launch as written that the launches after it repeat,
-/// once the model will time none of them (`NotTimed::Henceforth`). A launch that makes the
-/// ticket, and the first repeat of a process, run code that runs nowhere else: on the H100 the
-/// first repeat cost 6.6 us against 3.7 for the whole launch path, and the first launches
-/// that made tickets 1-5 us more. The runs of one or two launches per kernel, where a few
-/// microseconds count most, pay none of it; from the third launch on, a kernel's launches are
-/// likely to go on (particles' eight-launch run: clayout's own time went from 179 to 114 us
-/// with tickets made at the first launch).
-const REPEATS_FROM: u32 = 3;
+/// Whether a launch as written that the model will not time, while its kernel's copies are
+/// built (`NotTimed::Henceforth`), is to be the one the next launches of its kernel object
+/// repeat. A ticket, and the first repeat of a process, run code that runs nowhere else: on the
+/// H100 the launch that made the first ticket took 5 us more, and the first repeat 6.6 us
+/// against 3.7 for the whole launch path, so a ticket that fewer than two launches repeat costs
+/// more than it saves, in the short runs where a few microseconds count most. So the kernel's
+/// past epochs at this size say how many launches are left (the shortest that got this far,
+/// `Lengths::remaining`); without any, a second launch says a loop. Past the launches the model
+/// may time, a launch makes one as before.
+fn makes_ticket(b: &Counted) -> bool {
+    ticket_pays(b.nth, timed_while_building(b.nth), || super::cost::lengths::remaining(&b.key, 0, b.nth, b.items))
+}
+
+/// `makes_ticket` for the `nth` launch of an epoch, `early` while the model may still time
+/// launches of it, with `left` the launches its history says are left.
+fn ticket_pays(nth: u32, early: bool, left: impl FnOnce() -> Option<u32>) -> bool {
+    if !early {
+        return true;
+    }
+    match left() {
+        Some(left) => left >= TICKET_PAYS,
+        None => nth >= 2,
+    }
+}
+
+/// The launches left in an epoch, this one included, from which a ticket pays (`makes_ticket`).
+const TICKET_PAYS: u32 = 3;
 
 /// Why a launch as written, made while the kernel's copies are built, is not timed.
 #[derive(Debug, PartialEq)]
@@ -365,7 +386,7 @@ enum NotTimed {
     Now,
     /// Nor is any later launch of this epoch: past the launches the model times, the kernel's
     /// time as written settled at this size, or the model not timing it at all. The next
-    /// launches may repeat it (`REPEATS_FROM`); before, they took the whole launch path up to
+    /// launches may repeat it (`makes_ticket`); before, they took the whole launch path up to
     /// the fifth of the epoch, timed or not (7,000-8,000 instructions each on PoCL past the
     /// first of each kernel, against 600 for a repeat).
     Henceforth,
@@ -678,5 +699,28 @@ impl ExtentEnv for LaunchEnv<'_> {
     }
     fn auto_count(&self) -> Option<u64> {
         Some(self.auto_count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ticket_is_made_where_two_launches_are_left_to_repeat_it() {
+        // Particles' history at 64,000 (epochs of 1, 2, 1 and 8 launches): its first two
+        // launches of an epoch make none, its third does (the eight-launch epoch got that far).
+        let history = [1, 2, 1, 8];
+        let left = |nth| move || crate::runtime::cost::lengths::shortest_reaching(history, nth).map(|n| n - nth + 1);
+        assert!(!ticket_pays(1, true, left(1)));
+        assert!(!ticket_pays(2, true, left(2)));
+        assert!(ticket_pays(3, true, left(3)));
+        // Epochs of 100 launches: at once.
+        assert!(ticket_pays(1, true, || Some(100)));
+        // No history (or none got this far): from the second launch on.
+        assert!(!ticket_pays(1, true, || None));
+        assert!(ticket_pays(2, true, || None));
+        // Past the launches the model may time, always, as before.
+        assert!(ticket_pays(5, false, || Some(1)));
     }
 }

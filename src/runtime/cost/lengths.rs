@@ -157,6 +157,11 @@ pub fn preload(kernel: &Arc<str>) {
     with(kernel, |_| ());
 }
 
+/// `Lengths::remaining` of the kernel's record as it stands, without a copy of it.
+pub fn remaining(kernel: &Arc<str>, arg: u32, k: u32, items: u8) -> Option<u32> {
+    with(kernel, |e| e.lengths.remaining(arg, k, items))
+}
+
 /// The kernel's record as it stands (`super::Records` keeps a copy).
 pub fn get(kernel: &Arc<str>) -> Lengths {
     with(kernel, |e| e.lengths.clone())
