@@ -483,6 +483,9 @@ impl Build {
         let (times, worth) = verdict_records(&key, &kernels);
         kernels.iter().for_each(crate::runtime::cost::habits::preload);
         let whole = dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache());
+        // The verdict weighs the runs with these arguments: read here, where reading
+        // /proc/self/cmdline in the build call took six system calls.
+        let _ = crate::runtime::cost::worth::this_args();
         *dl.ahead.lock() = Some(Ahead { key, kernels, times, worth, whole });
         // The models the verdict loads start the records' writer, and its jobs clayout's
         // worker: their threads are started here.
