@@ -899,9 +899,10 @@ fn launches_while_the_copies_are_built_repeat_the_last() {
     assert_eq!(launches(&stats, "advance", "written"), 10, "{stats:#}");
     // The first two are timed (the time settles when they agree), a third may wait for their
     // timings to come back; the first from the third on that the model will not time makes
-    // the ticket, and the rest repeat it: 6-7 of them. A launch that cannot repeat (its stretch marked, a command still
-    // running: once in a suite run on a loaded machine) takes the full path and makes the next
-    // ticket, which is what matters here; how many repeat after it depends on the machine.
+    // the ticket, and the rest repeat it: 6-7 of them. A launch that cannot repeat (its
+    // stretch marked, a command still running: once in a suite run on a loaded machine) takes
+    // the full path and makes the next ticket, which is what matters here; how many repeat
+    // after it depends on the machine.
     let repeated = stats["launches_repeated"].as_u64().unwrap();
     assert!((4..=7).contains(&repeated), "{stats:#}");
     let records = payloads(&dir, "lengths");
