@@ -442,8 +442,8 @@ fn timing_while_building(
     if model.in_flight >= super::cost::model::TIMED_LAUNCHES {
         return Err(NotTimed::Now);
     }
-    let more_coming = model.times.wait_missed
-        || super::cost::lengths::get(key).remaining(0, nth, class.items).is_some_and(|n| n >= 2);
+    let more_coming =
+        model.times.wait_missed || super::cost::lengths::remaining(key, 0, nth, class.items).is_some_and(|n| n >= 2);
     Ok(WhileBuilding { kernel: kernel.clone(), class, m, more_coming })
 }
 
