@@ -398,15 +398,27 @@ pub fn kernel_time(kernel: &str, v: Form, ns: f64) {
 /// The tile of each rewritten kernel's copies, as last built (`copies_tile`).
 static TILES: Mutex<BTreeMap<String, u32>> = Mutex::new(BTreeMap::new());
 
-/// The program's copies were not loaded inside its build, for `why` (`cost::worth`).
-pub fn copies_declined(why: &str) {
-    let mut d = DECLINED.lock();
-    if !d.iter().any(|w| w == why) {
-        d.push(why.to_string());
-    }
+/// The program's copies were not loaded inside its build, for `why` (`cost::worth`): kept as
+/// given, and said when the statistics are written (the text took 6,000 instructions inside
+/// the application's build call).
+pub fn copies_declined(why: impl std::fmt::Display + Send + 'static) {
+    DECLINED.lock().push(Box::new(why));
 }
 
-static DECLINED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+type Why = Box<dyn std::fmt::Display + Send>;
+
+static DECLINED: Mutex<Vec<Why>> = Mutex::new(Vec::new());
+
+/// Each of `whys` as text, each text once.
+fn said_once(whys: &[Why]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for w in whys.iter().map(|w| w.to_string()) {
+        if !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
 
 /// A launch waited for copies that were not loaded inside the build, the launches before it
 /// having forgone `ms` without them (`program::buys_copies`).
@@ -578,7 +590,10 @@ pub fn report() -> Report {
                 .filter_map(|(n, k)| Some((n.clone(), k.snapshot(Duration::from_millis(200))?)))
                 .collect(),
             tiles: TILES.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default(),
-            copies_not_loaded: DECLINED.try_lock_for(Duration::from_millis(200)).map(|d| d.clone()).unwrap_or_default(),
+            copies_not_loaded: DECLINED
+                .try_lock_for(Duration::from_millis(200))
+                .map(|d| said_once(&d))
+                .unwrap_or_default(),
             copies_waited_for_ms: BOUGHT
                 .try_lock_for(Duration::from_millis(200))
                 .map(|d| d.clone())

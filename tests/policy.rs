@@ -503,6 +503,10 @@ fn a_load_the_runs_cannot_repay_is_not_made_inside_the_build() {
     );
     let bought = stats["policy"]["copies_waited_for_ms"].as_array().cloned().unwrap_or_default();
     assert_eq!(bought.len(), 1, "{stats:#}");
+    // Left untracked until then (`runtime::untracked`), the launch that buys them starts it.
+    let said = |what: &str| out.shim_lines().iter().any(|l| l.contains(what));
+    assert!(said("run untracked until its copies are bought"), "{}", out.show("bought"));
+    assert!(said("commands are tracked from now on: the run has forgone"), "{}", out.show("bought"));
     // `always` loads whatever the record says.
     let (out, _, loaded) = cmd("always", "auto", "always");
     assert!(loaded, "{}", out.show("always"));
@@ -515,6 +519,54 @@ fn a_load_the_runs_cannot_repay_is_not_made_inside_the_build() {
     let (out, stats, loaded) = cmd("auto", "auto", "free");
     assert!(loaded, "{}", out.show("free"));
     assert!(stats["policy"]["copies_not_loaded"].as_array().is_none_or(|a| a.is_empty()), "{stats:#}");
+}
+
+/// A run whose copies were declined at its build runs untracked until they are bought
+/// (`runtime::untracked`): its commands take the path of a process with nothing annotated, and
+/// its epochs and launches are counted all the same. The same run with tracking kept from its
+/// build (the `tracked` fault) gives the same bytes, launches and records.
+#[test]
+fn a_declined_run_is_left_untracked_and_learns_what_a_tracked_one_does() {
+    let base = run(&seq("launches"), TIMEOUT);
+    assert_ok(&base);
+    let dir = fresh_dir("policy-untracked");
+    let cache = dir.join("cache");
+    let cmd = |cache: &std::path::Path, after: &str, fault: &str, name: &str| {
+        launches_run(&base, cache, "auto", after, fault, &dir.join(format!("{name}.json")))
+    };
+    cmd(&cache, "wait", "quick-build", "built");
+    let (out, _, loaded) = cmd(&cache, "auto", "quick-build", "loaded");
+    assert!(loaded, "{}", out.show("loaded"));
+    let worth = record_files(&cache, "worth");
+    let (header, bytes) = read_record(&worth[0]);
+    let mut record: Value = serde_json::from_slice(&bytes).unwrap();
+    record["load_ns"] = serde_json::json!(1e15);
+    rewrite_record(&worth[0], &header, &record);
+    let twin = dir.join("twin");
+    std::fs::create_dir_all(&twin).unwrap();
+    for f in std::fs::read_dir(&cache).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, twin.join(f.file_name().unwrap())).unwrap();
+    }
+    let (out, stats, loaded) = cmd(&cache, "auto", "quick-build", "untracked");
+    let (tracked_out, tracked_stats, tracked_loaded) = cmd(&twin, "auto", "quick-build,tracked", "tracked");
+    assert!(!loaded && !tracked_loaded, "{}", out.show("untracked"));
+    let said = |out: &Output| out.shim_lines().iter().any(|l| l.contains("run untracked until its copies are bought"));
+    assert!(said(&out), "{}", out.show("untracked"));
+    assert!(!said(&tracked_out), "{}", tracked_out.show("tracked"));
+    assert!(!out.shim_lines().iter().any(|l| l.contains("tracked from now on")), "{}", out.show("untracked"));
+    assert_eq!(launches(&stats, "advance", "written"), 10, "{stats:#}");
+    assert_eq!(launches(&tracked_stats, "advance", "written"), 10, "{tracked_stats:#}");
+    // Each launch after the first repeats its count (`kernels::UntrackedTicket`).
+    assert_eq!(stats["launches_repeated"].as_u64(), Some(9), "{stats:#}");
+    let lengths = |dir: &std::path::Path| {
+        let mut files = record_files(dir, "lengths");
+        files.sort();
+        files.iter().map(|f| payload(f)).collect::<Vec<_>>()
+    };
+    assert_eq!(lengths(&cache), lengths(&twin), "{}", out.show("untracked"));
+    let runs = |dir: &std::path::Path| payloads(dir, "worth")[0]["runs"].clone();
+    assert_eq!(runs(&cache), runs(&twin));
 }
 
 /// The load inside the application's build takes the copies whole or not at all: where
@@ -1217,6 +1269,59 @@ fn first_launches_enqueued_at_once_beside_other_threads_conversions() {
         launched += ["gather", "advance"].iter().filter(|k| reasons(&stats, k).iter().any(|r| r == LAUNCHED)).count();
     }
     assert!(launched > 0, "no first launch was enqueued before clayout looked at it");
+}
+
+/// Eight threads of a run whose copies were declined at its build, each with its own queue,
+/// launching on one shared buffer: left untracked (`runtime::untracked`), their launches and
+/// reads run on the fast path while they count epochs, until one launch has forgone what the
+/// load costs, buys the copies and starts the tracking while the other threads enqueue (a
+/// marker on every queue then stands for what they enqueued). With a load no run repays, the
+/// whole run stays untracked. The results are the plain run's in every run.
+#[test]
+fn threads_of_a_declined_run_start_the_tracking_mid_run() {
+    let bin = build_c_in("tests/dl", "dl_threads");
+    let cmd =
+        Cmd::new([bin.as_os_str(), dl("particles_aos.cl").as_os_str(), "8".as_ref(), "20".as_ref(), "gather".as_ref()]);
+    let base = run(&cmd, TIMEOUT);
+    assert_ok(&base);
+    let dir = fresh_dir("untracked-threads");
+    let json = scratch("untracked-threads").join("stats.json");
+    let shimmed = |after: &str| {
+        annotated(cmd.clone().shimmed_with(fault_lib()), "auto", dir.as_os_str())
+            .env("CLAYOUT_FAULT", "quick-build")
+            .env("CLAYOUT_BUILD_AFTER", after)
+            .env("CLAYOUT_LOG", "debug")
+    };
+    for after in ["wait", "auto"] {
+        assert_same(&base, &run(&shimmed(after), TIMEOUT));
+    }
+    let worth = record_files(&dir, "worth");
+    assert_eq!(worth.len(), 1);
+    // (load in ns, whether a launch buys the copies): 10 ms against some 0.8 ms forgone per
+    // launch at the times set, and a load no run repays.
+    for (load, buys) in [(1e7, true), (1e15, false)] {
+        let mut converted = 0;
+        for attempt in 0..3 {
+            set_times(&dir, 1000.0, 1.0);
+            set_worth(&worth[0], serde_json::json!(load));
+            let (out, stats) = with_stats(shimmed("auto"), &json);
+            assert_same(&base, &out);
+            let said = |what: &str| out.shim_lines().iter().any(|l| l.contains(what));
+            let what = format!("load {load}, attempt {attempt}");
+            assert!(said("run untracked until its copies are bought"), "{}", out.show(&what));
+            assert_eq!(said("commands are tracked from now on: the run has forgone"), buys, "{}", out.show(&what));
+            let (to_device, to_host) = (
+                stats["marshal"]["to_device_layout"].as_u64().unwrap_or(0),
+                stats["marshal"]["to_host_layout"].as_u64().unwrap_or(0),
+            );
+            assert_eq!(to_device, to_host, "{what}: every buffer ends read, in host layout: {stats:#}");
+            converted += to_device;
+            assert!(buys || to_device == 0, "{what}: {stats:#}");
+        }
+        // Once bought, the copies run in ASTA at the times set (the conversions' own times are
+        // this machine's: counted over the attempts, not required of each).
+        assert!(!buys || converted > 0, "load {load}: no launch converted after the copies were bought");
+    }
 }
 
 /// An out-of-order queue whose 16 launches of `gather` only read the shared buffer, each into

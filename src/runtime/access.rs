@@ -399,6 +399,10 @@ pub unsafe fn blocking_host_access<
         super::cost::pace::app_waited();
     }
     if let Some(fast) = order::fast(n) {
+        if super::untracked::counting() {
+            // A declined run left untracked counts its epochs: the host sees these buffers.
+            crate::guard("untracked access", || super::untracked::host_sees(needs.iter().map(|n| n.0)));
+        }
         if b.blocking == CL_FALSE || (n == 0 && order::fast_free() && !crate::fault::inject("wait")) {
             // Non-blocking, or blocking on work that completes without the application's help
             // (nothing enqueued so far had a wait list): the call as the application made it.

@@ -9,8 +9,7 @@ use crate::registry::{Handle, KernelInfo, Table};
 use once_cell::sync::{Lazy, OnceCell};
 use std::sync::Arc;
 
-/// A rewritten kernel and the plan of its launches while its copies are built.
-pub type Building = (Arc<super::transparent::rewrite::RewrittenKernel>, Arc<super::plan::KernelPlan>);
+pub use super::program::Building;
 
 #[derive(Debug)]
 pub struct Kernel {
@@ -25,6 +24,30 @@ pub struct Kernel {
     pub copies: KernelCopies,
     /// The kernel's argument count, asked once.
     num_args: OnceCell<u32>,
+    /// What its next launches repeat while its program's run is left untracked.
+    pub untracked: parking_lot::Mutex<Option<UntrackedTicket>>,
+}
+
+/// A launch of a run left untracked (`runtime::untracked`) that the next launches of its kernel
+/// object repeat (`launch::untracked_launch`) while the copies stay held back, the launch's
+/// work-items are of its size bucket and the same buffers are bound at the rewritten
+/// parameters: they count the same epochs without looking the program's copies up again.
+#[derive(Debug)]
+pub struct UntrackedTicket {
+    pub rewritten: Arc<super::transparent::rewrite::RewrittenKernel>,
+    /// The copies' times key and the launch's size bucket, as `cost::lengths` counts them.
+    pub key: Arc<str>,
+    pub items: u8,
+    /// The rewritten parameters' argument indices, in order, and the handles bound there.
+    pub indices: super::access::Few<usize>,
+    pub bound: super::access::Few<Handle>,
+    /// The buffers counted, each once, with their converted argument.
+    pub converted: super::access::Few<(Handle, u32)>,
+    /// The application's buffer creations and releases by then (`registry::mems_changed`):
+    /// after another, the same handle may name another buffer, of another size class.
+    pub mems: u64,
+    /// The copies' build, held back: the ticket holds until it ends.
+    pub build: super::worker::Ticket,
 }
 
 impl Kernel {
@@ -38,9 +61,7 @@ impl Kernel {
     /// The plan its launches as written are timed under while its copies are built, with the
     /// rewritten kernel whose model they teach.
     pub fn building_plan(&self) -> Option<&Building> {
-        self.building
-            .get_or_init(|| program::building_plan(&self.facts, self.program.as_ref()?).map(|(k, p)| (k, Arc::new(p))))
-            .as_ref()
+        self.building.get_or_init(|| program::building_plan(&self.facts, self.program.as_ref()?)).as_ref()
     }
 
     /// Whether its plan was worked out (its copies were ready, or it needs none).
@@ -98,6 +119,7 @@ pub fn created(h: Handle, facts: Arc<KernelInfo>) {
             building: OnceCell::new(),
             copies: KernelCopies::default(),
             num_args: OnceCell::new(),
+            untracked: Default::default(),
         },
     );
 }

@@ -36,7 +36,16 @@ pub unsafe fn launch(
     event: *mut cl_event,
     enqueue: impl Enqueue,
 ) -> cl_int {
+    // A declined run left untracked (`untracked`): its launches are counted, and run on the
+    // fast path until one needs commands tracked.
+    let pre = if super::untracked::counting() {
+        crate::guard("untracked launch", || untracked_launch(kernel, &dims, n, list)).flatten()
+    } else {
+        None
+    };
     if let Some(_fast) = super::order::fast(n) {
+        // Another thread may have started tracking since `pre` was worked out: then the tracked
+        // path below counts this launch, and it may be counted twice.
         return enqueue(kernel, None, n, list, event);
     }
     let repeated = kernels::with(key(kernel), |k| {
@@ -69,8 +78,10 @@ pub unsafe fn launch(
     // layout always waits, it has no such way out). Under `always` and `never` (and with
     // CLAYOUT_BUILD_AFTER=wait) the first launch waits, so that every launch follows the policy.
     let cfg = crate::config::get();
+    let (counted, bought) = pre.map_or((None, false), |p| (p.counted, p.bought));
     let wait = cfg.policy != crate::config::Policy::Auto
         || cfg.build_after == crate::config::BuildAfter::Wait
+        || bought
         || crate::guard("declined copies", || buys_copies(&k, &dims)) == Some(true);
     let planned = crate::guard("kernel plan", || k.plan(wait));
     if n == 0 {
@@ -86,7 +97,143 @@ pub unsafe fn launch(
             return r;
         }
     }
-    launch_with(queue, kernel, k, planned, dims, n, list, event, enqueue)
+    launch_with(queue, kernel, k, planned, dims, n, list, event, enqueue, counted)
+}
+
+/// A launch of a declined run left untracked, that starts the tracking: what it found out first.
+struct HandedOver {
+    /// It was counted in its buffers' epochs (the tracked path must not count it again).
+    counted: Option<Counted>,
+    /// It bought the copies (`buys_copies`): it waits for them.
+    bought: bool,
+}
+
+/// A launch while commands are untracked and a declined run counts its epochs
+/// (`untracked::counting`): a launch of that run's program is counted in its buffers' epochs and
+/// runs as written untracked (None), unless it buys the copies, the model wants it timed (which
+/// takes the launch's events), or the copies are not merely held back, when commands are
+/// tracked from now on and the launch takes the tracked path with what was worked out here.
+fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_event) -> Option<HandedOver> {
+    let k = kernels::get(key(kernel))?;
+    let program = k.program.as_ref()?;
+    if program.untracked.pending() {
+        // Launched before the verdict on its build was made: not a way a program is run.
+        super::untracked::hand_over(
+            &program.untracked,
+            "a kernel was launched before the verdict on its program's build",
+        );
+        return Some(HandedOver { counted: None, bought: false });
+    }
+    if !program.untracked.untracked() {
+        // A kernel of another program, not annotated: nothing to count.
+        return None;
+    }
+    if let Some(repeated) = repeat_untracked(&k, program, dims) {
+        return repeated;
+    }
+    if !held_back(program) {
+        // Built, failed or never asked for: the tracked path knows what to make of them.
+        super::untracked::hand_over(&program.untracked, "its copies are no longer merely held back");
+        return Some(HandedOver { counted: None, bought: false });
+    }
+    if k.has_plan() {
+        // Planned already, with its copies held back: a kernel that has none.
+        return None;
+    }
+    if buys_copies(&k, dims) {
+        super::untracked::hand_over(&program.untracked, "the run has forgone what its copies' load costs");
+        return Some(HandedOver { counted: None, bought: true });
+    }
+    // Read before the buffers are: a buffer created or released since, the ticket made below
+    // does not hold.
+    let mems_seen = crate::registry::mems_changed();
+    let Some(counted) = counted_while_building(&k, dims) else {
+        // Not a rewritten kernel (it runs as written), or one whose inferred annotation waits
+        // for its stride's value: the tracked path completes it at this launch.
+        if program.dl().is_some_and(|dl| dl.waits_for_stride(&k.facts.name)) {
+            super::untracked::hand_over(&program.untracked, "a kernel's inferred annotation waits for this launch");
+            return Some(HandedOver { counted: None, bought: false });
+        }
+        return None;
+    };
+    let counted = Some(counted);
+    // SAFETY: `list` points to `n` events when not null, as the caller's contract says.
+    let user = unsafe { super::order::user_wait(n, list) };
+    let timing = counted.as_ref().and_then(|c| Some(timing_while_building(&k, &c.key, c.nth, dims, user?)));
+    if let Some(Ok(_)) = timing {
+        // Timed through the launch's events, which the tracked path keeps.
+        super::untracked::hand_over(&program.untracked, "the model times a launch as written");
+        return Some(HandedOver { counted, bought: false });
+    }
+    // Not timed at an early launch of its epoch: never at this size (`NotTimed::Henceforth` for
+    // good), so the next launches on these buffers may repeat this one's count.
+    let for_good = matches!(timing, Some(Err(NotTimed::Henceforth)));
+    if let Some(c) = counted.filter(|c| for_good && timed_while_building(c.nth)) {
+        if let (Some(build), Some((rewritten, _))) = (c.build, k.building_plan()) {
+            *k.untracked.lock() = Some(kernels::UntrackedTicket {
+                rewritten: rewritten.clone(),
+                key: c.key,
+                items: c.items,
+                indices: c.indices,
+                bound: c.handles,
+                converted: c.converted,
+                mems: mems_seen,
+                build,
+            });
+        }
+    }
+    untracked_as_written(&k);
+    None
+}
+
+/// A launch of a run left untracked that runs as written, in the statistics.
+fn untracked_as_written(k: &kernels::Kernel) {
+    crate::stats::transparent_launch(false);
+    let written = super::cost::model::Variant::Written.form();
+    let why = super::cost::Reason::Static("its copies were declined and not yet bought");
+    crate::stats::decision(k.copies.decisions(&k.facts.name), written, &why);
+}
+
+/// `untracked_launch` through the kernel object's ticket (`kernels::UntrackedTicket`): None
+/// where it does not hold (it is dropped), else what the launch found out, as there.
+fn repeat_untracked(k: &kernels::Kernel, program: &super::program::Program, dims: &Dims) -> Option<Option<HandedOver>> {
+    let mut slot = k.untracked.lock();
+    let t = slot.as_ref()?;
+    let items = super::transparent::launch::items_class(dims);
+    let same =
+        !t.build.is_done() && !t.build.dropped() && t.items == items && t.mems == crate::registry::mems_changed() && {
+            let args = k.facts.args.lock();
+            t.indices.iter().zip(&t.bound).all(|(&i, &h)| match args.get(i) {
+                Some(Some(ArgValue::Mem(now))) => *now == h,
+                _ => h == 0,
+            })
+        };
+    if !same {
+        *slot = None;
+        return None;
+    }
+    if super::program::buys_copies(program, &t.rewritten, super::transparent::launch::work_items(dims)) {
+        *slot = None;
+        drop(slot);
+        super::untracked::hand_over(&program.untracked, "the run has forgone what its copies' load costs");
+        return Some(Some(HandedOver { counted: None, bought: true }));
+    }
+    for &(h, arg) in &t.converted {
+        if let Some(buffer) = buffers::get(h) {
+            buffer.lock().cost().launched(&t.key, arg, t.items);
+        }
+    }
+    drop(slot);
+    crate::stats::repeated_launch(k.copies.decisions(&k.facts.name), super::cost::model::Variant::Written.form());
+    Some(None)
+}
+
+/// Whether `program`'s copies are being built or held back on clayout's worker.
+fn held_back(program: &super::program::Program) -> bool {
+    let Some(dl) = program.dl() else { return false };
+    let Some(rewrites) = dl.rewrites.as_ref() else { return false };
+    let built_with = program.facts.build_options.lock();
+    matches!(rewrites.lookup(built_with.as_deref().unwrap_or("")), super::transparent::private::Private::Building(_))
 }
 
 /// Whether this launch waits for copies its program declined to load inside its build, the
@@ -154,7 +301,7 @@ fn noted(
     };
     super::speculate::noting_with(|| {
         // SAFETY: no wait list.
-        unsafe { launch_with(queue, kernel, k, planned, dims, 0, std::ptr::null(), event, already) }
+        unsafe { launch_with(queue, kernel, k, planned, dims, 0, std::ptr::null(), event, already, None) }
     });
 }
 
@@ -174,6 +321,7 @@ unsafe fn launch_with(
     list: *const cl_event,
     event: *mut cl_event,
     enqueue: impl Enqueue,
+    counted: Option<Counted>,
 ) -> cl_int {
     // While the copies are built: the times key and this launch's place in its epoch.
     let mut building = None;
@@ -192,7 +340,7 @@ unsafe fn launch_with(
             let written = super::cost::model::Variant::Written.form();
             let why = super::cost::Reason::Static("its copies are still being built");
             crate::stats::decision(k.copies.decisions(&k.facts.name), written, &why);
-            building = crate::guard("cost model", || counted_while_building(&k, &dims)).flatten();
+            building = counted.or_else(|| crate::guard("cost model", || counted_while_building(&k, &dims)).flatten());
             None
         }
         Some(Some(Err(why))) => return cannot_run(&k.facts, &why),
@@ -467,9 +615,9 @@ fn counted_while_building(k: &kernels::Kernel, dims: &Dims) -> Option<Counted> {
         _ => None,
     };
     drop(built_with);
-    let mut indices: Vec<usize> = rewritten.indices.values().copied().collect();
+    let mut indices: Few<usize> = rewritten.indices.values().copied().collect();
     indices.sort_unstable();
-    let handles: Vec<_> = {
+    let handles: Few<_> = {
         let args = k.facts.args.lock();
         indices
             .iter()
@@ -492,7 +640,7 @@ fn counted_while_building(k: &kernels::Kernel, dims: &Dims) -> Option<Counted> {
             converted.push((h, arg));
         }
     }
-    Some(Counted { key, nth: first?, items, converted, build })
+    Some(Counted { key, nth: first?, items, converted, build, indices, handles })
 }
 
 /// A launch counted while its kernel's copies are built (`counted_while_building`).
@@ -506,6 +654,9 @@ struct Counted {
     converted: Few<(crate::registry::Handle, u32)>,
     /// The copies' build, while it runs.
     build: Option<super::worker::Ticket>,
+    /// The rewritten parameters' argument indices, in order, and the handles bound there.
+    indices: Few<usize>,
+    handles: Few<crate::registry::Handle>,
 }
 
 /// Whether the scalar arguments an inferred annotation assumed (its stride) have the values it

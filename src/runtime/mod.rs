@@ -8,6 +8,7 @@
 //! - `cost/`: the cost model, its inputs, what it learns and measures;
 //! - `buffers`: the runtime's record of every buffer;
 //! - `order`: conversions ordered against the application's commands on every queue and thread;
+//!   `untracked`: a declined run left off the tracked runtime until it needs it;
 //! - `convert`: carrying out a plan on a queue, with the host fallback;
 //! - `access`: host-visible accesses and the wait list of every command;
 //! - `transparent/`: rewritten kernels, their private program, and which form each launch runs;
@@ -44,5 +45,6 @@ pub mod suggest;
 pub mod tile;
 pub mod timing;
 pub mod transparent;
+pub mod untracked;
 pub mod worker;
 pub mod world;

@@ -9,7 +9,7 @@ use super::source::{self, GivenHeader, Seen};
 use super::transparent::private::{Private, PrivateProgram};
 use super::transparent::{rewrite, Rewrites, TransparentPlan};
 use super::worker::Ticket;
-use super::{order, probe, tile};
+use super::{probe, tile};
 use crate::annotation::{
     annotate_program, annotations_in_source, infer, parse_side_file, DeviceLayout, HostLayout, KernelInference,
     KernelLayout, Origin, ScalarArg, SideEntry,
@@ -22,6 +22,9 @@ use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::CString;
 use std::sync::Arc;
+
+/// A rewritten kernel and the plan of its launches while its copies are built.
+pub type Building = (Arc<rewrite::RewrittenKernel>, Arc<KernelPlan>);
 
 /// Clayout's record of one application program.
 #[derive(Debug)]
@@ -46,6 +49,8 @@ pub struct Program {
     /// The times the verdict read, by copy name: those a model keeps until the copies' tile is
     /// known leave out the ASTA copy's (`KernelModel::load_read`).
     declined_times: Mutex<Vec<(String, crate::runtime::cost::kernel::TimesByClass)>>,
+    /// Whether its run is tracked, or left untracked until its copies are bought (`untracked`).
+    pub untracked: super::untracked::Mark,
 }
 
 /// A build that takes at most this long came from the driver's cache: compiling any of the
@@ -97,6 +102,13 @@ pub struct ProgramDl {
     /// Whether clayout's cache marked the program as run before (`first_run`), read beside the
     /// application's build too: a file read inside the build call after it.
     seen_before: OnceCell<bool>,
+    /// Commands were left untracked when it was read, until the verdict on its build
+    /// (`untracked::settle`).
+    deferred: bool,
+    /// Its kernels' plans while their copies are built (`building_plan`), by kernel name, worked
+    /// out beside the application's build (`Build::read_ahead`): a declined run's first launch of
+    /// each kernel made it, some 2,300 instructions of code run nowhere else.
+    building_plans: OnceCell<HashMap<String, Building>>,
 }
 
 /// What the verdict on loading the copies (`loading_pays`) reads of clayout's cache, read on the
@@ -111,6 +123,10 @@ struct Ahead {
     times: Vec<Option<crate::runtime::cost::kernel::TimesByClass>>,
     worth: Option<crate::runtime::cost::worth::Worth>,
     whole: bool,
+    /// What the runs the verdict weighs could gain, and which runs those are (`Worth::weighed`),
+    /// worked out from the records here rather than in the build call.
+    gains: Option<Vec<crate::runtime::cost::worth::RunGain>>,
+    alike: crate::runtime::cost::worth::Alike,
 }
 
 /// Scalar arguments and the values a plan assumed for them.
@@ -126,6 +142,11 @@ pub struct Late {
 }
 
 impl ProgramDl {
+    /// Whether kernel `name`'s inferred annotation waits for its stride's value (`resolve`).
+    pub fn waits_for_stride(&self, name: &str) -> bool {
+        self.waiting.iter().any(|w| w.kernel == name)
+    }
+
     fn marshals(&self) -> bool {
         self.kernels.values().any(|k| k.as_ref().map(|l| l.marshals()).unwrap_or(false))
     }
@@ -158,6 +179,7 @@ pub fn created(h: Handle, facts: Arc<ProgramInfo>) {
             quick_build: Default::default(),
             app_build_ns: Default::default(),
             declined_times: Default::default(),
+            untracked: Default::default(),
         },
     );
 }
@@ -379,7 +401,15 @@ fn inferred_entries(lines: &[String]) -> Vec<SideEntry> {
 /// Reads the annotations of one build's view of a program (and the side file, and the inferred
 /// ones). None when nothing in it is annotated. Every annotation clayout cannot use is reported
 /// here, once.
-fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>), late: Late) -> Option<Arc<ProgramDl>> {
+/// `defer`: commands may stay untracked until the verdict on this build (`untracked`), which
+/// `ProgramDl::deferred` then says they do.
+fn discover(
+    seen: Seen,
+    options: String,
+    tile: (Option<u32>, Option<String>),
+    late: Late,
+    defer: bool,
+) -> Option<Arc<ProgramDl>> {
     let mut late = late;
     let (inferred, waiting) = inferred(&seen.text, &mut late);
     let side: Vec<SideEntry> =
@@ -388,9 +418,12 @@ fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>), la
     if found.is_empty() && waiting.is_empty() {
         return None;
     }
-    if order::annotated_program_created() {
-        // What the untracked commands before wrote is not known: every buffer may hold data.
-        super::buffers::all_defined();
+    // Kernels written for a device layout (their annotations say so, whether usable or not)
+    // cannot run without conversions: commands are tracked before they can be launched.
+    let deferred =
+        defer && super::untracked::may_defer(found.iter().any(|a| a.layout.as_ref().is_ok_and(|l| l.marshals())));
+    if !deferred {
+        super::untracked::start("an annotated program was read");
     }
     let mut kernels = HashMap::new();
     for a in found {
@@ -438,6 +471,8 @@ fn discover(seen: Seen, options: String, tile: (Option<u32>, Option<String>), la
         key: OnceCell::new(),
         ahead: Mutex::new(None),
         seen_before: OnceCell::new(),
+        deferred,
+        building_plans: OnceCell::new(),
     }))
 }
 
@@ -466,19 +501,25 @@ pub fn build_options(
     }
     let user = options.unwrap_or("");
     let seen = source::see(&program.facts.sources, user, device, headers);
-    let Some(dl) = discover(seen, user.to_string(), (None, None), Late::default()) else { return none };
+    let Some(dl) = discover(seen, user.to_string(), (None, None), Late::default(), true) else { return none };
+    if dl.deferred {
+        super::untracked::defer(&program.untracked);
+    }
     if !dl.marshals() {
         return Build { options: None, dl: Some(dl) };
     }
     if let Some(Err(why)) = tile::user_tile_raw(user) {
         // The application's own kernels get its value; clayout's plans refuse it.
         let seen = dl.seen.clone();
-        return Build { options: None, dl: discover(seen, user.to_string(), (None, Some(why)), Late::default()) };
+        return Build {
+            options: None,
+            dl: discover(seen, user.to_string(), (None, Some(why)), Late::default(), false),
+        };
     }
     // The program is read again as the build with the tile macro will see it.
     let (tile, opts) = tile::with_tile(user, device, None);
     let seen = source::see(&program.facts.sources, &opts, device, headers);
-    let dl = discover(seen, opts.clone(), (Some(tile), None), Late::default());
+    let dl = discover(seen, opts.clone(), (Some(tile), None), Late::default(), false);
     Build { options: CString::new(opts).ok(), dl }
 }
 
@@ -502,8 +543,13 @@ impl Build {
         let whole = dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache());
         // The verdict weighs the runs with these arguments: read here, where reading
         // /proc/self/cmdline in the build call took six system calls.
-        let _ = crate::runtime::cost::worth::this_args();
-        *dl.ahead.lock() = Some(Ahead { key, kernels, times, worth, whole });
+        let args = crate::runtime::cost::worth::this_args();
+        let (runs, alike) = worth.as_ref().map(|w| w.weighed(args)).unwrap_or_default();
+        let gains = crate::runtime::cost::worth::gains_per_run(&times, &runs);
+        let _ = dl
+            .building_plans
+            .set(dl.kernels.keys().filter_map(|name| Some((name.clone(), plan_while_building(dl, name)?))).collect());
+        *dl.ahead.lock() = Some(Ahead { key, kernels, times, worth, whole, gains, alike });
         // The models the verdict loads start the records' writer, and its jobs clayout's
         // worker: their threads are started here.
         crate::cache::disk::start_writer();
@@ -577,7 +623,7 @@ pub fn linked(program: &Program, inputs: &[Handle], options: Option<&str>) {
         compiler_options: dls[0].seen.compiler_options.clone(),
         unsure,
     };
-    *program.dl.lock() = discover(seen, options.unwrap_or("").to_string(), (None, None), Late::default());
+    *program.dl.lock() = discover(seen, options.unwrap_or("").to_string(), (None, None), Late::default(), false);
 }
 
 /// The first launch of a kernel whose inferred annotation waits for a stride parameter: its
@@ -607,7 +653,7 @@ fn resolve(program: &Arc<Program>, k: &KernelInfo) -> Option<(Arc<ProgramDl>, bo
     let mut late = dl.late.clone();
     late.entries.extend(inferred_entries(&lines));
     late.fixed.insert(k.name.clone(), fixed);
-    let new = discover(dl.seen.clone(), dl.options.clone(), (dl.tile, dl.tile_error.clone()), late)?;
+    let new = discover(dl.seen.clone(), dl.options.clone(), (dl.tile, dl.tile_error.clone()), late, false)?;
     *program.dl.lock() = Some(new.clone());
     Some((new, true))
 }
@@ -657,17 +703,27 @@ pub fn after_build(program: &Arc<Program>, build_running: bool) {
 }
 
 fn prepare_with(program: &Arc<Program>, build_running: bool, in_build: bool) {
-    let Some(dl) = program.dl() else { return };
+    let stays = prepare_loaded(program, build_running, in_build);
+    // After the load, which enqueues nothing: the program's kernels cannot be launched before
+    // the build call returns.
+    super::untracked::settle(&program.untracked, stays);
+}
+
+/// `prepare_with` but for the program's tracking: whether its run may stay untracked, its
+/// copies declined at its build (`untracked`).
+fn prepare_loaded(program: &Arc<Program>, build_running: bool, in_build: bool) -> bool {
+    let Some(dl) = program.dl() else { return false };
     // Kernels written for a device layout cannot run without what the job makes: not held back.
     let mut hold =
         if dl.marshals() { None } else { program.hold_until.lock().filter(|t| *t > std::time::Instant::now()) };
     let quick =
         in_build && !dl.marshals() && !build_running && program.quick_build.load(std::sync::atomic::Ordering::Relaxed);
+    let mut stays = false;
     if quick {
         match loading_pays(program, &dl) {
             Load::Yes(tracked) => {
                 if load_now(program, &dl, tracked) {
-                    return;
+                    return false;
                 }
             }
             // Declined, with every piece in clayout's cache and a wait to buy (`buys_copies`):
@@ -677,8 +733,13 @@ fn prepare_with(program: &Arc<Program>, build_running: bool, in_build: bool) {
             // H100 took 5 ms longer than without clayout where the copies never came, and got
             // them after 750-870 launches where they did. Nothing is left to build for a
             // later run.
-            Load::No { bought_only: true } => hold = Some(std::time::Instant::now() + BOUGHT_ONLY),
-            Load::No { bought_only: false } => {}
+            Load::No { bought_only: true } => {
+                hold = Some(std::time::Instant::now() + BOUGHT_ONLY);
+                stays = true;
+            }
+            // Held back until the run has lasted as long as the application's build: untracked
+            // until then too, the first launch that finds them built starting the tracking.
+            Load::No { bought_only: false } => stays = true,
         }
     } else if in_build && worth_decides() {
         // Nothing is weighed in this build (the driver compiled the application's program, or
@@ -692,6 +753,7 @@ fn prepare_with(program: &Arc<Program>, build_running: bool, in_build: bool) {
     }
     // What the cache holds was just tried, if quick: the job only builds what it lacks.
     submit_prepare(program, &dl, build_running, hold, hold.is_some() && !quick);
+    stays
 }
 
 /// How long a declined run's copies are held back where only its wait for them should start
@@ -758,18 +820,18 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     let keys: Vec<Arc<str>> = kernels.iter().map(|(_, k)| k.clone()).collect();
     // Read beside the application's build where they were, for this program and kernels.
     let ahead = dl.ahead.lock().take().filter(|a| a.key == key && a.kernels == keys);
-    let (times, record, whole) = match ahead {
+    let (times, record, whole, gains, alike) = match ahead {
         Some(a) => {
             crate::log::debug("the copies' records for the verdict were read beside the application's build");
-            (a.times, a.worth, Some(a.whole))
+            (a.times, a.worth, Some(a.whole), a.gains, a.alike)
         }
         None => {
             let (times, record) = verdict_records(&key, &keys);
-            (times, record, None)
+            let (runs, alike) = record.as_ref().map(|w| w.weighed(worth::this_args())).unwrap_or_default();
+            let gains = worth::gains_per_run(&times, &runs);
+            (times, record, None, gains, alike)
         }
     };
-    let (runs, alike) = record.as_ref().map(|w| w.weighed(worth::this_args())).unwrap_or_default();
-    let gains = worth::gains_per_run(&times, &runs);
     let build = program.app_build_ns.load(std::sync::atomic::Ordering::Relaxed);
     // What a declined run's wait for the copies would cost (`buys_copies`): the load as last
     // timed; where none was (the loads were made on clayout's thread) but every piece is in
@@ -792,10 +854,12 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
         crate::log::debug_with(|| {
             format!("the rewritten copies are loaded inside the build: its record {record:?}, its runs gaining at most {gains:?} ns")
         });
+        worth::keep_until_exit(record);
         return Load::Yes(Some((key, keys)));
     };
+    worth::keep_until_exit(record);
     crate::log::debug_with(|| format!("the rewritten copies are {why}"));
-    crate::stats::copies_declined(&why);
+    crate::stats::copies_declined(why);
     *program.declined_times.lock() =
         kernels.iter().zip(&times).filter_map(|((k, _), t)| Some((k.private_name.clone(), t.clone()?))).collect();
     for ((k, times_key), t) in kernels.iter().zip(times) {
@@ -1181,11 +1245,19 @@ fn transparent_plan(
 /// size class), and no copy to run. For timing its launches as written meanwhile (the first
 /// run of a program), so that the next run knows their time. None for a kernel with no
 /// rewritten copy, or one whose inferred annotation assumed a stride.
-pub fn building_plan(k: &KernelInfo, program: &Arc<Program>) -> Option<(Arc<rewrite::RewrittenKernel>, KernelPlan)> {
+pub fn building_plan(k: &KernelInfo, program: &Arc<Program>) -> Option<Building> {
     let dl = program.dl()?;
-    let layout = dl.kernels.get(&k.name)?.as_ref().ok().filter(|l| !l.marshals())?;
-    let rewritten = dl.rewrites.as_ref()?.rewritten.kernels.get(&k.name)?.clone();
-    if dl.late.fixed.get(&k.name).is_some_and(|f| !f.is_empty()) {
+    match dl.building_plans.get() {
+        Some(plans) => plans.get(&k.name).cloned(),
+        None => plan_while_building(&dl, &k.name),
+    }
+}
+
+/// `building_plan` for kernel `name` of the build `dl`.
+fn plan_while_building(dl: &ProgramDl, name: &str) -> Option<Building> {
+    let layout = dl.kernels.get(name)?.as_ref().ok().filter(|l| !l.marshals())?;
+    let rewritten = dl.rewrites.as_ref()?.rewritten.kernels.get(name)?.clone();
+    if dl.late.fixed.get(name).is_some_and(|f| !f.is_empty()) {
         return None;
     }
     let (mut params, scalars) = rewritten_params(&rewritten, layout, None).ok()?;
@@ -1193,7 +1265,7 @@ pub fn building_plan(k: &KernelInfo, program: &Arc<Program>) -> Option<(Arc<rewr
     for p in &mut params {
         p.proven_out = None;
     }
-    Some((rewritten, KernelPlan { params, scalars, transparent: None, fixed: Vec::new() }))
+    Some((rewritten, Arc::new(KernelPlan { params, scalars, transparent: None, fixed: Vec::new() })))
 }
 
 /// The plan's parameters for a rewritten kernel's annotated buffers, and the scalar arguments

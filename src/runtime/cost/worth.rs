@@ -382,7 +382,7 @@ pub fn verdict(
     build_ns: Option<f64>,
     buyable: bool,
     alike: Alike,
-) -> Result<(), String> {
+) -> Result<(), Declined> {
     let Some(w) = worth else { return Ok(()) };
     let (Some(load), Some(gains)) = (w.load_ns.or(build_ns), gains) else {
         return Ok(());
@@ -407,25 +407,60 @@ pub fn verdict(
     if loses_declining >= loses_loading && long + short > 0 {
         return Ok(());
     }
-    let cost = match w.load_ns {
-        Some(_) => format!("loading them there took {:.3} ms", load / 1e6),
-        None => format!("loading them there takes more than the application's build, {:.3} ms", load / 1e6),
-    };
-    let untold = match untold {
-        0 => String::new(),
-        n => format!(", and {n} might have, their copies never timed (a run that lasts buys them)"),
-    };
-    let alike = match alike {
-        Alike::Same => " with these arguments".to_string(),
-        Alike::Nearest { differ, of } => format!(" with the arguments nearest these ({differ} of {of} differ)"),
-        Alike::All => String::new(),
-    };
-    Err(format!(
-        "not loaded inside the application's build: of its last {} runs{alike}, {short} would not have repaid them, by {:.3} ms in all, and {long} would have, by {:.3} ms that declining loses at most{untold} ({cost}); they are built once the run has lasted as long as the application's build",
-        gains.len(),
-        loses_loading / 1e6,
-        loses_declining / 1e6,
-    ))
+    Err(Declined {
+        runs: gains.len(),
+        alike,
+        short,
+        long,
+        untold,
+        loses_loading,
+        loses_declining,
+        load,
+        load_timed: w.load_ns.is_some(),
+    })
+}
+
+/// Why a run declined the load (`verdict`), said only when asked: the text took 6,000
+/// instructions of formatting inside the application's build call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Declined {
+    runs: usize,
+    alike: Alike,
+    short: usize,
+    long: usize,
+    untold: usize,
+    loses_loading: f64,
+    loses_declining: f64,
+    load: f64,
+    load_timed: bool,
+}
+
+impl std::fmt::Display for Declined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Declined { runs, alike, short, long, untold, .. } = *self;
+        write!(f, "not loaded inside the application's build: of its last {runs} runs")?;
+        match alike {
+            Alike::Same => write!(f, " with these arguments")?,
+            Alike::Nearest { differ, of } => write!(f, " with the arguments nearest these ({differ} of {of} differ)")?,
+            Alike::All => {}
+        }
+        write!(
+            f,
+            ", {short} would not have repaid them, by {:.3} ms in all, and {long} would have, by {:.3} ms that declining loses at most",
+            self.loses_loading / 1e6,
+            self.loses_declining / 1e6
+        )?;
+        if untold > 0 {
+            write!(f, ", and {untold} might have, their copies never timed (a run that lasts buys them)")?;
+        }
+        match self.load_timed {
+            true => write!(f, " (loading them there took {:.3} ms)", self.load / 1e6)?,
+            false => {
+                write!(f, " (loading them there takes more than the application's build, {:.3} ms)", self.load / 1e6)?
+            }
+        }
+        write!(f, "; they are built once the run has lasted as long as the application's build")
+    }
 }
 
 /// The program's record (`key`: the program's text on its device, as `seen`), or None.
@@ -456,9 +491,23 @@ pub fn track(key: String, kernels: Vec<std::sync::Arc<str>>, load_ns: Option<f64
     }
 }
 
+/// Records the verdict read, kept until exit: dropping one (its runs' vectors) took 5,400
+/// instructions inside the application's build call.
+static KEPT: parking_lot::Mutex<Vec<Worth>> = parking_lot::Mutex::new(Vec::new());
+
+/// Keeps `record` until exit (`KEPT`), where the process drops it; past the first few builds
+/// (a program that builds in a loop) it is dropped at once.
+pub fn keep_until_exit(record: Option<Worth>) {
+    let mut kept = KEPT.lock();
+    if kept.len() < KEEP_RUNS {
+        kept.extend(record);
+    }
+}
+
 /// At exit: each program's record learns what this run launched and the load's time, if it
 /// was loaded.
 pub fn write_at_exit() {
+    drop(std::mem::take(&mut *KEPT.lock()));
     let tracked = std::mem::take(&mut *TRACKED.lock());
     for t in tracked {
         let kernels = t.kernels.iter().map(super::lengths::launches_this_run).collect();
@@ -532,7 +581,7 @@ mod tests {
         let want: Vec<f64> =
             STRESS.iter().rev().map(|&(n, items)| if items == 18 { 9000.0 * n as f64 } else { 0.0 }).collect();
         assert_eq!(gains, measured(&want), "newest first, summed over the kernels");
-        let why = verdict(Some(&w), Some(&gains), Some(5e6), true, Alike::All).unwrap_err();
+        let why = verdict(Some(&w), Some(&gains), Some(5e6), true, Alike::All).unwrap_err().to_string();
         assert!(
             why.contains("7 would not have repaid them, by 61.560 ms") && why.contains("1 would have, by 0.000 ms"),
             "{why}"
@@ -554,7 +603,7 @@ mod tests {
         let gains = gains_per_run(&times, &w.runs).unwrap();
         // A run that declines buys them after forgoing 5 ms, then waits for the load: it loses
         // at most twice the load.
-        let why = verdict(Some(&w), Some(&gains), None, true, Alike::All).unwrap_err();
+        let why = verdict(Some(&w), Some(&gains), None, true, Alike::All).unwrap_err().to_string();
         assert!(
             why.contains("5 would not have repaid them, by 21.085 ms") && why.contains("1 would have, by 10.000 ms"),
             "{why}"
@@ -580,7 +629,7 @@ mod tests {
         let a = crate::runtime::cost::model::AGREE;
         let want = [3.0 * 100.0 * 0.02 * a * 524_288.0, 3.0 * 0.1 * a * 65_536.0];
         assert!(gains.iter().zip(want).all(|(g, w)| (g.at_most - w).abs() < 1e-3 && g.at_least == 0.0), "{gains:?}");
-        let why = verdict(Some(&w), Some(&gains), Some(5e6), true, Alike::All).unwrap_err();
+        let why = verdict(Some(&w), Some(&gains), Some(5e6), true, Alike::All).unwrap_err().to_string();
         assert!(why.contains("more than the application's build, 5.000 ms"), "{why}");
         // A run of twice as many launches could repay it, by the bound (1.9 loads): where a run
         // cannot buy the copies they are loaded; where it can, the bound does not say that the
@@ -588,7 +637,7 @@ mod tests {
         let w = Worth { runs: runs(3, &[(200, 18)]), ..w };
         let gains = gains_per_run(&times, &w.runs).unwrap();
         assert!(verdict(Some(&w), Some(&gains), Some(5e6), false, Alike::All).is_ok());
-        let why = verdict(Some(&w), Some(&gains), Some(5e6), true, Alike::All).unwrap_err();
+        let why = verdict(Some(&w), Some(&gains), Some(5e6), true, Alike::All).unwrap_err().to_string();
         assert!(
             why.contains("0 would not have repaid them") && why.contains("1 might have, their copies never timed"),
             "{why}"
@@ -609,7 +658,7 @@ mod tests {
         // A run that could not have repaid it, with one that might have: declined for the one.
         let w2 = Worth { runs: runs(3, &[(100, 18), (1, 18)]), ..w.clone() };
         let gains = gains_per_run(&vec![Some(untimed.clone()); 3], &w2.runs).unwrap();
-        let why = verdict(Some(&w2), Some(&gains), Some(5e6), true, Alike::All).unwrap_err();
+        let why = verdict(Some(&w2), Some(&gains), Some(5e6), true, Alike::All).unwrap_err().to_string();
         assert!(why.contains("1 would not have repaid them") && why.contains("1 might have"), "{why}");
         // One kernel's copy timed: the run gains at least what that one saves.
         let mut timed = times(18, 15_000.0 / 262_144.0, None, Some(5_000.0 / 262_144.0));
@@ -649,7 +698,7 @@ mod tests {
         let exact = gain(&t);
         assert!((exact[0].at_most - loose[0].at_most / 2.0).abs() < 1.0, "{exact:?}");
         assert_eq!(exact[1], loose[1], "the bucket timed at no size keeps its bound");
-        let why = verdict(Some(&w), Some(&exact), Some(4.4e6), false, Alike::All).unwrap_err();
+        let why = verdict(Some(&w), Some(&exact), Some(4.4e6), false, Alike::All).unwrap_err().to_string();
         assert!(why.contains("1 would not have repaid them") && why.contains("1 would have, by 2.350 ms"), "{why}");
     }
 
@@ -764,7 +813,7 @@ mod tests {
         let w = Worth { load_ns: Some(1e9), ..w };
         let (runs, alike) = w.weighed(&hash(1));
         let gains = gains_per_run(&times, &runs).unwrap();
-        let why = verdict(Some(&w), Some(&gains), None, true, alike).unwrap_err();
+        let why = verdict(Some(&w), Some(&gains), None, true, alike).unwrap_err().to_string();
         assert!(why.contains("of its last 8 runs with these arguments,"), "{why}");
     }
 
@@ -790,7 +839,7 @@ mod tests {
             Times { written: Some(3.0), asta: Some(1.0), ..Times::default() },
         ));
         let gains = gains_per_run(&[Some(t.clone())], &runs).unwrap();
-        let why = verdict(Some(&w), Some(&gains), None, true, alike).unwrap_err();
+        let why = verdict(Some(&w), Some(&gains), None, true, alike).unwrap_err().to_string();
         assert!(why.contains("of its last 1 runs with the arguments nearest these (1 of 8 differ)"), "{why}");
         // Weighed with the runs at the other size, as before, it loads.
         let gains = gains_per_run(&[Some(t)], &w.runs).unwrap();
