@@ -1271,6 +1271,41 @@ fn first_launches_enqueued_at_once_beside_other_threads_conversions() {
     assert!(launched > 0, "no first launch was enqueued before clayout looked at it");
 }
 
+/// Host sequences of every kind (maps, partial reads, copies, fills, sub-buffers, a second
+/// queue, an out-of-order queue, two kernels on one buffer), each in a run whose copies were
+/// declined at its build: left untracked throughout (a load no run repays), and starting the
+/// tracking at its first launch (a load of 1 ns, bought at once), with times that make the
+/// bought copies convert. The bytes are the plain run's in every one.
+#[test]
+fn declined_runs_of_every_host_sequence_give_the_plain_bytes() {
+    for mode in ["map", "partial", "copy", "fill", "mixed", "twoqueues", "ooo", "subbuf", "hostptr", "multi", "swapped"]
+    {
+        let base = run(&seq(mode), TIMEOUT);
+        assert_ok(&base);
+        let dir = fresh_dir(&format!("untracked-{mode}"));
+        let cmd = |after: &str| {
+            annotated(seq(mode).shimmed_with(fault_lib()), "auto", dir.as_os_str())
+                .env("CLAYOUT_FAULT", "quick-build")
+                .env("CLAYOUT_BUILD_AFTER", after)
+                .env("CLAYOUT_LOG", "debug")
+        };
+        for after in ["wait", "auto"] {
+            assert_same(&base, &run(&cmd(after), TIMEOUT));
+        }
+        let Some(worth) = record_files(&dir, "worth").pop() else { panic!("{mode}: no worth record") };
+        for load in [1e15, 1.0] {
+            set_times(&dir, 1000.0, 1.0);
+            set_worth(&worth, serde_json::json!(load));
+            let out = run(&cmd("auto"), TIMEOUT);
+            assert_same(&base, &out);
+            let untracked = out.shim_lines().iter().any(|l| l.contains("run untracked until its copies are bought"));
+            assert!(untracked, "{}", out.show(&format!("{mode}, load {load}")));
+            let bought = out.shim_lines().iter().any(|l| l.contains("tracked from now on: the run has forgone"));
+            assert_eq!(bought, load < 2.0, "{}", out.show(&format!("{mode}, load {load}")));
+        }
+    }
+}
+
 /// Eight threads of a run whose copies were declined at its build, each with its own queue,
 /// launching on one shared buffer: left untracked (`runtime::untracked`), their launches and
 /// reads run on the fast path while they count epochs, until one launch has forgone what the
