@@ -78,11 +78,12 @@ pub unsafe fn launch(
     // layout always waits, it has no such way out). Under `always` and `never` (and with
     // CLAYOUT_BUILD_AFTER=wait) the first launch waits, so that every launch follows the policy.
     let cfg = crate::config::get();
-    let (counted, bought) = pre.map_or((None, false), |p| (p.counted, p.bought));
+    let (counted, bought, weighed) = pre.map_or((None, false, false), |p| (p.counted, p.bought, p.weighed));
+    // A launch whose forgone gain was added up before the tracking started is not added again.
     let wait = cfg.policy != crate::config::Policy::Auto
         || cfg.build_after == crate::config::BuildAfter::Wait
         || bought
-        || crate::guard("declined copies", || buys_copies(&k, &dims)) == Some(true);
+        || (!weighed && crate::guard("declined copies", || buys_copies(&k, &dims)) == Some(true));
     let planned = crate::guard("kernel plan", || k.plan(wait));
     if n == 0 {
         if let Some(in_flight) = first_launch(&planned).and_then(super::speculate::begin) {
@@ -106,6 +107,8 @@ struct HandedOver {
     counted: Option<Counted>,
     /// It bought the copies (`buys_copies`): it waits for them.
     bought: bool,
+    /// Whether `buys_copies` weighed it (its forgone gain is added up already).
+    weighed: bool,
 }
 
 /// A launch while commands are untracked and a declined run counts its epochs
@@ -122,7 +125,7 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
             &program.untracked,
             "a kernel was launched before the verdict on its program's build",
         );
-        return Some(HandedOver { counted: None, bought: false });
+        return Some(HandedOver { counted: None, bought: false, weighed: false });
     }
     if !program.untracked.untracked() {
         // A kernel of another program, not annotated: nothing to count.
@@ -134,7 +137,7 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
     if !held_back(program) {
         // Built, failed or never asked for: the tracked path knows what to make of them.
         super::untracked::hand_over(&program.untracked, "its copies are no longer merely held back");
-        return Some(HandedOver { counted: None, bought: false });
+        return Some(HandedOver { counted: None, bought: false, weighed: false });
     }
     if k.has_plan() {
         // Planned already, with its copies held back: a kernel that has none.
@@ -142,7 +145,7 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
     }
     if buys_copies(&k, dims) {
         super::untracked::hand_over(&program.untracked, "the run has forgone what its copies' load costs");
-        return Some(HandedOver { counted: None, bought: true });
+        return Some(HandedOver { counted: None, bought: true, weighed: true });
     }
     // Read before the buffers are: a buffer created or released since, the ticket made below
     // does not hold.
@@ -152,7 +155,7 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
         // for its stride's value: the tracked path completes it at this launch.
         if program.dl().is_some_and(|dl| dl.waits_for_stride(&k.facts.name)) {
             super::untracked::hand_over(&program.untracked, "a kernel's inferred annotation waits for this launch");
-            return Some(HandedOver { counted: None, bought: false });
+            return Some(HandedOver { counted: None, bought: false, weighed: true });
         }
         return None;
     };
@@ -163,7 +166,7 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
     if let Some(Ok(_)) = timing {
         // Timed through the launch's events, which the tracked path keeps.
         super::untracked::hand_over(&program.untracked, "the model times a launch as written");
-        return Some(HandedOver { counted, bought: false });
+        return Some(HandedOver { counted, bought: false, weighed: true });
     }
     // Not timed at an early launch of its epoch: never at this size (`NotTimed::Henceforth` for
     // good), so the next launches on these buffers may repeat this one's count.
@@ -216,7 +219,7 @@ fn repeat_untracked(k: &kernels::Kernel, program: &super::program::Program, dims
         *slot = None;
         drop(slot);
         super::untracked::hand_over(&program.untracked, "the run has forgone what its copies' load costs");
-        return Some(Some(HandedOver { counted: None, bought: true }));
+        return Some(Some(HandedOver { counted: None, bought: true, weighed: true }));
     }
     for &(h, arg) in &t.converted {
         if let Some(buffer) = buffers::get(h) {

@@ -109,6 +109,8 @@ pub struct ProgramDl {
     /// out beside the application's build (`Build::read_ahead`): a declined run's first launch of
     /// each kernel made it, some 2,300 instructions of code run nowhere else.
     building_plans: OnceCell<HashMap<String, Building>>,
+    /// Its `worth` record's key and its rewritten kernels' times keys (`worth_keys`).
+    worth_keys: OnceCell<Option<(String, KeyedKernels)>>,
 }
 
 /// What the verdict on loading the copies (`loading_pays`) reads of clayout's cache, read on the
@@ -473,6 +475,7 @@ fn discover(
         seen_before: OnceCell::new(),
         deferred,
         building_plans: OnceCell::new(),
+        worth_keys: OnceCell::new(),
     }))
 }
 
@@ -927,10 +930,15 @@ pub fn forgone_per_launch(program: &Program, rewritten: &rewrite::RewrittenKerne
 /// The key of the program's `worth` record (its text on its device, as `seen`'s) and its
 /// rewritten kernels with their times keys.
 fn worth_keys(program: &Program, dl: &ProgramDl) -> Option<(String, KeyedKernels)> {
-    let rw = dl.rewrites.as_ref()?;
-    let options = program.facts.build_options.lock().clone().unwrap_or_default();
-    let kernels = rw.keyed_kernels(&program.facts, &options, &dl.seen.compiler_options)?;
-    Some((program_key(program, dl)?, kernels))
+    // Made once per build, beside it (`Build::read_ahead`): the verdict after it asks again.
+    dl.worth_keys
+        .get_or_init(|| {
+            let rw = dl.rewrites.as_ref()?;
+            let options = program.facts.build_options.lock().clone().unwrap_or_default();
+            let kernels = rw.keyed_kernels(&program.facts, &options, &dl.seen.compiler_options)?;
+            Some((program_key(program, dl)?, kernels))
+        })
+        .clone()
 }
 
 /// A program's rewritten kernels, each with the key of its copies' records.

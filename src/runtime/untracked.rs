@@ -67,8 +67,9 @@ pub fn defer(mark: &Mark) {
     mark.0.store(PENDING, Ordering::Release);
 }
 
-/// After the verdict on the build of the program `program` marks: its run stays untracked (`stays`: its copies declined
-/// and only bought) or, if it was waiting for this, commands are tracked from now on.
+/// After the verdict on the build of the program `program` marks: its run stays untracked
+/// (`stays`: its copies declined) or, if it was waiting for this, commands are tracked from now
+/// on.
 pub fn settle(program: &Mark, stays: bool) {
     let mark = &program.0;
     if stays && !super::order::tracking() {
@@ -83,7 +84,8 @@ pub fn settle(program: &Mark, stays: bool) {
     }
 }
 
-/// Commands are tracked from now on, those of the program `program` marks among them (`why` is logged).
+/// Commands are tracked from now on, those of the program `program` marks among them (`why` is
+/// logged).
 pub fn hand_over(program: &Mark, why: &str) {
     program.0.store(TRACKED, Ordering::Release);
     start(why);
