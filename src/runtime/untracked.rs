@@ -1,11 +1,11 @@
 //! A declined run left untracked: where the first annotated program's copies are declined at its
-//! build and come only once the run has forgone their load (`program::buys_copies`), its
-//! launches run as written on buffers in host layout, and nothing needs ordering against a
-//! conversion until one can happen. So the commands stay on the fast path (`order::fast`), as
-//! before any annotated program, until the copies are bought or something else needs them
-//! tracked; each of the program's launches is still counted in its buffers' epochs, and each host
-//! access still ends them (`cost::buffer`), so that the run teaches its length as a tracked one
-//! does.
+//! build (`cost::worth`), held back until the run has forgone their load (`program::buys_copies`)
+//! or has lasted as long as the application's build, its launches run as written on buffers in
+//! host layout, and nothing needs ordering against a conversion until one can happen. So the
+//! commands stay on the fast path (`order::fast`), as before any annotated program, until the
+//! copies are bought or built, or something else needs them tracked; each of the program's
+//! launches is still counted in its buffers' epochs, and each host access still ends them
+//! (`cost::buffer`), so that the run teaches its length as a tracked one does.
 //!
 //! Why: on the H100 a declined particles run of one or two iterations spent 112-137 us of
 //! clayout's own time in its calls, most of it the tracked runtime's code running for the first
@@ -14,8 +14,9 @@
 //! The handover (`hand_over`) is the one of a first annotated program created after untracked
 //! commands: the fast path's enqueues in flight are let finish, a marker on every queue stands
 //! for everything enqueued so far, and every buffer is taken to hold data. It comes at a
-//! program's build when its copies are not declined so, at the launch that buys them or that
-//! the model wants timed, and at the creation of any other annotated program.
+//! program's build when its copies are not declined, at the launch that buys them, that the
+//! model wants timed, that finds them built or that completes an inferred stride, and at the
+//! reading of any other annotated program.
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
