@@ -402,8 +402,15 @@ static TILES: Mutex<BTreeMap<String, u32>> = Mutex::new(BTreeMap::new());
 /// given, and said when the statistics are written (the text took 6,000 instructions inside
 /// the application's build call).
 pub fn copies_declined(why: impl std::fmt::Display + Send + 'static) {
-    DECLINED.lock().push(Box::new(why));
+    let mut d = DECLINED.lock();
+    // Told apart only when written: a program that builds in a loop keeps the first ones.
+    if d.len() < DECLINED_AT_MOST {
+        d.push(Box::new(why));
+    }
 }
+
+/// Reasons kept at most for the report (each build that declines gives one).
+const DECLINED_AT_MOST: usize = 64;
 
 type Why = Box<dyn std::fmt::Display + Send>;
 

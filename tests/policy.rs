@@ -1249,9 +1249,7 @@ fn a_tuning_timed_on_a_busy_machine_is_timed_again() {
 /// launch is noted: runtime::speculate). The results are the plain run's, in every run.
 #[test]
 fn first_launches_enqueued_at_once_beside_other_threads_conversions() {
-    let bin = build_c_in("tests/dl", "dl_threads");
-    let cmd =
-        Cmd::new([bin.as_os_str(), dl("particles_aos.cl").as_os_str(), "8".as_ref(), "20".as_ref(), "gather".as_ref()]);
+    let cmd = dl_threads(8, 20, "gather");
     let base = run(&cmd, TIMEOUT);
     assert_ok(&base);
     let dir = fresh_dir("speculate-threads");
@@ -1314,9 +1312,7 @@ fn declined_runs_of_every_host_sequence_give_the_plain_bytes() {
 /// whole run stays untracked. The results are the plain run's in every run.
 #[test]
 fn threads_of_a_declined_run_start_the_tracking_mid_run() {
-    let bin = build_c_in("tests/dl", "dl_threads");
-    let cmd =
-        Cmd::new([bin.as_os_str(), dl("particles_aos.cl").as_os_str(), "8".as_ref(), "20".as_ref(), "gather".as_ref()]);
+    let cmd = dl_threads(8, 20, "gather");
     let base = run(&cmd, TIMEOUT);
     assert_ok(&base);
     let dir = fresh_dir("untracked-threads");

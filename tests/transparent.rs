@@ -35,19 +35,6 @@ fn shimmed(cmd: Cmd, tag: &str, env: &[(&str, &str)]) -> (Output, Value) {
     (out, stats)
 }
 
-/// `dl_threads` on the AoS kernels: `threads` threads of `rounds` rounds in `mode`.
-fn dl_threads(threads: u64, rounds: u64, mode: &str) -> Cmd {
-    static BIN: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    let bin = BIN.get_or_init(|| build_c_in("tests/dl", "dl_threads"));
-    Cmd::new([
-        bin.as_os_str(),
-        dl("particles_aos.cl").as_os_str(),
-        threads.to_string().as_ref(),
-        rounds.to_string().as_ref(),
-        mode.as_ref(),
-    ])
-}
-
 /// `cmd` under clayout (`shimmed`, as `tag` with `env`) against its plain run `base`: the same
 /// output, and every conversion to ASTA undone by one back (every buffer ends read, in host
 /// layout). Its statistics.

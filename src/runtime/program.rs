@@ -119,9 +119,8 @@ pub struct ProgramDl {
 /// these reads (and the copies' source hash) were made beside it.
 #[derive(Debug)]
 struct Ahead {
-    /// The program's record key and its kernels' times keys, as the verdict will ask them.
-    key: String,
-    kernels: Vec<Arc<str>>,
+    /// For the program's record key and its kernels' times keys, as the verdict will ask them:
+    /// both come from `worth_keys`, made once per build.
     times: Vec<Option<crate::runtime::cost::kernel::TimesByClass>>,
     worth: Option<crate::runtime::cost::worth::Worth>,
     whole: bool,
@@ -552,7 +551,7 @@ impl Build {
         let _ = dl
             .building_plans
             .set(dl.kernels.keys().filter_map(|name| Some((name.clone(), plan_while_building(dl, name)?))).collect());
-        *dl.ahead.lock() = Some(Ahead { key, kernels, times, worth, whole, gains, alike });
+        *dl.ahead.lock() = Some(Ahead { times, worth, whole, gains, alike });
         // The models the verdict loads start the records' writer, and its jobs clayout's
         // worker: their threads are started here.
         crate::cache::disk::start_writer();
@@ -821,8 +820,8 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     }
     let Some((key, kernels)) = worth_keys(program, dl) else { return Load::Yes(None) };
     let keys: Vec<Arc<str>> = kernels.iter().map(|(_, k)| k.clone()).collect();
-    // Read beside the application's build where they were, for this program and kernels.
-    let ahead = dl.ahead.lock().take().filter(|a| a.key == key && a.kernels == keys);
+    // Read beside the application's build where they were, for the same keys (`worth_keys`).
+    let ahead = dl.ahead.lock().take();
     let (times, record, whole, gains, alike) = match ahead {
         Some(a) => {
             crate::log::debug("the copies' records for the verdict were read beside the application's build");

@@ -454,6 +454,19 @@ pub fn dl_seq() -> &'static PathBuf {
     BIN.get_or_init(|| build_c_in("tests/dl", "dl_seq"))
 }
 
+/// `dl_threads` on the AoS kernels: `threads` threads of `rounds` rounds in `mode`.
+pub fn dl_threads(threads: u64, rounds: u64, mode: &str) -> Cmd {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    let bin = BIN.get_or_init(|| build_c_in("tests/dl", "dl_threads"));
+    Cmd::new([
+        bin.as_os_str(),
+        dl("particles_aos.cl").as_os_str(),
+        threads.to_string().as_ref(),
+        rounds.to_string().as_ref(),
+        mode.as_ref(),
+    ])
+}
+
 /// A file of tests/dl.
 pub fn dl(name: &str) -> PathBuf {
     paths().root.join("tests/dl").join(name)

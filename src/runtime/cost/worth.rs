@@ -495,11 +495,14 @@ pub fn track(key: String, kernels: Vec<std::sync::Arc<str>>, load_ns: Option<f64
 /// instructions inside the application's build call.
 static KEPT: parking_lot::Mutex<Vec<Worth>> = parking_lot::Mutex::new(Vec::new());
 
+/// Records kept until exit at most: a program that builds in a loop drops the later ones at once.
+const KEPT_AT_MOST: usize = 16;
+
 /// Keeps `record` until exit (`KEPT`), where the process drops it; past the first few builds
-/// (a program that builds in a loop) it is dropped at once.
+/// it is dropped at once (`KEPT_AT_MOST`).
 pub fn keep_until_exit(record: Option<Worth>) {
     let mut kept = KEPT.lock();
-    if kept.len() < KEEP_RUNS {
+    if kept.len() < KEPT_AT_MOST {
         kept.extend(record);
     }
 }
