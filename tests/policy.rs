@@ -542,15 +542,27 @@ fn a_declined_run_is_left_untracked_and_learns_what_a_tracked_one_does() {
     let mut record: Value = serde_json::from_slice(&bytes).unwrap();
     record["load_ns"] = serde_json::json!(1e15);
     rewrite_record(&worth[0], &header, &record);
-    let twin = dir.join("twin");
-    std::fs::create_dir_all(&twin).unwrap();
-    for f in std::fs::read_dir(&cache).unwrap() {
-        let f = f.unwrap().path();
-        std::fs::copy(&f, twin.join(f.file_name().unwrap())).unwrap();
-    }
+    let twin = |name: &str| {
+        let twin = dir.join(name);
+        std::fs::create_dir_all(&twin).unwrap();
+        for f in std::fs::read_dir(&cache).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, twin.join(f.file_name().unwrap())).unwrap();
+        }
+        twin
+    };
+    let (twin, raced) = (twin("twin"), twin("raced"));
     let (out, stats, loaded) = cmd(&cache, "auto", "quick-build", "untracked");
     let (tracked_out, tracked_stats, tracked_loaded) = cmd(&twin, "auto", "quick-build,tracked", "tracked");
-    assert!(!loaded && !tracked_loaded, "{}", out.show("untracked"));
+    // The tracking started between the first launch's count untracked and its enqueue: the
+    // tracked path takes that count, and counts no launch twice.
+    let (raced_out, _, raced_loaded) = cmd(&raced, "auto", "quick-build,untracked-race", "raced");
+    assert!(!loaded && !tracked_loaded && !raced_loaded, "{}", out.show("untracked"));
+    assert!(
+        raced_out.shim_lines().iter().any(|l| l.contains("another thread started it")),
+        "{}",
+        raced_out.show("raced")
+    );
     let said = |out: &Output| out.shim_lines().iter().any(|l| l.contains("run untracked until its copies are bought"));
     assert!(said(&out), "{}", out.show("untracked"));
     assert!(!said(&tracked_out), "{}", tracked_out.show("tracked"));
@@ -565,8 +577,10 @@ fn a_declined_run_is_left_untracked_and_learns_what_a_tracked_one_does() {
         files.iter().map(|f| payload(f)).collect::<Vec<_>>()
     };
     assert_eq!(lengths(&cache), lengths(&twin), "{}", out.show("untracked"));
+    assert_eq!(lengths(&raced), lengths(&twin), "{}", raced_out.show("raced"));
     let runs = |dir: &std::path::Path| payloads(dir, "worth")[0]["runs"].clone();
     assert_eq!(runs(&cache), runs(&twin));
+    assert_eq!(runs(&raced), runs(&twin));
 }
 
 /// The load inside the application's build takes the copies whole or not at all: where

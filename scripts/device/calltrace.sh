@@ -5,7 +5,9 @@
 # traced by bench/calltrace.c twice over (before libclayout.so: the application's calls; after
 # it: what reaches the driver, clayout's threads included). A configuration is `none` (without
 # clayout), `auto`, or NAME:VAR=value[,VAR=value] (auto with those settings; LIB=path there runs
-# that build of clayout instead, on the same cache, e.g. `base:LIB=.devcarry/rt/base.so`). Writes
+# that build of clayout instead, on the same cache, e.g. `base:LIB=.devcarry/rt/base.so`; NONE=1
+# runs without clayout, CPUS=list under `taskset -c list`, CPUS=l3 on the processors that share
+# processor 0's last-level cache). Writes
 # $OUT/calltrace.tgz (every run's traces and output, for scripts/calltrace-report.py) and, where
 # the machine has python3, $OUT/calltrace.txt (the table of scripts/calltrace-report.py --table).
 #   LIB=path ROUNDS=9 CONFIGS="none auto cold:CLAYOUT_WARM=0" PRIME="64000:1 262144:100" \
@@ -20,6 +22,15 @@ for side in app drv; do
     $CC -O2 -shared -fPIC -DCL_USE_DEPRECATED_OPENCL_1_1_APIS -DCL_USE_DEPRECATED_OPENCL_1_2_APIS -DSIDE="\"$side\"" \
         -o /tmp/ct-$side.so bench/calltrace.c -ldl -lpthread || exit 1
 done
+# CPUS=l3 in a configuration: the processors that share the last-level cache of processor 0
+# (one core complex on an AMD EPYC); any other value is taskset's list as given.
+cpus() {
+    if [ "$1" = l3 ]; then
+        cat /sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list
+    else
+        echo "$1"
+    fi
+}
 cache=/tmp/ct-cache
 prime_cache $cache $sample $lib "${PRIME:-64000:1 262144:100 64000:2 262144:30 64000:1}"
 A=$root/samples/$sample/$sample.dl
@@ -28,16 +39,22 @@ for r in $(seq ${ROUNDS:-9}); do
     for c in ${CONFIGS:-none auto}; do
         name=${c%%:*} d=/tmp/calltrace/${c%%:*}-$r
         mkdir -p $d
-        settings=() l=$lib
+        settings=() l=$lib pin=() none=$([ "$name" = none ] && echo 1)
         [[ $c == *:* ]] && IFS=, read -ra settings <<<"${c#*:}"
         for i in "${!settings[@]}"; do
-            [[ ${settings[$i]} == LIB=* ]] && l=$(realpath "${settings[$i]#LIB=}") && unset "settings[$i]"
+            case ${settings[$i]} in
+                LIB=*) l=$(realpath "${settings[$i]#LIB=}") ;;
+                NONE=1) none=1 ;;
+                CPUS=*) pin=(taskset -c "$(cpus "${settings[$i]#CPUS=}")") ;;
+                *) continue ;;
+            esac
+            unset "settings[$i]"
         done
-        if [ "$name" = none ]; then
-            (cd samples/$sample && CALLTRACE_DIR=$d LD_PRELOAD="/tmp/ct-app.so /tmp/ct-drv.so" \
+        if [ -n "$none" ]; then
+            (cd samples/$sample && "${pin[@]}" env CALLTRACE_DIR=$d LD_PRELOAD="/tmp/ct-app.so /tmp/ct-drv.so" \
                 $S/$sample/$sample $size -i $iters --platform $platform >$d/out.txt 2>&1)
         else
-            (cd samples/$sample && env CALLTRACE_DIR=$d CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A "${settings[@]}" \
+            (cd samples/$sample && "${pin[@]}" env CALLTRACE_DIR=$d CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A "${settings[@]}" \
                 LD_PRELOAD="/tmp/ct-app.so $l /tmp/ct-drv.so" $S/$sample/$sample $size -i $iters --platform $platform >$d/out.txt 2>&1)
         fi
     done

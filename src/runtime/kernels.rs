@@ -25,7 +25,7 @@ pub struct Kernel {
     /// The kernel's argument count, asked once.
     num_args: OnceCell<u32>,
     /// What its next launches repeat while its program's run is left untracked.
-    pub untracked: parking_lot::Mutex<Option<UntrackedTicket>>,
+    pub untracked: parking_lot::Mutex<Option<Arc<UntrackedTicket>>>,
 }
 
 /// A launch of a run left untracked (`runtime::untracked`) that the next launches of its kernel

@@ -43,11 +43,20 @@ pub unsafe fn launch(
     } else {
         None
     };
-    if let Some(_fast) = super::order::fast(n) {
-        // Another thread may have started tracking since `pre` was worked out: then the tracked
-        // path below counts this launch, and it may be counted twice.
-        return enqueue(kernel, None, n, list, event);
-    }
+    let pre = match pre {
+        Some(Untracked::HandOver(h)) => Some(*h),
+        counted => {
+            if counted.is_some() && crate::fault::inject("untracked-race") {
+                race_with_untracked(kernel);
+            }
+            if let Some(_fast) = super::order::fast(n) {
+                return enqueue(kernel, None, n, list, event);
+            }
+            // Another thread started the tracking since this launch was counted untracked: the
+            // tracked path takes the count made (it would count the launch again).
+            counted.map(|c| HandedOver { counted: c.counted(), bought: false, weighed: true })
+        }
+    };
     let repeated = kernels::with(key(kernel), |k| {
         let decisions = || k.copies.decisions(&k.facts.name);
         let give = |w, values: &[Option<ArgValue>], token| {
@@ -101,6 +110,46 @@ pub unsafe fn launch(
     launch_with(queue, kernel, k, planned, dims, n, list, event, enqueue, counted)
 }
 
+/// Test builds (fault site `untracked-race`): the tracking starts between a launch's count
+/// untracked and its enqueue, as where another thread's launch starts it then.
+#[cold]
+fn race_with_untracked(kernel: cl_kernel) {
+    if let Some(program) = kernels::get(key(kernel)).and_then(|k| k.program.clone()) {
+        super::untracked::hand_over(&program.untracked, "injected: another thread started it");
+    }
+}
+
+/// What a launch of a declined run left untracked found out (`untracked_launch`).
+enum Untracked {
+    /// It starts the tracking.
+    HandOver(Box<HandedOver>),
+    /// It was counted in its buffers' epochs and runs as written, untracked: its count, or the
+    /// ticket it repeated (`kernels::UntrackedTicket`) and its place in the epoch there.
+    Counted(Box<Counted>),
+    Repeated(Arc<kernels::UntrackedTicket>, Option<u32>),
+}
+
+impl Untracked {
+    /// The count an untracked launch made, for the tracked path should the tracking have started
+    /// since: None where it could not be had (its first buffer released since), and the tracked
+    /// path counts it again.
+    fn counted(self) -> Option<Counted> {
+        match self {
+            Untracked::HandOver(h) => h.counted,
+            Untracked::Counted(c) => Some(*c),
+            Untracked::Repeated(t, nth) => Some(Counted {
+                key: t.key.clone(),
+                nth: nth?,
+                items: t.items,
+                converted: t.converted.clone(),
+                build: Some(t.build.clone()),
+                indices: t.indices.clone(),
+                handles: t.bound.clone(),
+            }),
+        }
+    }
+}
+
 /// A launch of a declined run left untracked, that starts the tracking: what it found out first.
 struct HandedOver {
     /// It was counted in its buffers' epochs (the tracked path must not count it again).
@@ -113,39 +162,41 @@ struct HandedOver {
 
 /// A launch while commands are untracked and a declined run counts its epochs
 /// (`untracked::counting`): a launch of that run's program is counted in its buffers' epochs and
-/// runs as written untracked (None), unless it buys the copies, the model wants it timed (which
-/// takes the launch's events), or the copies are not merely held back, when commands are
-/// tracked from now on and the launch takes the tracked path with what was worked out here.
-fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_event) -> Option<HandedOver> {
+/// runs as written untracked (`Untracked::Counted`, `Repeated`), unless it buys the copies, the
+/// model wants it timed (which takes the launch's events), or the copies are not merely held
+/// back, when commands are tracked from now on and the launch takes the tracked path with what
+/// was worked out here (`HandOver`). None: a launch of another program, with nothing to count.
+fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_event) -> Option<Untracked> {
+    let hand_over = |program: &super::program::Program, why: &str, h: HandedOver| {
+        super::untracked::hand_over(&program.untracked, why);
+        Some(Untracked::HandOver(Box::new(h)))
+    };
     let k = kernels::get(key(kernel))?;
     let program = k.program.as_ref()?;
     if program.untracked.pending() {
         // Launched before the verdict on its build was made: not a way a program is run.
-        super::untracked::hand_over(
-            &program.untracked,
-            "a kernel was launched before the verdict on its program's build",
-        );
-        return Some(HandedOver { counted: None, bought: false, weighed: false });
+        let why = "a kernel was launched before the verdict on its program's build";
+        return hand_over(program, why, HandedOver { counted: None, bought: false, weighed: false });
     }
     if !program.untracked.untracked() {
         // A kernel of another program, not annotated: nothing to count.
         return None;
     }
     if let Some(repeated) = repeat_untracked(&k, program, dims) {
-        return repeated;
+        return Some(repeated);
     }
     if !held_back(program) {
         // Built, failed or never asked for: the tracked path knows what to make of them.
-        super::untracked::hand_over(&program.untracked, "its copies are no longer merely held back");
-        return Some(HandedOver { counted: None, bought: false, weighed: false });
+        let why = "its copies are no longer merely held back";
+        return hand_over(program, why, HandedOver { counted: None, bought: false, weighed: false });
     }
     if k.has_plan() {
         // Planned already, with its copies held back: a kernel that has none.
         return None;
     }
     if buys_copies(&k, dims) {
-        super::untracked::hand_over(&program.untracked, "the run has forgone what its copies' load costs");
-        return Some(HandedOver { counted: None, bought: true, weighed: true });
+        let why = "the run has forgone what its copies' load costs";
+        return hand_over(program, why, HandedOver { counted: None, bought: true, weighed: true });
     }
     // Read before the buffers are: a buffer created or released since, the ticket made below
     // does not hold.
@@ -154,52 +205,55 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
         // Not a rewritten kernel (it runs as written), or one whose inferred annotation waits
         // for its stride's value: the tracked path completes it at this launch.
         if program.dl().is_some_and(|dl| dl.waits_for_stride(&k.facts.name)) {
-            super::untracked::hand_over(&program.untracked, "a kernel's inferred annotation waits for this launch");
-            return Some(HandedOver { counted: None, bought: false, weighed: true });
+            let why = "a kernel's inferred annotation waits for this launch";
+            return hand_over(program, why, HandedOver { counted: None, bought: false, weighed: true });
         }
         return None;
     };
-    let counted = Some(counted);
     // SAFETY: `list` points to `n` events when not null, as the caller's contract says.
     let user = unsafe { super::order::user_wait(n, list) };
-    let timing = counted.as_ref().and_then(|c| Some(timing_while_building(&k, &c.key, c.nth, dims, user?)));
+    let timing = user.map(|user| timing_while_building(&k, &counted.key, counted.nth, dims, user));
     if let Some(Ok(_)) = timing {
         // Timed through the launch's events, which the tracked path keeps.
-        super::untracked::hand_over(&program.untracked, "the model times a launch as written");
-        return Some(HandedOver { counted, bought: false, weighed: true });
+        let why = "the model times a launch as written";
+        return hand_over(program, why, HandedOver { counted: Some(counted), bought: false, weighed: true });
     }
+    untracked_as_written(&k);
     // Not timed at an early launch of its epoch: never at this size (`NotTimed::Henceforth` for
     // good), so the next launches on these buffers may repeat this one's count.
     let for_good = matches!(timing, Some(Err(NotTimed::Henceforth)));
-    if let Some(c) = counted.filter(|c| for_good && timed_while_building(c.nth)) {
-        if let (Some(build), Some((rewritten, _))) = (c.build, k.building_plan()) {
-            *k.untracked.lock() = Some(kernels::UntrackedTicket {
-                rewritten: rewritten.clone(),
-                key: c.key,
-                items: c.items,
-                indices: c.indices,
-                bound: c.handles,
-                converted: c.converted,
-                mems: mems_seen,
-                build,
-            });
-        }
+    if !(for_good && timed_while_building(counted.nth)) {
+        return Some(Untracked::Counted(Box::new(counted)));
     }
-    untracked_as_written(&k);
-    None
+    let (Some(build), Some((rewritten, _))) = (counted.build.clone(), k.building_plan()) else {
+        return Some(Untracked::Counted(Box::new(counted)));
+    };
+    let nth = Some(counted.nth);
+    let ticket = Arc::new(kernels::UntrackedTicket {
+        rewritten: rewritten.clone(),
+        key: counted.key,
+        items: counted.items,
+        indices: counted.indices,
+        bound: counted.handles,
+        converted: counted.converted,
+        mems: mems_seen,
+        build,
+    });
+    *k.untracked.lock() = Some(ticket.clone());
+    Some(Untracked::Repeated(ticket, nth))
 }
 
 /// A launch of a run left untracked that runs as written, in the statistics.
 fn untracked_as_written(k: &kernels::Kernel) {
+    static WHY: super::cost::Reason = super::cost::Reason::Static("its copies were declined and not yet bought");
     crate::stats::transparent_launch(false);
     let written = super::cost::model::Variant::Written.form();
-    let why = super::cost::Reason::Static("its copies were declined and not yet bought");
-    crate::stats::decision(k.copies.decisions(&k.facts.name), written, &why);
+    crate::stats::untracked_launch(k.copies.decisions(&k.facts.name), written, &WHY);
 }
 
 /// `untracked_launch` through the kernel object's ticket (`kernels::UntrackedTicket`): None
 /// where it does not hold (it is dropped), else what the launch found out, as there.
-fn repeat_untracked(k: &kernels::Kernel, program: &super::program::Program, dims: &Dims) -> Option<Option<HandedOver>> {
+fn repeat_untracked(k: &kernels::Kernel, program: &super::program::Program, dims: &Dims) -> Option<Untracked> {
     let mut slot = k.untracked.lock();
     let t = slot.as_ref()?;
     let items = super::transparent::launch::items_class(dims);
@@ -219,16 +273,20 @@ fn repeat_untracked(k: &kernels::Kernel, program: &super::program::Program, dims
         *slot = None;
         drop(slot);
         super::untracked::hand_over(&program.untracked, "the run has forgone what its copies' load costs");
-        return Some(Some(HandedOver { counted: None, bought: true, weighed: true }));
+        let h = HandedOver { counted: None, bought: true, weighed: true };
+        return Some(Untracked::HandOver(Box::new(h)));
     }
+    let t = t.clone();
+    drop(slot);
+    let mut nth = None;
     for &(h, arg) in &t.converted {
         if let Some(buffer) = buffers::get(h) {
-            buffer.lock().cost().launched(&t.key, arg, t.items);
+            let n = buffer.lock().cost().launched(&t.key, arg, t.items);
+            nth = nth.or((arg == 0).then_some(n));
         }
     }
-    drop(slot);
     crate::stats::repeated_launch(k.copies.decisions(&k.facts.name), super::cost::model::Variant::Written.form());
-    Some(None)
+    Some(Untracked::Repeated(t, nth))
 }
 
 /// Whether `program`'s copies are being built or held back on clayout's worker.
