@@ -335,8 +335,21 @@ pub fn decision(kernel: &KernelStats, ran: Form, reason: &dyn Reasoned) {
 /// some 230 first-level instruction-cache misses (callgrind, particles on PoCL), on the H100 some
 /// 30 ns each from the last-level cache.
 pub fn untracked_launch(kernel: &KernelStats, ran: Form, reason: &'static dyn Reasoned) {
+    LAUNCH_ORIGINAL.fetch_add(1, Relaxed);
     kernel.untracked_as.get_or_init(|| Untracked(ran, reason));
     kernel.untracked.fetch_add(1, Relaxed);
+}
+
+/// A launch counted as one left untracked (`untracked_launch`, or `repeated_launch` in form
+/// `ran` where it repeated its kernel object's ticket) whose enqueue found the tracking started
+/// by another thread: the tracked path counts it instead.
+pub fn untracked_withdrawn(kernel: &KernelStats, repeated: bool, ran: Form) {
+    if repeated {
+        kernel.repeated[usize::from(ran.order).min(2)].fetch_sub(1, Relaxed);
+    } else {
+        LAUNCH_ORIGINAL.fetch_sub(1, Relaxed);
+        kernel.untracked.fetch_sub(1, Relaxed);
+    }
 }
 
 /// A launch of `kernel` repeated its last one in form `ran` (`transparent::repeat`): the
@@ -735,5 +748,49 @@ pub fn write_at_exit() {
                 crate::log::error(&format!("cannot write CLAYOUT_STATS={path}: {e}"));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Declined;
+
+    impl std::fmt::Display for Declined {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("declined")
+        }
+    }
+
+    impl Reasoned for Declined {
+        fn key(&self) -> ReasonKey {
+            ReasonKey::Typed(0, "declined", "")
+        }
+        fn kept(&self) -> KeptReason {
+            KeptReason(std::sync::Arc::new(Declined))
+        }
+    }
+
+    static WHY: Declined = Declined;
+
+    #[test]
+    fn launches_left_untracked_are_counted_with_their_reason_once_and_can_be_taken_back() {
+        let k = KernelStats::default();
+        let written = Form { order: 0, key: "written", label: "as written", device_layout: false };
+        for _ in 0..3 {
+            untracked_launch(&k, written, &WHY);
+        }
+        repeated_launch(&k, written);
+        repeated_launch(&k, written);
+        untracked_withdrawn(&k, false, written);
+        untracked_withdrawn(&k, true, written);
+        let d = k.snapshot(Duration::from_secs(1)).unwrap();
+        assert_eq!(d.launches.get(&written), Some(&3));
+        assert_eq!(d.reasons.iter().map(|r| r.0.to_string()).collect::<Vec<_>>(), ["declined"]);
+        // A reason given through `decision` too is kept once.
+        decision(&k, written, &WHY);
+        let d = k.snapshot(Duration::from_secs(1)).unwrap();
+        assert_eq!((d.launches.get(&written), d.reasons.len()), (Some(&4), 1));
     }
 }

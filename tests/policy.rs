@@ -556,7 +556,7 @@ fn a_declined_run_is_left_untracked_and_learns_what_a_tracked_one_does() {
     let (tracked_out, tracked_stats, tracked_loaded) = cmd(&twin, "auto", "quick-build,tracked", "tracked");
     // The tracking started between the first launch's count untracked and its enqueue: the
     // tracked path takes that count, and counts no launch twice.
-    let (raced_out, _, raced_loaded) = cmd(&raced, "auto", "quick-build,untracked-race", "raced");
+    let (raced_out, raced_stats, raced_loaded) = cmd(&raced, "auto", "quick-build,untracked-race", "raced");
     assert!(!loaded && !tracked_loaded && !raced_loaded, "{}", out.show("untracked"));
     assert!(
         raced_out.shim_lines().iter().any(|l| l.contains("another thread started it")),
@@ -569,6 +569,7 @@ fn a_declined_run_is_left_untracked_and_learns_what_a_tracked_one_does() {
     assert!(!out.shim_lines().iter().any(|l| l.contains("tracked from now on")), "{}", out.show("untracked"));
     assert_eq!(launches(&stats, "advance", "written"), 10, "{stats:#}");
     assert_eq!(launches(&tracked_stats, "advance", "written"), 10, "{tracked_stats:#}");
+    assert_eq!(launches(&raced_stats, "advance", "written"), 10, "{raced_stats:#}");
     // Each launch after the first repeats its count (`kernels::UntrackedTicket`).
     assert_eq!(stats["launches_repeated"].as_u64(), Some(9), "{stats:#}");
     let lengths = |dir: &std::path::Path| {

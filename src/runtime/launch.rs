@@ -53,8 +53,9 @@ pub unsafe fn launch(
                 return enqueue(kernel, None, n, list, event);
             }
             // Another thread started the tracking since this launch was counted untracked: the
-            // tracked path takes the count made (it would count the launch again).
-            counted.map(|c| HandedOver { counted: c.counted(), bought: false, weighed: true })
+            // tracked path takes the count made (it would count the launch again), and counts
+            // the launch in the statistics instead.
+            counted.map(|c| HandedOver { counted: c.withdrawn(), bought: false, weighed: true })
         }
     };
     let repeated = kernels::with(key(kernel), |k| {
@@ -125,19 +126,31 @@ enum Untracked {
     HandOver(Box<HandedOver>),
     /// It was counted in its buffers' epochs and runs as written, untracked: its count, or the
     /// ticket it repeated (`kernels::UntrackedTicket`) and its place in the epoch there.
-    Counted(Box<Counted>),
-    Repeated(Arc<kernels::UntrackedTicket>, Option<u32>),
+    Counted(Arc<kernels::Kernel>, Box<Counted>),
+    Repeated(Arc<kernels::Kernel>, Arc<kernels::UntrackedTicket>, Option<u32>),
 }
 
 impl Untracked {
-    /// The count an untracked launch made, for the tracked path should the tracking have started
-    /// since: None where it could not be had (its first buffer released since), and the tracked
-    /// path counts it again.
-    fn counted(self) -> Option<Counted> {
+    /// The count an untracked launch made, for the tracked path now that the tracking started
+    /// before its enqueue: None where it could not be had (its first buffer released since),
+    /// and the tracked path counts it again. The statistics take it back (the tracked path
+    /// counts it).
+    #[cold]
+    fn withdrawn(self) -> Option<Counted> {
+        let written = super::cost::model::Variant::Written.form();
+        match &self {
+            Untracked::Counted(k, _) => {
+                crate::stats::untracked_withdrawn(k.copies.decisions(&k.facts.name), false, written)
+            }
+            Untracked::Repeated(k, ..) => {
+                crate::stats::untracked_withdrawn(k.copies.decisions(&k.facts.name), true, written)
+            }
+            Untracked::HandOver(_) => {}
+        }
         match self {
             Untracked::HandOver(h) => h.counted,
-            Untracked::Counted(c) => Some(*c),
-            Untracked::Repeated(t, nth) => Some(Counted {
+            Untracked::Counted(_, c) => Some(*c),
+            Untracked::Repeated(_, t, nth) => Some(Counted {
                 key: t.key.clone(),
                 nth: nth?,
                 items: t.items,
@@ -182,8 +195,13 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
         // A kernel of another program, not annotated: nothing to count.
         return None;
     }
-    if let Some(repeated) = repeat_untracked(&k, program, dims) {
-        return Some(repeated);
+    match repeat_untracked(&k, program, dims) {
+        Some(Ok((ticket, nth))) => {
+            crate::stats::repeated_launch(k.copies.decisions(&k.facts.name), Variant::Written.form());
+            return Some(Untracked::Repeated(k, ticket, nth));
+        }
+        Some(Err(h)) => return Some(Untracked::HandOver(h)),
+        None => {}
     }
     if !held_back(program) {
         // Built, failed or never asked for: the tracked path knows what to make of them.
@@ -218,42 +236,47 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
         let why = "the model times a launch as written";
         return hand_over(program, why, HandedOver { counted: Some(counted), bought: false, weighed: true });
     }
-    untracked_as_written(&k);
     // Not timed at an early launch of its epoch: never at this size (`NotTimed::Henceforth` for
     // good), so the next launches on these buffers may repeat this one's count.
     let for_good = matches!(timing, Some(Err(NotTimed::Henceforth)));
     if !(for_good && timed_while_building(counted.nth)) {
-        return Some(Untracked::Counted(Box::new(counted)));
+        return Some(untracked_as_written(k, counted));
     }
     let (Some(build), Some((rewritten, _))) = (counted.build.clone(), k.building_plan()) else {
-        return Some(Untracked::Counted(Box::new(counted)));
+        return Some(untracked_as_written(k, counted));
     };
-    let nth = Some(counted.nth);
     let ticket = Arc::new(kernels::UntrackedTicket {
         rewritten: rewritten.clone(),
-        key: counted.key,
+        key: counted.key.clone(),
         items: counted.items,
-        indices: counted.indices,
-        bound: counted.handles,
-        converted: counted.converted,
+        indices: counted.indices.clone(),
+        bound: counted.handles.clone(),
+        converted: counted.converted.clone(),
         mems: mems_seen,
         build,
     });
-    *k.untracked.lock() = Some(ticket.clone());
-    Some(Untracked::Repeated(ticket, nth))
+    *k.untracked.lock() = Some(ticket);
+    Some(untracked_as_written(k, counted))
 }
 
-/// A launch of a run left untracked that runs as written, in the statistics.
-fn untracked_as_written(k: &kernels::Kernel) {
+/// A launch counted untracked (`untracked_launch`) that runs as written, in the statistics.
+fn untracked_as_written(k: Arc<kernels::Kernel>, counted: Counted) -> Untracked {
     static WHY: super::cost::Reason = super::cost::Reason::Static("its copies were declined and not yet bought");
-    crate::stats::transparent_launch(false);
-    let written = super::cost::model::Variant::Written.form();
-    crate::stats::untracked_launch(k.copies.decisions(&k.facts.name), written, &WHY);
+    crate::stats::untracked_launch(k.copies.decisions(&k.facts.name), Variant::Written.form(), &WHY);
+    Untracked::Counted(k, Box::new(counted))
 }
+
+/// A ticket repeated (`repeat_untracked`), and the launch's place in its epoch there.
+type Repeat = (Arc<kernels::UntrackedTicket>, Option<u32>);
 
 /// `untracked_launch` through the kernel object's ticket (`kernels::UntrackedTicket`): None
-/// where it does not hold (it is dropped), else what the launch found out, as there.
-fn repeat_untracked(k: &kernels::Kernel, program: &super::program::Program, dims: &Dims) -> Option<Untracked> {
+/// where it does not hold (it is dropped), else the ticket repeated and the launch's place in
+/// its epoch, or the handover of a launch that buys the copies.
+fn repeat_untracked(
+    k: &kernels::Kernel,
+    program: &super::program::Program,
+    dims: &Dims,
+) -> Option<Result<Repeat, Box<HandedOver>>> {
     let mut slot = k.untracked.lock();
     let t = slot.as_ref()?;
     let items = super::transparent::launch::items_class(dims);
@@ -273,8 +296,7 @@ fn repeat_untracked(k: &kernels::Kernel, program: &super::program::Program, dims
         *slot = None;
         drop(slot);
         super::untracked::hand_over(&program.untracked, "the run has forgone what its copies' load costs");
-        let h = HandedOver { counted: None, bought: true, weighed: true };
-        return Some(Untracked::HandOver(Box::new(h)));
+        return Some(Err(Box::new(HandedOver { counted: None, bought: true, weighed: true })));
     }
     let t = t.clone();
     drop(slot);
@@ -285,8 +307,7 @@ fn repeat_untracked(k: &kernels::Kernel, program: &super::program::Program, dims
             nth = nth.or((arg == 0).then_some(n));
         }
     }
-    crate::stats::repeated_launch(k.copies.decisions(&k.facts.name), super::cost::model::Variant::Written.form());
-    Some(Untracked::Repeated(t, nth))
+    Some(Ok((t, nth)))
 }
 
 /// Whether `program`'s copies are being built or held back on clayout's worker.
