@@ -39,7 +39,7 @@ pub unsafe fn clCreateContext(
     user_data: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_context {
-    crate::runtime::helper::start();
+    crate::runtime::helper::start(crate::runtime::program::ahead_of_builds);
     let ctx = api().clCreateContext(properties, num_devices, devices, pfn_notify, user_data, errcode_ret);
     if !ctx.is_null() {
         guard("clCreateContext", || {
@@ -57,7 +57,7 @@ pub unsafe fn clCreateContextFromType(
     user_data: *mut c_void,
     errcode_ret: *mut cl_int,
 ) -> cl_context {
-    crate::runtime::helper::start();
+    crate::runtime::helper::start(crate::runtime::program::ahead_of_builds);
     let ctx = api().clCreateContextFromType(properties, device_type, pfn_notify, user_data, errcode_ret);
     if !ctx.is_null() {
         guard("clCreateContextFromType", || {

@@ -5,8 +5,9 @@
 //! 115-122 to 28-31 us on the H100 with this thread (docs/results.md, "What a layer costs a
 //! short run").
 //!
-//! The thread first maps clayout's code into the process (`warm::map_code`), then waits for
-//! jobs, one at a time. A caller whose job it takes waits for the job's end before returning;
+//! The thread first maps clayout's code into the process (`warm::map_code`) and does what its
+//! starter gives it to do ahead of the application's builds (`program::ahead_of_builds`), then
+//! waits for jobs, one at a time. A caller whose job it takes waits for the job's end before returning;
 //! where the helper is busy with another thread's job, was never started, or does not exist in
 //! this process (a child forked after it started), [`try_run`] gives the job back and the caller
 //! runs it on a thread of its own as before.
@@ -32,22 +33,23 @@ static HELPER: Helper = Helper { slot: Mutex::new(Slot { job: None, busy: false 
 /// Set once the helper's thread runs.
 static RUNNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Starts the helper's thread, once (`hooks::clCreateContext`).
-pub fn start() {
+/// Starts the helper's thread, once (`hooks::clCreateContext`), whose first job is `first`.
+pub fn start(first: fn()) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         // Its stack holds what the reading of a program holds: the size a scoped thread had.
-        let spawned = std::thread::Builder::new().name("clayout-helper".into()).spawn(serve);
+        let spawned = std::thread::Builder::new().name("clayout-helper".into()).spawn(move || serve(first));
         if spawned.is_ok() {
             RUNNING.store(true, std::sync::atomic::Ordering::Release);
         }
     });
 }
 
-fn serve() {
+fn serve(first: fn()) {
     if crate::config::get().warm {
         crate::warm::map_code();
     }
+    crate::guard("work ahead of the first build", first);
     let mut slot = HELPER.slot.lock();
     loop {
         match slot.job.take() {
@@ -131,7 +133,7 @@ mod tests {
 
     /// Hands `f` over once the helper is idle: the tests share it.
     fn take<R: Send + 'static>(f: impl FnOnce() -> R + Send + Clone + 'static) -> Pending<R> {
-        start();
+        start(|| {});
         loop {
             if let Ok(p) = try_run(f.clone()) {
                 return p;
