@@ -125,9 +125,15 @@ enum Untracked {
     /// It starts the tracking.
     HandOver(Box<HandedOver>),
     /// It was counted in its buffers' epochs and runs as written, untracked: its count, or the
-    /// ticket it repeated (`kernels::UntrackedTicket`) and its place in the epoch there.
+    /// ticket (`kernels::UntrackedTicket`) it made (`first`) or repeated and its place in the
+    /// epoch there.
     Counted(Arc<kernels::Kernel>, Box<Counted>),
-    Repeated(Arc<kernels::Kernel>, Arc<kernels::UntrackedTicket>, Option<u32>),
+    Ticket {
+        k: Arc<kernels::Kernel>,
+        ticket: Arc<kernels::UntrackedTicket>,
+        nth: Option<u32>,
+        first: bool,
+    },
 }
 
 impl Untracked {
@@ -142,15 +148,15 @@ impl Untracked {
             Untracked::Counted(k, _) => {
                 crate::stats::untracked_withdrawn(k.copies.decisions(&k.facts.name), false, written)
             }
-            Untracked::Repeated(k, ..) => {
-                crate::stats::untracked_withdrawn(k.copies.decisions(&k.facts.name), true, written)
+            Untracked::Ticket { k, first, .. } => {
+                crate::stats::untracked_withdrawn(k.copies.decisions(&k.facts.name), !first, written)
             }
             Untracked::HandOver(_) => {}
         }
         match self {
             Untracked::HandOver(h) => h.counted,
             Untracked::Counted(_, c) => Some(*c),
-            Untracked::Repeated(_, t, nth) => Some(Counted {
+            Untracked::Ticket { ticket: t, nth, .. } => Some(Counted {
                 key: t.key.clone(),
                 nth: nth?,
                 items: t.items,
@@ -175,7 +181,7 @@ struct HandedOver {
 
 /// A launch while commands are untracked and a declined run counts its epochs
 /// (`untracked::counting`): a launch of that run's program is counted in its buffers' epochs and
-/// runs as written untracked (`Untracked::Counted`, `Repeated`), unless it buys the copies, the
+/// runs as written untracked (`Untracked::Counted`, `Ticket`), unless it buys the copies, the
 /// model wants it timed (which takes the launch's events), or the copies are not merely held
 /// back, when commands are tracked from now on and the launch takes the tracked path with what
 /// was worked out here (`HandOver`). None: a launch of another program, with nothing to count.
@@ -198,7 +204,7 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
     match repeat_untracked(&k, program, dims) {
         Some(Ok((ticket, nth))) => {
             crate::stats::repeated_launch(k.copies.decisions(&k.facts.name), Variant::Written.form());
-            return Some(Untracked::Repeated(k, ticket, nth));
+            return Some(Untracked::Ticket { k, ticket, nth, first: false });
         }
         Some(Err(h)) => return Some(Untracked::HandOver(h)),
         None => {}
@@ -240,30 +246,34 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
     // good), so the next launches on these buffers may repeat this one's count.
     let for_good = matches!(timing, Some(Err(NotTimed::Henceforth)));
     if !(for_good && timed_while_building(counted.nth)) {
-        return Some(untracked_as_written(k, counted));
+        untracked_as_written(&k);
+        return Some(Untracked::Counted(k, Box::new(counted)));
     }
     let (Some(build), Some((rewritten, _))) = (counted.build.clone(), k.building_plan()) else {
-        return Some(untracked_as_written(k, counted));
+        untracked_as_written(&k);
+        return Some(Untracked::Counted(k, Box::new(counted)));
     };
+    let nth = Some(counted.nth);
     let ticket = Arc::new(kernels::UntrackedTicket {
         rewritten: rewritten.clone(),
-        key: counted.key.clone(),
+        key: counted.key,
         items: counted.items,
-        indices: counted.indices.clone(),
-        bound: counted.handles.clone(),
-        converted: counted.converted.clone(),
+        indices: counted.indices,
+        bound: counted.handles,
+        converted: counted.converted,
         mems: mems_seen,
         build,
     });
-    *k.untracked.lock() = Some(ticket);
-    Some(untracked_as_written(k, counted))
+    *k.untracked.lock() = Some(ticket.clone());
+    untracked_as_written(&k);
+    Some(Untracked::Ticket { k, ticket, nth, first: true })
 }
 
-/// A launch counted untracked (`untracked_launch`) that runs as written, in the statistics.
-fn untracked_as_written(k: Arc<kernels::Kernel>, counted: Counted) -> Untracked {
+/// A launch counted untracked (`untracked_launch`) that runs as written, in the statistics: its
+/// kernel object's first, or one that made no ticket.
+fn untracked_as_written(k: &kernels::Kernel) {
     static WHY: super::cost::Reason = super::cost::Reason::Static("its copies were declined and not yet bought");
     crate::stats::untracked_launch(k.copies.decisions(&k.facts.name), Variant::Written.form(), &WHY);
-    Untracked::Counted(k, Box::new(counted))
 }
 
 /// A ticket repeated (`repeat_untracked`), and the launch's place in its epoch there.
