@@ -238,7 +238,7 @@ fn set_args<F: Fn(&str, usize) -> Option<u64>>(
             continue;
         }
         let v = match (extra, args.get(i)) {
-            (Some(b), _) => ArgValue::Bytes(b.to_vec()),
+            (Some(b), _) => ArgValue::Bytes(crate::registry::ArgBytes::from_slice(b)),
             (None, Some(Some(v))) => v.clone(),
             (None, _) => return Err(format!("argument {i} of the copy is not set")),
         };
