@@ -7,10 +7,10 @@
 //!
 //! The thread first maps clayout's code into the process (`warm::map_code`) and does what its
 //! starter gives it to do ahead of the application's builds (`program::ahead_of_builds`), then
-//! waits for jobs, one at a time. A caller whose job it takes waits for the job's end before returning;
-//! where the helper is busy with another thread's job, was never started, or does not exist in
-//! this process (a child forked after it started), [`try_run`] gives the job back and the caller
-//! runs it on a thread of its own as before.
+//! waits for jobs, one at a time. A caller whose job it takes waits for the job's end before
+//! returning; where the helper is busy with another thread's job, was never started, or does not
+//! exist in this process (a child forked after it started), [`try_run`] gives the job back and
+//! the caller runs it on a thread of its own as before.
 
 use parking_lot::{Condvar, Mutex};
 use std::sync::Arc;

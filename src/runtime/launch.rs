@@ -245,12 +245,9 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
     // Not timed at an early launch of its epoch: never at this size (`NotTimed::Henceforth` for
     // good), so the next launches on these buffers may repeat this one's count.
     let for_good = matches!(timing, Some(Err(NotTimed::Henceforth)));
-    if !(for_good && timed_while_building(counted.nth)) {
-        untracked_as_written(&k);
-        return Some(Untracked::Counted(k, Box::new(counted)));
-    }
-    let (Some(build), Some((rewritten, _))) = (counted.build.clone(), k.building_plan()) else {
-        untracked_as_written(&k);
+    untracked_as_written(&k);
+    let plan = (for_good && timed_while_building(counted.nth)).then(|| k.building_plan()).flatten();
+    let (Some(build), Some((rewritten, _))) = (counted.build.clone(), plan) else {
         return Some(Untracked::Counted(k, Box::new(counted)));
     };
     let nth = Some(counted.nth);
@@ -265,7 +262,6 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
         build,
     });
     *k.untracked.lock() = Some(ticket.clone());
-    untracked_as_written(&k);
     Some(Untracked::Ticket { k, ticket, nth, first: true })
 }
 

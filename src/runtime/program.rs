@@ -576,9 +576,8 @@ impl Build {
         let whole = dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache());
         // The verdict weighs the runs with these arguments: read here, where reading
         // /proc/self/cmdline in the build call took six system calls.
-        let args = crate::runtime::cost::worth::this_args();
-        let (runs, alike) = worth.as_ref().map(|w| w.weighed(args)).unwrap_or_default();
-        let gains = crate::runtime::cost::worth::gains_per_run(&times, &runs);
+        let _ = crate::runtime::cost::worth::this_args();
+        let (gains, alike) = weighed_gains(&times, worth.as_ref());
         let _ = dl
             .building_plans
             .set(dl.kernels.keys().filter_map(|name| Some((name.clone(), plan_while_building(dl, name)?))).collect());
@@ -860,8 +859,7 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
         }
         None => {
             let (times, record) = verdict_records(&key, &keys);
-            let (runs, alike) = record.as_ref().map(|w| w.weighed(worth::this_args())).unwrap_or_default();
-            let gains = worth::gains_per_run(&times, &runs);
+            let (gains, alike) = weighed_gains(&times, record.as_ref());
             (times, record, None, gains, alike)
         }
     };
@@ -903,6 +901,17 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
         }
     }
     Load::No { bought_only: load > 0.0 && untimed_whole.unwrap_or_else(whole_in_cache) }
+}
+
+/// What the runs the verdict weighs (those of the program's `record` with this process's
+/// arguments, `Worth::weighed`) could have gained with the copies whose `times` were read, and
+/// which runs those are.
+fn weighed_gains(
+    times: &[Option<crate::runtime::cost::kernel::TimesByClass>],
+    record: Option<&crate::runtime::cost::worth::Worth>,
+) -> (Option<Vec<crate::runtime::cost::worth::RunGain>>, crate::runtime::cost::worth::Alike) {
+    let (runs, alike) = record.map(|w| w.weighed(crate::runtime::cost::worth::this_args())).unwrap_or_default();
+    (crate::runtime::cost::worth::gains_per_run(times, &runs), alike)
 }
 
 /// The records the verdict on loading the copies reads (`loading_pays`), for the program's
