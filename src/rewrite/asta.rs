@@ -1,9 +1,10 @@
 //! The ASTA copy of a kernel: the buffer itself, converted in place to ASTA, addressed word by
 //! word wherever the kernel and the helper functions it passes the buffer to reach it.
 
-use super::copy::{assemble, prepare, ExtraArg, Insertion, Prepared};
+use super::copy::{assemble, prepare, ExtraArg, Prepared};
 use super::request::RewriteRequest;
 use super::source::{Refusal, Source};
+use super::splice::Insertion;
 use super::walk::{Asta, Rewriter};
 
 #[derive(Clone, Debug)]

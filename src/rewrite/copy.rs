@@ -6,6 +6,7 @@ use super::emit::Space;
 use super::funcs::{find_function, FnDef};
 use super::request::{HostKind, RewriteRequest};
 use super::source::{refusal, Refusal, Source};
+use super::splice::{splice, Insertion};
 use super::target::{Host, Target, View};
 use super::walk::Rewriter;
 use crate::clc::lex::{lex, line_col};
@@ -133,31 +134,6 @@ pub(super) fn prepare<'s>(read: &Source<'s>, req: &RewriteRequest) -> Result<Pre
         extra_args.push(ExtraArg { param: pr.name.clone(), index: sig.params.len() + k, what: ExtraKind::StructCount });
     }
     Ok(Prepared { code, def, line, targets, extra_args })
-}
-
-/// Text to insert into the program as it was read, at byte `at`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Insertion {
-    pub at: usize,
-    pub text: String,
-}
-
-/// Program `src` with `insertions` made, in the order given: where two go at the same byte,
-/// the later one comes first, as if each had been made in the program with the earlier ones
-/// (a kernel's staged copy before its ASTA copy).
-pub fn splice(src: &str, insertions: &[Insertion]) -> String {
-    let mut order: Vec<usize> = (0..insertions.len()).collect();
-    order.sort_by_key(|&i| (insertions[i].at, std::cmp::Reverse(i)));
-    let mut out = String::with_capacity(src.len() + insertions.iter().map(|i| i.text.len()).sum::<usize>());
-    let mut cursor = 0;
-    for i in order {
-        let ins = &insertions[i];
-        out.push_str(&src[cursor..ins.at]);
-        out.push_str(&ins.text);
-        cursor = ins.at;
-    }
-    out.push_str(&src[cursor..]);
-    out
 }
 
 /// Copy `kernel` (a `what` copy of `name`), the helper copies and the generated functions, to

@@ -8,7 +8,7 @@
 //!   its structures in local memory with coalesced accesses; it plugs into the walk as a
 //!   `Policy`.
 //! - `copy`: what both copies share: the request checked against the kernel, one `Target` per
-//!   buffer (`target`), and the program with the copy inserted.
+//!   buffer (`target`), and the program with the copy inserted (`splice`).
 //! - `walk`: the walk over a function body that offers each token to the access forms, and the
 //!   `Policy` through which a kind of copy changes it.
 //! - `target`: a pointer into a rewritten buffer (the parameter or one derived from it) as the
@@ -23,6 +23,8 @@
 //! - `funcs`: helper function definitions and macros of the rest of the program.
 //! - `overwrite`: which buffers a kernel provably overwrites before reading them
 //!   ([`overwritten`]), so that their old contents need no conversion.
+//! - `splice`: the program with the copies inserted ([`splice`]) and the application's kernels
+//!   left out of it, since it launches none of them ([`splice_cutting`]).
 //!
 //! Structures and their layouts come from `crate::clc`.
 //!
@@ -43,6 +45,7 @@ mod ptr;
 mod request;
 mod sizeof;
 mod source;
+mod splice;
 mod stage;
 mod syntax;
 mod target;
@@ -63,10 +66,12 @@ mod tests_stage;
 pub use crate::clc::struct_layout::{probe_expressions, struct_layout, MemberLayout, StructLayout};
 pub(crate) use asta::rewrite_kernel_in;
 pub use asta::{rewrite_kernel, Rewritten};
-pub use copy::{splice, ExtraArg, ExtraKind, Insertion};
+pub use copy::{ExtraArg, ExtraKind};
 pub use overwrite::{overwritten, Bound, Overwrite};
 pub use request::{request, HostKind, ParamRewrite, RewriteRequest};
 pub use source::Refusal;
 pub(crate) use source::Source;
+pub(crate) use splice::unlaunched_kernels;
+pub use splice::{splice, splice_cutting, Cut, Insertion};
 pub(crate) use stage::stage_kernel_in;
 pub use stage::{stage_kernel, Staged, StagedParam};

@@ -22,10 +22,11 @@
 mod body;
 pub(super) mod gid;
 
-use super::copy::{assemble, prepare, ExtraArg, ExtraKind, Insertion, Prepared};
+use super::copy::{assemble, prepare, ExtraArg, ExtraKind, Prepared};
 use super::emit::Space;
 use super::request::RewriteRequest;
 use super::source::{refusal, Refusal, Source, R};
+use super::splice::Insertion;
 use super::target::{Host, Target, View};
 use super::walk::{Policy, Rewriter};
 use crate::clc::types::word_type;

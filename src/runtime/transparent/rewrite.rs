@@ -201,7 +201,10 @@ fn make(source: &str, wanted: &BTreeMap<&String, &KernelLayout>, asked: String) 
         };
         kernels.push(((*name).clone(), outcome));
     }
-    Made { from: source.to_string(), asked, source: rewrite::splice(source, &insertions), kernels }
+    // The kernels as written are left out of it (`rewrite::unlaunched_kernels`): clayout
+    // launches only the copies from this program, and the driver would compile and load them all.
+    let cuts = rewrite::unlaunched_kernels(&read, &insertions);
+    Made { from: source.to_string(), asked, source: rewrite::splice_cutting(source, &insertions, &cuts), kernels }
 }
 
 /// Says what the rewriter made of each kernel, whether it just did or its cache kept it: the
