@@ -15,6 +15,13 @@ less that of the driver calls made on its thread inside it.
                                               by entry point, and in the application's build
                                               call (outside total_ms: clayout's work before and
                                               after the real build, on the application's thread)
+  scripts/calltrace-report.py --spans ROOT    ROOT/CONFIG-ROUND/ for every run: the host's time per
+                                              launch in each tenth of the run's launches, the
+                                              launches in which clayout's own time passed 1 ms
+                                              (a wait), the driver calls of clayout's other
+                                              threads that passed 1 ms (its builds), and the
+                                              application's waits for the device that passed
+                                              0.1 ms, each at its time from the first launch
 """
 import glob, os, statistics, sys
 
@@ -88,9 +95,38 @@ def table(root):
         print(f"| {config} (median of {len(rows)}) | " + " | ".join(f"{x:.1f}" for x in med) + " |")
 
 
+def spans(root):
+    for d in sorted(glob.glob(os.path.join(root, "*-*/"))):
+        app, drv = run_of(d)
+        launches = [a for a in app if a[3] == "clEnqueueNDRangeKernel"]
+        if len(launches) < 2:
+            continue
+        t0, main = launches[0][1], launches[0][0]
+        tenth = max(1, (len(launches) - 1) // 10)
+        per = [
+            (launches[min(i + tenth, len(launches) - 1)][1] - launches[i][1]) / (min(i + tenth, len(launches) - 1) - i)
+            for i in range(0, len(launches) - 1, tenth)
+        ]
+        waits = [(a[1] - t0, own_time(drv, a)) for a in launches]
+        waits = [f"launch {i} at +{at / 1e3:.2f} ms: {own / 1e3:.2f} ms" for i, (at, own) in enumerate(waits) if own > 1000]
+        builds = [f"{r[3]} at +{(r[1] - t0) / 1e3:.2f} ms: {r[2] / 1e3:.2f} ms" for r in drv if r[0] != main and r[1] >= t0 and r[2] > 1000]
+        blocking = [
+            f"{a[3]} at +{(a[1] - t0) / 1e3:.2f} ms: {a[2] / 1e3:.2f} ms"
+            for a in app
+            if a[1] > t0 and a[2] > 100 and a[3] in ("clFinish", "clEnqueueReadBuffer", "clWaitForEvents")
+        ]
+        total = open(os.path.join(d, "out.txt")).read().split("total_ms:")[1].split()[0]
+        print(f"== {os.path.basename(d.rstrip('/'))}: total_ms {total}, {len(launches)} launches in {(launches[-1][1] - t0) / 1e3:.2f} ms")
+        print("  us per launch, by tenths: " + " ".join(f"{x:.1f}" for x in per))
+        for line in waits + builds + blocking:
+            print("  " + line)
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--table":
         table(sys.argv[2])
+    elif len(sys.argv) > 2 and sys.argv[1] == "--spans":
+        spans(sys.argv[2])
     elif len(sys.argv) > 1:
         for d in sys.argv[1:]:
             one(d)

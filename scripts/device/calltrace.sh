@@ -7,7 +7,8 @@
 # clayout), `auto`, or NAME:VAR=value[,VAR=value] (auto with those settings; LIB=path there runs
 # that build of clayout instead, on the same cache, e.g. `base:LIB=.devcarry/rt/base.so`; NONE=1
 # runs without clayout, CPUS=list under `taskset -c list`, CPUS=l3 on the processors that share
-# processor 0's last-level cache). Writes
+# processor 0's last-level cache). REPRIME=1 primes the cache again before every run under clayout, so
+# that each finds the same history (the run after PRIME, not after the rounds before it). Writes
 # $OUT/calltrace.tgz (every run's traces and output, for scripts/calltrace-report.py) and, where
 # the machine has python3, $OUT/calltrace.txt (the table of scripts/calltrace-report.py --table).
 #   LIB=path ROUNDS=9 CONFIGS="none auto cold:CLAYOUT_WARM=0" PRIME="64000:1 262144:100" \
@@ -54,6 +55,7 @@ for r in $(seq ${ROUNDS:-9}); do
             (cd samples/$sample && "${pin[@]}" env CALLTRACE_DIR=$d LD_PRELOAD="/tmp/ct-app.so /tmp/ct-drv.so" \
                 $S/$sample/$sample $size -i $iters --platform $platform >$d/out.txt 2>&1)
         else
+            [ "${REPRIME:-0}" = 1 ] && prime_cache $cache $sample $l "${PRIME:-64000:1 262144:100 64000:2 262144:30 64000:1}"
             (cd samples/$sample && "${pin[@]}" env CALLTRACE_DIR=$d CLAYOUT_CACHE_DIR=$cache CLAYOUT_ANNOTATIONS=$A "${settings[@]}" \
                 LD_PRELOAD="/tmp/ct-app.so $l /tmp/ct-drv.so" $S/$sample/$sample $size -i $iters --platform $platform >$d/out.txt 2>&1)
         fi
