@@ -70,15 +70,17 @@ pub(crate) fn unlaunched_kernels(read: &Source, insertions: &[Insertion]) -> Vec
         }
     }
     let inside = |r: &Range<usize>, at: usize| r.start < at && at < r.end;
+    // The tokens are in the text's order: a definition's are found from where it starts.
+    let toks: &[crate::clc::lex::Token] = &read.toks;
+    let tokens_of = |r: &Range<usize>| {
+        let (start, end) = (r.start, r.end);
+        toks[toks.partition_point(|t| t.span.start < start)..].iter().take_while(move |t| t.span.start < end)
+    };
     defs.retain(|c| {
         seen.get(c.name.as_str()) == Some(&1)
             && !directives.iter().any(|d| names_word(d, &c.name))
             && !insertions.iter().any(|i| inside(&c.range, i.at))
-            && !read.toks.iter().any(|t| {
-                (t.kind == TokenKind::Directive || t.kind == TokenKind::Invalid)
-                    && c.range.start <= t.span.start
-                    && t.span.start < c.range.end
-            })
+            && !tokens_of(&c.range).any(|t| t.kind == TokenKind::Directive || t.kind == TokenKind::Invalid)
     });
     defs
 }
@@ -180,6 +182,19 @@ mod tests {
         let (names, out) = cut(src, &[inside]);
         assert!(names.is_empty());
         assert!(out.contains("/* x */q[0]"));
+    }
+
+    #[test]
+    fn a_kernel_inside_a_conditional_goes_and_the_conditional_stays() {
+        let src = "#ifdef WIDE\n__kernel void w(__global double *p) { p[0] = 1.0; }\n#else\n\
+                   __kernel void n(__global float *p) { p[0] = 1.0f; }\n#endif\n";
+        let (names, out) = cut(src, &[]);
+        assert_eq!(names, ["w", "n"]);
+        assert_eq!(
+            out,
+            "#ifdef WIDE\n/* clayout: kernel w as written is not in this program */\n#else\n\
+             /* clayout: kernel n as written is not in this program */\n#endif\n"
+        );
     }
 
     #[test]
