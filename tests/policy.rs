@@ -496,11 +496,7 @@ fn a_load_the_runs_cannot_repay_is_not_made_inside_the_build() {
     write(&record);
     let (out, stats, loaded) = cmd("auto", "auto", "bought");
     assert!(!loaded, "{}", out.show("bought"));
-    assert!(
-        out.shim_lines().iter().any(|l| l.contains("the rewritten copies are waited for")),
-        "{}",
-        out.show("bought")
-    );
+    assert!(out.shim_lines().iter().any(|l| l.contains("the rewritten copies are bought")), "{}", out.show("bought"));
     let bought = stats["policy"]["copies_waited_for_ms"].as_array().cloned().unwrap_or_default();
     assert_eq!(bought.len(), 1, "{stats:#}");
     // Left untracked until then (`runtime::untracked`), the launch that buys them starts it.
@@ -640,6 +636,24 @@ fn the_load_inside_the_build_takes_the_copies_whole() {
     assert_eq!(bought.len(), 1, "{}", out.show("bought later"));
     let forgone = bought[0].as_f64().unwrap_or(0.0);
     assert!(forgone >= 8.5, "bought at {forgone} ms forgone: {}", out.show("bought later"));
+    assert!(
+        out.shim_lines().iter().any(|l| l.contains("the launch waits for them")),
+        "launches that forgo far more device time than the host takes to enqueue them wait: {}",
+        out.show("bought later")
+    );
+    // Launches that forgo little against the host's time between them (10 us each, a load of 50
+    // us): the copies are loaded beside the launches, which run as written until they are
+    // ready, with the same results (`program::Purchase::Beside`).
+    set_worth(&worth[0], serde_json::json!(5e4));
+    set_times(&cache, 11.0, 1.0);
+    let (out, stats, _) = cmd("auto", "bought-beside");
+    let bought = stats["policy"]["copies_waited_for_ms"].as_array().cloned().unwrap_or_default();
+    assert_eq!(bought.len(), 1, "{}", out.show("bought beside"));
+    assert!(
+        out.shim_lines().iter().any(|l| l.contains("they are loaded beside the launches")),
+        "{}",
+        out.show("bought beside")
+    );
 }
 
 /// Copies made whole under `always`, which times no conversion, are not whole for `auto`, which

@@ -11,6 +11,7 @@ use super::cost::{SizeClass, Variant};
 use super::dims::{Dims, Enqueue};
 use super::order::user_wait;
 use super::plan::KernelPlan;
+use super::program::Purchase;
 use super::state::{DeviceLayout, Need};
 use super::transparent::rewrite::RewrittenKernel;
 use super::transparent::timed::Timed;
@@ -55,7 +56,7 @@ pub unsafe fn launch(
             // Another thread started the tracking since this launch was counted untracked: the
             // tracked path takes the count made (it would count the launch again), and counts
             // the launch in the statistics instead.
-            counted.map(|c| HandedOver { counted: c.withdrawn(), bought: false, weighed: true })
+            counted.map(|c| HandedOver { counted: c.withdrawn(), bought: None, weighed: true })
         }
     };
     let repeated = kernels::with(key(kernel), |k| {
@@ -87,13 +88,26 @@ pub unsafe fn launch(
     // for it: it runs as written until the copies are ready (a kernel written for a device
     // layout always waits, it has no such way out). Under `always` and `never` (and with
     // CLAYOUT_BUILD_AFTER=wait) the first launch waits, so that every launch follows the policy.
+    // A launch that buys copies its run declined waits for them or has them loaded beside the
+    // launches (`program::Purchase`).
     let cfg = crate::config::get();
-    let (counted, bought, weighed) = pre.map_or((None, false, false), |p| (p.counted, p.bought, p.weighed));
+    let (counted, bought, weighed) = pre.map_or((None, None, false), |p| (p.counted, p.bought, p.weighed));
     // A launch whose forgone gain was added up before the tracking started is not added again.
+    let bought = bought.or_else(|| {
+        if weighed {
+            None
+        } else {
+            crate::guard("declined copies", || buys_copies(&k, &dims)).flatten()
+        }
+    });
+    if bought == Some(Purchase::Beside) {
+        if let Some(program) = k.program.as_ref() {
+            crate::guard("copies loaded beside", || super::program::hurry_copies(program));
+        }
+    }
     let wait = cfg.policy != crate::config::Policy::Auto
         || cfg.build_after == crate::config::BuildAfter::Wait
-        || bought
-        || (!weighed && crate::guard("declined copies", || buys_copies(&k, &dims)) == Some(true));
+        || bought == Some(Purchase::Wait);
     let planned = crate::guard("kernel plan", || k.plan(wait));
     if n == 0 {
         if let Some(in_flight) = first_launch(&planned).and_then(super::speculate::begin) {
@@ -173,8 +187,8 @@ impl Untracked {
 struct HandedOver {
     /// It was counted in its buffers' epochs (the tracked path must not count it again).
     counted: Option<Counted>,
-    /// It bought the copies (`buys_copies`): it waits for them.
-    bought: bool,
+    /// It bought the copies (`buys_copies`), and how it gets them.
+    bought: Option<Purchase>,
     /// Whether `buys_copies` weighed it (its forgone gain is added up already).
     weighed: bool,
 }
@@ -195,7 +209,7 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
     if program.untracked.pending() {
         // Launched before the verdict on its build was made: not a way a program is run.
         let why = "a kernel was launched before the verdict on its program's build";
-        return hand_over(program, why, HandedOver { counted: None, bought: false, weighed: false });
+        return hand_over(program, why, HandedOver { counted: None, bought: None, weighed: false });
     }
     if !program.untracked.untracked() {
         // A kernel of another program, not annotated: nothing to count.
@@ -212,15 +226,15 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
     if !held_back(program) {
         // Built, failed or never asked for: the tracked path knows what to make of them.
         let why = "its copies are no longer merely held back";
-        return hand_over(program, why, HandedOver { counted: None, bought: false, weighed: false });
+        return hand_over(program, why, HandedOver { counted: None, bought: None, weighed: false });
     }
     if k.has_plan() {
         // Planned already, with its copies held back: a kernel that has none.
         return None;
     }
-    if buys_copies(&k, dims) {
+    if let Some(how) = buys_copies(&k, dims) {
         let why = "the run has forgone what its copies' load costs";
-        return hand_over(program, why, HandedOver { counted: None, bought: true, weighed: true });
+        return hand_over(program, why, HandedOver { counted: None, bought: Some(how), weighed: true });
     }
     // Read before the buffers are: a buffer created or released since, the ticket made below
     // does not hold.
@@ -230,7 +244,7 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
         // for its stride's value: the tracked path completes it at this launch.
         if program.dl().is_some_and(|dl| dl.waits_for_stride(&k.facts.name)) {
             let why = "a kernel's inferred annotation waits for this launch";
-            return hand_over(program, why, HandedOver { counted: None, bought: false, weighed: true });
+            return hand_over(program, why, HandedOver { counted: None, bought: None, weighed: true });
         }
         return None;
     };
@@ -240,7 +254,7 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
     if let Some(Ok(_)) = timing {
         // Timed through the launch's events, which the tracked path keeps.
         let why = "the model times a launch as written";
-        return hand_over(program, why, HandedOver { counted: Some(counted), bought: false, weighed: true });
+        return hand_over(program, why, HandedOver { counted: Some(counted), bought: None, weighed: true });
     }
     // Not timed at an early launch of its epoch: never at this size (`NotTimed::Henceforth` for
     // good), so the next launches on these buffers may repeat this one's count.
@@ -298,11 +312,12 @@ fn repeat_untracked(
         *slot = None;
         return None;
     }
-    if super::program::buys_copies(program, &t.rewritten, super::transparent::launch::work_items(dims)) {
+    if let Some(how) = super::program::buys_copies(program, &t.rewritten, super::transparent::launch::work_items(dims))
+    {
         *slot = None;
         drop(slot);
         super::untracked::hand_over(&program.untracked, "the run has forgone what its copies' load costs");
-        return Some(Err(Box::new(HandedOver { counted: None, bought: true, weighed: true })));
+        return Some(Err(Box::new(HandedOver { counted: None, bought: Some(how), weighed: true })));
     }
     let t = t.clone();
     drop(slot);
@@ -324,13 +339,13 @@ fn held_back(program: &super::program::Program) -> bool {
     matches!(rewrites.lookup(built_with.as_deref().unwrap_or("")), super::transparent::private::Private::Building(_))
 }
 
-/// Whether this launch waits for copies its program declined to load inside its build, the
-/// run having turned out long enough to pay for them (`program::buys_copies`).
-fn buys_copies(k: &kernels::Kernel, dims: &Dims) -> bool {
+/// Whether this launch buys copies its program declined to load inside its build, the run
+/// having turned out long enough to pay for them, and how (`program::buys_copies`).
+fn buys_copies(k: &kernels::Kernel, dims: &Dims) -> Option<Purchase> {
     if k.has_plan() {
-        return false;
+        return None;
     }
-    let Some((program, rewritten, items)) = declined(k, dims) else { return false };
+    let (program, rewritten, items) = declined(k, dims)?;
     super::program::buys_copies(program, rewritten, items)
 }
 

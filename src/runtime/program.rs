@@ -927,30 +927,74 @@ fn verdict_records(
     (kernels.iter().map(|k| TimesByClass::read(k)).collect(), worth::read(key))
 }
 
+/// How a launch that buys the copies gets them (`buys_copies`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purchase {
+    /// It waits for their load: the device runs what is queued, then idles while the load ends.
+    Wait,
+    /// It starts their load and runs as written, as the launches after it do until the copies
+    /// are ready (`hurry_copies`).
+    Beside,
+}
+
+/// Where the launches so far forwent less than this much device time per unit of the host's
+/// time between them, a purchase loads the copies beside the launches rather than waiting.
+/// Waiting idles the device for about the load's time L; loading beside costs the launches
+/// enqueued meanwhile (about L over the host's time per launch) what each forgoes, and the
+/// copies come only if the host is still enqueueing when the load ends (on NVIDIA its end
+/// waits for the queue to empty, holding the application's next enqueue meanwhile). With the
+/// gains known, beside pays where that rate is below 1; the rate is of the gains' bounds where
+/// a copy was never timed, which were 4-8 times the gains on the H100 (particles: 25 us a
+/// launch at most where ASTA gained 3), hence the margin. On the H100 particles' 1000-launch
+/// run after short ones bought its copies at rates of 2.6-4.4 and ran in 26.0-28.4 ms with them
+/// loaded beside, against 29.6-40.9 waiting (docs/data/h100-calltrace-37i.txt, 37l);
+/// blackscholes at 2^25, its launches enqueued in bulk, at rates of 64-65, and loaded beside got
+/// none of them in ASTA (h100-calltrace-37k.txt, 37m).
+const BESIDE_BELOW_RATE: f64 = 8.0;
+
 /// Whether a launch of a kernel rewritten as `rewritten`, of `work_items` work-items, in a run
-/// whose copies were declined, is the one to wait for them: the launches run as written since
-/// the build have forgone, by the kernels' measured times (per structure, times the structures
-/// of the launches timed at that size: `worth::forgone_per_launch`), as much as the load took
-/// when last timed. A ski-rental rule again: a run that turns
-/// out long pays at most about twice the load, where before it got its copies only once
-/// clayout's worker could load them, which on NVIDIA waits for the device: a 1000-launch run of
+/// whose copies were declined, is the one to buy them, and how (`Purchase`): the launches run as
+/// written since the build have forgone, by the kernels' measured times (per structure, times
+/// the structures of the launches timed at that size: `worth::forgone_per_launch`), as much as
+/// the load took when last timed. A ski-rental rule again: a run that turns out long pays at
+/// most about twice the load, where before it got its copies only once clayout's worker could
+/// load them, which on NVIDIA ends only once the device's queue is empty: a 1000-launch run of
 /// blackscholes on the H100, all enqueued at once, got none. Where no copy was timed, the bound
-/// from the kernel's time as written counts (`worth::written_bound`): the first such wait may be
-/// bought early, and its run times the copies. Only where a load from clayout's cache was timed
-/// before, or every piece of the copies is there (`loading_pays`): otherwise the copies may
-/// have to be compiled, which the launch would wait for.
-pub fn buys_copies(program: &Program, rewritten: &rewrite::RewrittenKernel, work_items: u64) -> bool {
-    let Some(gain) = forgone_per_launch(program, rewritten, work_items) else { return false };
-    let Some((forgone, load)) = program.forgone.buys(gain) else { return false };
+/// from the kernel's time as written counts (`worth::written_bound`): the first such purchase
+/// may come early, and its run times the copies. Only where a load from clayout's cache was
+/// timed before, or every piece of the copies is there (`loading_pays`): otherwise the copies
+/// may have to be compiled, which the launch could wait for.
+pub fn buys_copies(program: &Program, rewritten: &rewrite::RewrittenKernel, work_items: u64) -> Option<Purchase> {
+    let gain = forgone_per_launch(program, rewritten, work_items)?;
+    let bought = program.forgone.buys(gain)?;
+    let how = if bought.rate() < BESIDE_BELOW_RATE { Purchase::Beside } else { Purchase::Wait };
     crate::log::debug_with(|| {
         format!(
-            "the rewritten copies are waited for: the launches run as written without them forwent {:.3} ms, what their load costs ({:.3} ms)",
-            forgone as f64 / 1e6,
-            load as f64 / 1e6
+            "the rewritten copies are bought: the launches run as written without them forwent {:.3} ms in {:.3} ms, what their load costs ({:.3} ms); {}",
+            bought.forgone as f64 / 1e6,
+            bought.elapsed as f64 / 1e6,
+            bought.load as f64 / 1e6,
+            match how {
+                Purchase::Wait => "the launch waits for them",
+                Purchase::Beside => "they are loaded beside the launches, which run as written until they are ready",
+            }
         )
     });
-    crate::stats::copies_bought(forgone as f64 / 1e6);
-    true
+    crate::stats::copies_bought(bought.forgone as f64 / 1e6);
+    Some(how)
+}
+
+/// Starts the load of `program`'s copies, held back on clayout's worker, without waiting for it
+/// (a purchase `Purchase::Beside`): the launches run as written until they are ready.
+pub fn hurry_copies(program: &Arc<Program>) {
+    let Some(dl) = program.dl() else { return };
+    let Some(rewrites) = dl.rewrites.as_ref() else { return };
+    let options = program.facts.build_options.lock().clone().unwrap_or_default();
+    match rewrites.lookup(&options) {
+        Private::Building(t) => t.hurry(),
+        Private::NotStarted => prepare(program, false),
+        Private::Ready(_) | Private::Failed(_) => {}
+    }
 }
 
 /// What a launch of a kernel rewritten as `rewritten`, of `work_items` work-items, forgoes in

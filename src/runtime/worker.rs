@@ -68,7 +68,9 @@ impl Ticket {
         Ticket(Arc::new(Done { end: Mutex::new(End::Ran), ..Done::default() }))
     }
 
-    fn hurry(&self) {
+    /// Starts the job as soon as the worker is free, whatever its start time, without waiting
+    /// for it.
+    pub fn hurry(&self) {
         if !self.0.urgent.swap(true, Ordering::AcqRel) {
             if let Some(w) = worker() {
                 let _jobs = w.jobs.lock();

@@ -299,6 +299,33 @@ pub struct Forgone {
     pub load_ns: std::sync::atomic::AtomicU64,
     /// What the launches run as written since the build have forgone, in ns.
     pub forgone_ns: std::sync::atomic::AtomicU64,
+    /// When the first of them added what it forgoes (`clock_ns`; 0: none yet): the host time
+    /// they took, against which a purchase sets what they forwent (`Bought::rate`).
+    pub first_ns: std::sync::atomic::AtomicU64,
+}
+
+/// A purchase of the copies (`Forgone::buys`): what the launches run as written forwent, what
+/// the load costs, and the host time since the first of them, in ns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bought {
+    pub forgone: u64,
+    pub load: u64,
+    pub elapsed: u64,
+}
+
+impl Bought {
+    /// What the launches forwent per nanosecond of the host's time between them: the device
+    /// time each nanosecond of launches run as written gave away, by the kernels' gains (their
+    /// bounds, where a copy was never timed).
+    pub fn rate(&self) -> f64 {
+        self.forgone as f64 / self.elapsed.max(1) as f64
+    }
+}
+
+/// Nanoseconds of a monotonic clock, never 0.
+fn clock_ns() -> u64 {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    EPOCH.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64 + 1
 }
 
 impl Forgone {
@@ -307,6 +334,7 @@ impl Forgone {
         use std::sync::atomic::Ordering::Relaxed;
         self.load_ns.store(load_ns, Relaxed);
         self.forgone_ns.store(0, Relaxed);
+        self.first_ns.store(0, Relaxed);
         self.declined.store(declined, Relaxed);
     }
 
@@ -317,6 +345,9 @@ impl Forgone {
     pub fn add(&self, gain: u64) -> (u64, u64) {
         use std::sync::atomic::Ordering::Relaxed;
         let load = self.load_ns.load(Relaxed);
+        if gain > 0 && self.first_ns.load(Relaxed) == 0 {
+            let _ = self.first_ns.compare_exchange(0, clock_ns(), Relaxed, Relaxed);
+        }
         let before = self.forgone_ns.fetch_update(Relaxed, Relaxed, |f| (f < load).then(|| f.saturating_add(gain)));
         let forgone = match before {
             Ok(f) => f.saturating_add(gain),
@@ -338,11 +369,17 @@ impl Forgone {
     }
 
     /// A launch on the full path adds `gain`: where the launches have now forgone the load's
-    /// cost and the run still declined the copies, it declines them no more and this launch
-    /// waits for them (`program::buys_copies`): what was forgone, and the load's cost.
-    pub fn buys(&self, gain: u64) -> Option<(u64, u64)> {
+    /// cost and the run still declined the copies, it declines them no more and buys them
+    /// (`program::buys_copies`).
+    pub fn buys(&self, gain: u64) -> Option<Bought> {
+        use std::sync::atomic::Ordering::Relaxed;
         let (forgone, load) = self.add(gain);
-        (forgone >= load && self.declined.swap(false, std::sync::atomic::Ordering::Relaxed)).then_some((forgone, load))
+        if forgone < load || !self.declined.swap(false, Relaxed) {
+            return None;
+        }
+        let first = self.first_ns.load(Relaxed);
+        let elapsed = if first == 0 { 0 } else { clock_ns().saturating_sub(first) };
+        Some(Bought { forgone, load, elapsed })
     }
 }
 
@@ -751,11 +788,36 @@ mod tests {
         assert!(f.forgoes(60));
         assert!(f.forgoes(60));
         assert_eq!(f.add(60), (120, 100), "counted once");
-        assert_eq!(f.buys(60), Some((120, 100)), "the full path waits for the copies");
+        let bought = f.buys(60).expect("the full path buys the copies");
+        assert_eq!((bought.forgone, bought.load), (120, 100));
+        assert!(bought.rate() > 0.0, "forgone over the host time since the first launch");
         assert_eq!(f.buys(60), None, "once");
         assert!(!f.forgoes(60), "no longer declined");
         f.reset(true, 0);
         assert_eq!(f.add(5), (0, 0), "no load known: nothing to reach");
+    }
+
+    #[test]
+    fn a_purchase_sets_what_was_forgone_against_the_host_time_since_the_first_launch() {
+        let f = Forgone::default();
+        f.reset(true, 1_000_000);
+        assert!(f.buys(0).is_none());
+        assert_eq!(
+            f.first_ns.load(std::sync::atomic::Ordering::Relaxed),
+            0,
+            "a launch that forgoes nothing starts no clock"
+        );
+        f.add(500_000);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let bought = f.buys(500_000).expect("the load's cost reached");
+        assert!(bought.elapsed >= 5_000_000, "{bought:?}");
+        assert!(bought.rate() <= 0.2, "1 ms forgone in at least 5 ms: {bought:?}");
+        f.reset(true, 10);
+        assert_eq!(
+            f.first_ns.load(std::sync::atomic::Ordering::Relaxed),
+            0,
+            "each run's clock starts at its first launch"
+        );
     }
 
     #[test]
