@@ -472,8 +472,9 @@ fn said_once(whys: &[Why]) -> Vec<String> {
     out
 }
 
-/// A launch waited for copies that were not loaded inside the build, the launches before it
-/// having forgone `ms` without them (`program::buys_copies`).
+/// A launch bought copies that were not loaded inside the build (waiting for their load, or
+/// starting it beside the launches), the launches before it having forgone `ms` without them
+/// (`program::buys_copies`).
 pub fn copies_bought(ms: f64) {
     BOUGHT.lock().push(ms);
 }
@@ -495,7 +496,8 @@ pub struct PolicyReport {
     /// copies' load is bought too").
     pub copies_not_loaded: Vec<String>,
     /// For each program whose copies were not loaded inside its build and that a launch then
-    /// waited for: what the launches run as written without them had forgone by then, in ms.
+    /// bought (`program::Purchase`, either way; the name is the one it had when every purchase
+    /// waited): what the launches run as written without them had forgone by then, in ms.
     pub copies_waited_for_ms: Vec<f64>,
 }
 

@@ -102,7 +102,7 @@ pub struct Counts {
     pub decisions: Option<(crate::stats::KernelStats, crate::stats::Form)>,
     /// A launch as written whose program declined its copies: what it forgoes
     /// (`cost::worth::Forgone::forgoes`); the launch that makes the forgone reach the load's cost
-    /// takes the full path, which waits for them.
+    /// takes the full path, which buys them.
     pub forgoes: Option<(Arc<super::cost::worth::Forgone>, u64)>,
 }
 

@@ -999,7 +999,7 @@ pub fn hurry_copies(program: &Arc<Program>) {
 
 /// What a launch of a kernel rewritten as `rewritten`, of `work_items` work-items, forgoes in
 /// ns by running as written in a run whose copies were declined (`buys_copies`); None where no
-/// launch waits for them, or nothing is known of what they gain (`worth::forgone_per_launch`).
+/// launch buys them, or nothing is known of what they gain (`worth::forgone_per_launch`).
 pub fn forgone_per_launch(program: &Program, rewritten: &rewrite::RewrittenKernel, work_items: u64) -> Option<u64> {
     // Not known to be a load from clayout's cache: the wait could be for a compile.
     if program.forgone.load_ns.load(std::sync::atomic::Ordering::Relaxed) == 0 {

@@ -287,15 +287,15 @@ pub fn gains_per_run(times: &[Option<TimesByClass>], runs: &VecDeque<Run>) -> Op
 }
 
 /// What a run whose copies were declined (`verdict`) has forgone without them, against what
-/// their load costs: the launch at which the one reaches the other waits for them, ski-rental
-/// style (`program::buys_copies`). Shared by the program and the launches that repeat
+/// their load costs: the launch at which the one reaches the other buys them, ski-rental style
+/// (`program::buys_copies`). Shared by the program and the launches that repeat
 /// (`transparent::repeat`, the express lane), which add what each forgoes.
 #[derive(Debug, Default)]
 pub struct Forgone {
     /// Declined, and not waited for yet.
     pub declined: std::sync::atomic::AtomicBool,
     /// What the load costs, in ns (0: not known to be a load from clayout's cache, and no
-    /// launch waits for the copies).
+    /// launch buys the copies).
     pub load_ns: std::sync::atomic::AtomicU64,
     /// What the launches run as written since the build have forgone, in ns.
     pub forgone_ns: std::sync::atomic::AtomicU64,
@@ -358,7 +358,7 @@ impl Forgone {
 
     /// A launch repeated as written while the declined copies are built adds `gain`, what it
     /// forgoes: true once the launches have forgone the load's cost, so that the launch takes
-    /// the full path, which waits for the copies. Before, only the launches that took the full
+    /// the full path, which buys the copies. Before, only the launches that took the full
     /// path counted, and a long run of repeated launches never bought its copies.
     pub fn forgoes(&self, gain: u64) -> bool {
         if !self.declined.load(std::sync::atomic::Ordering::Relaxed) {

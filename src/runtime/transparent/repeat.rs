@@ -378,7 +378,7 @@ fn repeat<'a>(
         // Built (or dropped): the full path finds what became of the copies.
         Holds::Building { build, .. } if build.is_done() => return None,
         // Its launches as written have forgone what the copies' load costs: the full path
-        // waits for them (`program::buys_copies`).
+        // buys them (`program::buys_copies`).
         Holds::Building { forgoes: Some((forgone, gain)), .. } if forgone.forgoes(*gain) => return None,
         Holds::Building { .. } | Holds::Plain => None,
     };
