@@ -758,13 +758,13 @@ fn prepare_loaded(program: &Arc<Program>, build_running: bool, in_build: bool) -
                     return false;
                 }
             }
-            // Declined, with every piece in clayout's cache and a wait to buy (`buys_copies`):
-            // the copies come when the run has paid for them, not when clayout's thread gets
-            // to them. On NVIDIA a load there waits for the device to go idle and holds the
-            // application's launches meanwhile: a declined 1000-launch run of particles on the
-            // H100 took 5 ms longer than without clayout where the copies never came, and got
-            // them after 750-870 launches where they did. Nothing is left to build for a
-            // later run.
+            // Declined, with every piece in clayout's cache and a purchase to make
+            // (`buys_copies`): the copies come when the run has paid for them, not when
+            // clayout's thread gets to them. On NVIDIA a load's end waits for the device's queue
+            // to empty and holds the application's next enqueue meanwhile: a declined
+            // 1000-launch run of particles on the H100 took 5 ms longer than without clayout
+            // where the copies never came, and got them after 750-870 launches where they did.
+            // Nothing is left to build for a later run.
             Load::No { bought_only: true } => {
                 hold = Some(std::time::Instant::now() + BOUGHT_ONLY);
                 stays = true;
