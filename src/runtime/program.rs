@@ -990,10 +990,12 @@ pub fn hurry_copies(program: &Arc<Program>) {
     let Some(dl) = program.dl() else { return };
     let Some(rewrites) = dl.rewrites.as_ref() else { return };
     let options = program.facts.build_options.lock().clone().unwrap_or_default();
-    match rewrites.lookup(&options) {
-        Private::Building(t) => t.hurry(),
-        Private::NotStarted => prepare(program, false),
-        Private::Ready(_) | Private::Failed(_) => {}
+    if matches!(rewrites.lookup(&options), Private::NotStarted) {
+        prepare(program, false);
+    }
+    // Submitted held back (`BOUGHT_ONLY`, or the program's hold): started now.
+    if let Private::Building(t) = rewrites.lookup(&options) {
+        t.hurry();
     }
 }
 
