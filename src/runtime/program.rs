@@ -952,6 +952,19 @@ pub enum Purchase {
 /// none of them in ASTA (h100-calltrace-37k.txt, 37m).
 const BESIDE_BELOW_RATE: f64 = 8.0;
 
+impl Purchase {
+    /// How a purchase gets the copies, by what its launches forwent against the host's time
+    /// (`BESIDE_BELOW_RATE`). A purchase at the run's first forgoing launch has no such time
+    /// and waits.
+    fn of(bought: &crate::runtime::cost::worth::Bought) -> Purchase {
+        if bought.elapsed > 0 && bought.rate() < BESIDE_BELOW_RATE {
+            Purchase::Beside
+        } else {
+            Purchase::Wait
+        }
+    }
+}
+
 /// Whether a launch of a kernel rewritten as `rewritten`, of `work_items` work-items, in a run
 /// whose copies were declined, is the one to buy them, and how (`Purchase`): the launches run as
 /// written since the build have forgone, by the kernels' measured times (per structure, times
@@ -967,7 +980,7 @@ const BESIDE_BELOW_RATE: f64 = 8.0;
 pub fn buys_copies(program: &Program, rewritten: &rewrite::RewrittenKernel, work_items: u64) -> Option<Purchase> {
     let gain = forgone_per_launch(program, rewritten, work_items)?;
     let bought = program.forgone.buys(gain)?;
-    let how = if bought.rate() < BESIDE_BELOW_RATE { Purchase::Beside } else { Purchase::Wait };
+    let how = Purchase::of(&bought);
     crate::log::debug_with(|| {
         format!(
             "the rewritten copies are bought: the launches run as written without them forwent {:.3} ms in {:.3} ms, what their load costs ({:.3} ms); {}",
@@ -1402,7 +1415,20 @@ fn rewritten_params(
 
 #[cfg(test)]
 mod tests {
-    use super::mentions_asta;
+    use super::{mentions_asta, Purchase};
+    use crate::runtime::cost::worth::Bought;
+
+    #[test]
+    fn a_purchase_loads_beside_only_where_the_launches_forwent_little_against_the_hosts_time() {
+        let at = |forgone_ms: f64, elapsed_ms: f64| {
+            Purchase::of(&Bought { forgone: (forgone_ms * 1e6) as u64, load: 1, elapsed: (elapsed_ms * 1e6) as u64 })
+        };
+        // particles' 1000-launch run on the H100 (rates 2.6-4.4); blackscholes at 2^25 (64-65).
+        assert_eq!(at(12.3, 3.5), Purchase::Beside);
+        assert_eq!(at(10.1, 0.155), Purchase::Wait);
+        assert_eq!(at(8.0, 1.0), Purchase::Wait, "at the margin");
+        assert_eq!(at(0.001, 0.0), Purchase::Wait, "no host time known: the first launch bought them");
+    }
 
     #[test]
     fn asta_is_found_in_any_case_anywhere() {
