@@ -944,10 +944,10 @@ pub enum Purchase {
 /// copies come only if the host is still enqueueing when the load ends (on NVIDIA its end
 /// waits for the queue to empty, holding the application's next enqueue meanwhile). With the
 /// gains known, beside pays where that rate is below 1; the rate is of the gains' bounds where
-/// a copy was never timed, which were 4-8 times the gains on the H100 (particles: 25 us a
-/// launch at most where ASTA gained 3), hence the margin. On the H100 particles' 1000-launch
-/// run after short ones bought its copies at rates of 2.6-4.4 and ran in 26.0-28.4 ms with them
-/// loaded beside, against 29.6-40.9 waiting (docs/data/h100-calltrace-37i.txt, 37l);
+/// a copy was never timed, about 6 times the gain on the H100 (particles' heaviest kernel: 25
+/// us a launch at most, where its ASTA copy gained 4 once timed), hence the margin. On the H100
+/// particles' 1000-launch run after short ones bought its copies at rates of 2.6-4.4 and ran in
+/// 26.0-28.5 ms with them loaded beside, against 29.6-40.9 waiting (docs/data/h100-calltrace-37i.txt, 37l);
 /// blackscholes at 2^25, its launches enqueued in bulk, at rates of 64-65, and loaded beside got
 /// none of them in ASTA (h100-calltrace-37k.txt, 37m).
 const BESIDE_BELOW_RATE: f64 = 8.0;
