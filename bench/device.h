@@ -19,6 +19,23 @@ static inline cl_device_id bench_device(const char *want) {
     return NULL;
 }
 
+/* What loading a program costs clayout: SOURCE built with OPTIONS for DEV, every kernel of it
+ * created (on NVIDIA a kernel's code is loaded then), all released. The build's status. */
+static inline cl_int bench_load_program(cl_context ctx, cl_device_id dev, const char *source, const char *options) {
+    cl_int e;
+    cl_program p = clCreateProgramWithSource(ctx, 1, &source, NULL, &e);
+    if (!p) return e;
+    e = clBuildProgram(p, 1, &dev, options, NULL, NULL);
+    cl_uint n = 0;
+    clCreateKernelsInProgram(p, 0, NULL, &n);
+    cl_kernel ks[256];
+    if (n > 256) n = 256;
+    if (n && clCreateKernelsInProgram(p, n, ks, NULL) == CL_SUCCESS)
+        for (cl_uint k = 0; k < n; k++) clReleaseKernel(ks[k]);
+    clReleaseProgram(p);
+    return e;
+}
+
 /* Monotonic wall time in microseconds. */
 static inline double bench_now_us(void) {
     struct timespec t;

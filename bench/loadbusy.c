@@ -30,17 +30,7 @@ static double t0, b_start, b_end;
 static atomic_int go, done;
 
 static void build(void) {
-    cl_int e;
-    const char *s = src;
-    cl_program p = clCreateProgramWithSource(ctx, 1, &s, NULL, &e);
-    if (clBuildProgram(p, 1, &dev, opts, NULL, NULL) != CL_SUCCESS) fprintf(stderr, "build failed\n");
-    cl_uint n = 0;
-    clCreateKernelsInProgram(p, 0, NULL, &n);
-    cl_kernel ks[64];
-    if (n > 64) n = 64;
-    clCreateKernelsInProgram(p, n, ks, NULL);
-    for (cl_uint k = 0; k < n; k++) clReleaseKernel(ks[k]);
-    clReleaseProgram(p);
+    if (bench_load_program(ctx, dev, src, opts) != CL_SUCCESS) fprintf(stderr, "build failed\n");
 }
 
 static void *beside(void *arg) {

@@ -19,18 +19,8 @@ static double took[16];
 static void *load(void *arg) {
     long i = (long)arg;
     double t = bench_now_us();
-    cl_int e;
-    const char *s = srcs[i];
-    cl_program p = clCreateProgramWithSource(ctx, 1, &s, NULL, &e);
-    e = clBuildProgram(p, 1, &dev, opts, NULL, NULL);
+    cl_int e = bench_load_program(ctx, dev, srcs[i], opts);
     if (e) fprintf(stderr, "build %ld: %d\n", i, e);
-    cl_uint n = 0;
-    clCreateKernelsInProgram(p, 0, NULL, &n);
-    cl_kernel ks[256];
-    if (n > 256) n = 256;
-    clCreateKernelsInProgram(p, n, ks, NULL);
-    for (cl_uint k = 0; k < n; k++) clReleaseKernel(ks[k]);
-    clReleaseProgram(p);
     took[i] = (bench_now_us() - t) / 1e3;
     return NULL;
 }
