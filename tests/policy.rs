@@ -432,11 +432,12 @@ fn set_worth(path: &std::path::Path, load_ns: Value) {
     rewrite_record(path, &header, &record);
 }
 
-/// The `launches` sequence under the fault-injection library with `policy`, clayout's cache in
+/// The command `seq` (a `dl_seq` sequence) under the fault-injection library with `policy`, clayout's cache in
 /// `cache`, `CLAYOUT_BUILD_AFTER=after`, `CLAYOUT_FAULT=fault` and the debug log, its statistics
 /// written to `json`: its output (the same as `base`'s), its statistics, and whether the copies
 /// were loaded inside the application's build.
 fn launches_run(
+    seq: &Cmd,
     base: &Output,
     cache: &std::path::Path,
     policy: &str,
@@ -444,7 +445,7 @@ fn launches_run(
     fault: &str,
     json: &std::path::Path,
 ) -> (Output, Value, bool) {
-    let cmd = annotated(seq("launches").shimmed_with(fault_lib()), policy, cache.as_os_str())
+    let cmd = annotated(seq.shimmed_with(fault_lib()), policy, cache.as_os_str())
         .env("CLAYOUT_BUILD_AFTER", after)
         .env("CLAYOUT_FAULT", fault)
         .env("CLAYOUT_LOG", "debug");
@@ -464,7 +465,15 @@ fn a_load_the_runs_cannot_repay_is_not_made_inside_the_build() {
     assert_ok(&base);
     let cache = fresh_dir("worth").join("cache");
     let cmd = |policy: &str, after: &str, name: &str| {
-        launches_run(&base, &cache, policy, after, "quick-build", &scratch("worth").join(format!("{name}.json")))
+        launches_run(
+            &seq("launches"),
+            &base,
+            &cache,
+            policy,
+            after,
+            "quick-build",
+            &scratch("worth").join(format!("{name}.json")),
+        )
     };
     // Built and timed, then loaded inside a build under `auto`: the record learns the load's time.
     cmd("auto", "wait", "built");
@@ -528,7 +537,7 @@ fn a_declined_run_is_left_untracked_and_learns_what_a_tracked_one_does() {
     let dir = fresh_dir("policy-untracked");
     let cache = dir.join("cache");
     let cmd = |cache: &std::path::Path, after: &str, fault: &str, name: &str| {
-        launches_run(&base, cache, "auto", after, fault, &dir.join(format!("{name}.json")))
+        launches_run(&seq("launches"), &base, cache, "auto", after, fault, &dir.join(format!("{name}.json")))
     };
     cmd(&cache, "wait", "quick-build", "built");
     let (out, _, loaded) = cmd(&cache, "auto", "quick-build", "loaded");
@@ -593,7 +602,15 @@ fn the_load_inside_the_build_takes_the_copies_whole() {
     assert_ok(&base);
     let cache = fresh_dir("whole").join("cache");
     let cmd_with = |after: &str, name: &str, fault: &str| {
-        launches_run(&base, &cache, "auto", after, fault, &scratch("whole").join(format!("{name}.json")))
+        launches_run(
+            &seq("launches"),
+            &base,
+            &cache,
+            "auto",
+            after,
+            fault,
+            &scratch("whole").join(format!("{name}.json")),
+        )
     };
     let cmd = |after: &str, name: &str| cmd_with(after, name, "quick-build");
     cmd("wait", "built");
@@ -830,7 +847,15 @@ fn runs_with_other_arguments_do_not_load_the_copies_for_this_one() {
     assert_ok(&base);
     let cache = fresh_dir("worth-args").join("cache");
     let cmd = |after: &str, name: &str| {
-        launches_run(&base, &cache, "auto", after, "quick-build", &scratch("worth-args").join(format!("{name}.json")))
+        launches_run(
+            &seq("launches"),
+            &base,
+            &cache,
+            "auto",
+            after,
+            "quick-build",
+            &scratch("worth-args").join(format!("{name}.json")),
+        )
     };
     cmd("wait", "built");
     cmd("auto", "recorded");
@@ -883,6 +908,80 @@ fn runs_with_other_arguments_do_not_load_the_copies_for_this_one() {
     assert!(why.iter().any(|w| w.as_str().unwrap().contains("with the arguments nearest these (1 of")), "{why:?}");
     let (out, _, loaded) = with_runs(args.wrapping_add(2), away(3), "loaded");
     assert!(loaded, "{}", out.show("loaded"));
+}
+
+/// A run whose arguments no run had, but one number away from runs whose launches followed
+/// that number, weighs those runs with their launches scaled to its own number
+/// (`cost::worth`): after runs of 2 and 3 launches, whose gain cannot repay the load, a run of
+/// 40 loads the copies inside its build, says why, and gives the same results. Where the
+/// recorded launches do not follow the number, the same run weighs the nearest runs as they
+/// were, and declines the copies.
+#[test]
+fn a_length_set_on_the_command_line_is_learnt_from_runs_of_other_lengths() {
+    let launches = |k: u32| {
+        let mut c = seq("launches");
+        c.argv.extend(["1000".into(), k.to_string().into()]);
+        c
+    };
+    let cache = fresh_dir("worth-scaled").join("cache");
+    let cmd = |k: u32, after: &str, name: &str| {
+        let base = run(&launches(k), TIMEOUT);
+        assert_ok(&base);
+        let json = scratch("worth-scaled").join(format!("{name}.json"));
+        launches_run(&launches(k), &base, &cache, "auto", after, "quick-build", &json)
+    };
+    cmd(2, "wait", "built");
+    cmd(2, "auto", "two");
+    cmd(3, "auto", "three");
+    let worth = record_files(&cache, "worth");
+    assert_eq!(worth.len(), 1);
+    let (header, payload) = read_record(&worth[0]);
+    let mut record: Value = serde_json::from_slice(&payload).unwrap();
+    let runs = record["runs"].as_array().cloned().unwrap();
+    let launched = |r: &Value| r["kernels"][0][0][1].as_u64();
+    assert_eq!(runs.iter().map(launched).collect::<Vec<_>>(), vec![Some(2), Some(3)], "{record}");
+    assert!(runs.iter().all(|r| r["numbers"].as_array().is_some_and(|n| n.len() == 4)), "{record}");
+    // Copies that save 999 ns a launch (one structure a launch, 1000 ns as written), and a load
+    // of 10 us: runs of 2 and 3 launches could not repay it, one of 40 could.
+    let gain_999_ns = || {
+        set_times(&cache, 1000.0, 1.0);
+        for path in record_files(&cache, "times") {
+            let (header, payload) = read_record(&path);
+            let mut times: Value = serde_json::from_slice(&payload).unwrap();
+            let buckets: Vec<Value> =
+                times["classes"].as_array().unwrap().iter().map(|c| c[0]["items"].clone()).collect();
+            times["structures"] = Value::Array(buckets.into_iter().map(|b| serde_json::json!([b, 1.0])).collect());
+            rewrite_record(&path, &header, &times);
+        }
+    };
+    gain_999_ns();
+    record["load_ns"] = serde_json::json!(1e4);
+    rewrite_record(&worth[0], &header, &record);
+    let reasons = |stats: &Value| stats["policy"]["copies_not_loaded"].as_array().cloned().unwrap_or_default();
+    let (out, stats, loaded) = cmd(40, "auto", "forty");
+    assert!(loaded, "{}", out.show("forty"));
+    assert!(reasons(&stats).is_empty(), "{stats:#}");
+    assert!(
+        out.shim_lines()
+            .iter()
+            .any(|l| l.contains("loaded inside the build") && l.contains("Scaled { place: 3, runs: 2 }")),
+        "{}",
+        out.show("forty")
+    );
+    // Runs of 2 and 7 launches at 2 and 3: the launches follow no number.
+    let mut unlike = runs.clone();
+    unlike[1]["kernels"][0][0][1] = serde_json::json!(7);
+    record["runs"] = Value::Array(unlike);
+    rewrite_record(&worth[0], &header, &record);
+    // The run of 40 timed its copies: their times as above again.
+    gain_999_ns();
+    let (out, stats, loaded) = cmd(40, "auto", "unlike");
+    assert!(!loaded, "{}", out.show("unlike"));
+    let why = reasons(&stats);
+    assert!(
+        why.iter().any(|w| w.as_str().unwrap().contains("with the arguments nearest these (1 of 4 differ)")),
+        "{why:?}"
+    );
 }
 
 /// The launches of each epoch of a `lengths` record, per argument, checking that all were

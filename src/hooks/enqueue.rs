@@ -423,6 +423,7 @@ pub unsafe fn clEnqueueNDRangeKernel(
             ev,
         )
     };
+    crate::runtime::cost::pace::app_launched();
     if !event.is_null() {
         crate::runtime::profiling::event_asked();
     } else if n == 0 {

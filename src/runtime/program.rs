@@ -883,7 +883,7 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     worth::track(key.clone(), keys.clone(), None);
     let Err(why) = verdict else {
         crate::log::debug_with(|| {
-            format!("the rewritten copies are loaded inside the build: its record {record:?}, its runs gaining at most {gains:?} ns")
+            format!("the rewritten copies are loaded inside the build: its record {record:?}, the runs weighed ({alike:?}) gaining at most {gains:?} ns")
         });
         worth::keep_until_exit(record);
         return Load::Yes(Some((key, keys)));

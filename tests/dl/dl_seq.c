@@ -105,7 +105,7 @@ static void read_show(const char *what, cl_mem b, void *h, size_t bytes)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: dl_seq KERNELS.cl MODE [N]\n");
+        fprintf(stderr, "usage: dl_seq KERNELS.cl MODE [N [LAUNCHES]]\n");
         return 2;
     }
     const char *mode = argv[2];
@@ -137,11 +137,14 @@ int main(int argc, char **argv)
     cl_kernel k = kernel("advance");
 
     if (!strcmp(mode, "launches")) {
+        /* As many launches as the fourth argument says, ten by default: a run's length set on
+         * its command line, as codes that take a step count do. */
+        int launches = argc > 4 ? atoi(argv[4]) : 10;
         cl_mem b = make_buffer(CL_MEM_READ_WRITE, bytes, NULL);
         CHECK(clEnqueueWriteBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
-        for (int i = 0; i < 10; i++)
+        for (int i = 0; i < launches; i++)
             step(q, k, b, 0, NULL, NULL);
-        read_show("after 10 launches", b, h, bytes);
+        read_show("after the launches", b, h, bytes);
         clReleaseMemObject(b);
     } else if (!strcmp(mode, "finished")) {
         /* Each launch waited for with clFinish, as a benchmark loop times its kernels; then

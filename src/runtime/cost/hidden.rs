@@ -73,6 +73,29 @@ pub fn host_paced(waited: [Option<Wait>; 2]) -> Option<f64> {
     (w.paced() && w.seen >= CONFIRMED).then_some(w.share)
 }
 
+/// Whether the last wait after a kernel's launches in a host layout at a size class found the
+/// device behind the host (`Times::waited`): there a faster form shortens the run. Seen once is
+/// enough: a stretch says so only where it found the device behind (`after`), which no fixed
+/// latency fakes.
+pub fn device_behind(waited: [Option<Wait>; 2]) -> bool {
+    waited[slot(false)].is_some_and(|w| !w.paced())
+}
+
+/// The share of a run's longest stretch of the host's time (`pace::run_stretch`) that its wait
+/// must take for the run to count as bound by the device, where a run's length is scaled from
+/// others' (`worth`). A loop the host sets the pace of leaves the device a launch or two at its
+/// wait, the driver's latency (10-20 us on the H100), under 4 % of the shortest stretch counted
+/// ([`MIN_HOST_NS`]); one the device sets the pace of leaves the device's excess over the
+/// host, or a full queue's worth (particles at 262,144 on the H100: 9-15 % after 1000
+/// iterations).
+pub const RUN_BEHIND: f64 = 0.08;
+
+/// Whether a run whose longest stretch took `host_ns` of the host's time, and its wait
+/// `wait_ns`, was bound by the device (`RUN_BEHIND`).
+pub fn run_behind(host_ns: f64, wait_ns: f64) -> bool {
+    host_ns >= MIN_HOST_NS && share(host_ns, wait_ns) >= RUN_BEHIND
+}
+
 /// Stretches of less host time than this say nothing: the wait after them holds at least the
 /// last launch's latency (some 10-20 us on the H100), which no form shortens.
 pub const MIN_HOST_NS: f64 = 500_000.0;
@@ -130,6 +153,26 @@ mod tests {
         assert_eq!(host_paced([Some(Wait { seen: 1, ..w(0.001, long) }), None]), None, "seen once");
         assert_eq!(share(1e6, 1e4), 0.01);
         assert!(share(0.0, 5.0).is_finite());
+    }
+
+    #[test]
+    fn a_run_is_bound_by_the_device_where_its_longest_wait_took_a_share_of_it() {
+        // blackscholes at 262,144 options, 100 launches: 15 us after 0.6 ms; particles at
+        // 262,144, 100 iterations: the device's excess over the host.
+        assert!(!run_behind(6e5, 15e3));
+        assert!(run_behind(1.7e6, 1e6));
+        assert!(run_behind(2e7, 2e6), "a full queue after 1000 iterations");
+        assert!(!run_behind(4e5, 4e5), "too short to say");
+    }
+
+    #[test]
+    fn only_a_wait_as_written_finds_the_device_behind() {
+        let behind = Wait { seen: 1, backlog: true, ..w(0.1, 1e6) };
+        assert!(device_behind([Some(behind), None]));
+        assert!(device_behind([Some(w(0.3, 1e6)), None]), "a share above the budget");
+        assert!(!device_behind([Some(w(0.001, 1e7)), None]), "kept up");
+        assert!(!device_behind([None, Some(behind)]), "behind in ASTA: says nothing of the host layout");
+        assert!(!device_behind([None, None]));
     }
 
     #[test]

@@ -72,6 +72,75 @@ pub fn finishes() -> u64 {
     FINISHES.load(Relaxed)
 }
 
+/// The run's own stretches, whatever clayout tracks (`app_launched`, `run_finished`): where the
+/// application's first launch since its last `clFinish` was enqueued (`clock_ns`; 0: none yet),
+/// and the application's waits by then.
+static RUN_FIRST: AtomicU64 = AtomicU64::new(0);
+static RUN_FIRST_WAITS: AtomicU64 = AtomicU64::new(0);
+
+/// The run's longest stretch measured, host time and wait in ns (`run_stretch`).
+static RUN_STRETCH: Mutex<Option<(f64, f64)>> = Mutex::new(None);
+
+/// `t` in nanoseconds of a monotonic clock, never 0 (from the first call on).
+fn clock_ns(t: Instant) -> u64 {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    t.saturating_duration_since(*EPOCH.get_or_init(Instant::now)).as_nanos() as u64 + 1
+}
+
+/// The application enqueues a kernel: the first since its last `clFinish` marks where the
+/// host's time starts. One load a launch: the clock is read by the first only. Apart from the
+/// queues' marks (`launched`), which the kernels' own verdicts read and which only launches
+/// through clayout's full path or a lane that saw a `clFinish` set: on PoCL and NVIDIA
+/// particles' loop set none of them, and no run of it recorded a stretch.
+pub fn app_launched() {
+    if RUN_FIRST.load(Relaxed) == 0 {
+        let waits = APP_WAITS.load(Relaxed);
+        if RUN_FIRST.compare_exchange(0, clock_ns(Instant::now()), Relaxed, Relaxed).is_ok() {
+            RUN_FIRST_WAITS.store(waits, Relaxed);
+        }
+    }
+}
+
+/// The application's `clFinish`, which began at `e`, returned at `done` (`ok`: successfully):
+/// the stretch since the application's first launch after its last one is the run's
+/// (`note_stretch`), where no other wait of the application's came in between. clayout's own
+/// waits for its timings in the stretch can only shorten the application's wait (the device's
+/// work was waited for there), never make the device look behind.
+pub fn run_finished(e: Entering, ok: bool, done: Instant) {
+    let first = RUN_FIRST.swap(0, Relaxed);
+    if !ok || first == 0 || RUN_FIRST_WAITS.load(Relaxed) != e.waits {
+        return;
+    }
+    let host = clock_ns(e.at).saturating_sub(first) as f64;
+    note_stretch(host, done.saturating_duration_since(e.at).as_nanos() as f64);
+}
+
+/// A stretch of `host_ns` of the host's time, whose wait took `wait_ns`: kept where it is the
+/// run's longest so far, and long enough to say anything (`hidden::MIN_HOST_NS`).
+fn note_stretch(host_ns: f64, wait_ns: f64) {
+    if host_ns < super::hidden::MIN_HOST_NS {
+        return;
+    }
+    let mut kept = RUN_STRETCH.lock();
+    if kept.is_none_or(|(h, _)| host_ns > h) {
+        *kept = Some((host_ns, wait_ns));
+        crate::log::debug_with(|| {
+            format!(
+                "the run's longest stretch so far: {:.3} ms of the host's time, then a wait of {:.1} us",
+                host_ns / 1e6,
+                wait_ns / 1e3
+            )
+        });
+    }
+}
+
+/// The run's longest stretch of the host's time between two of the application's waits, and its
+/// wait, in ns: what the program's record keeps of whether its loops were bound by the device
+/// (`worth::Run::stretch`).
+pub fn run_stretch() -> Option<(f64, f64)> {
+    *RUN_STRETCH.lock()
+}
+
 /// The application waited (or polled) for a command.
 pub fn app_waited() {
     APP_WAITS.fetch_add(1, Relaxed);
@@ -143,6 +212,7 @@ pub fn entering() -> Entering {
 /// between.
 pub fn finished(queue: cl_command_queue, e: Entering, ok: bool) {
     let done = Instant::now();
+    run_finished(e, ok, done);
     app_waited();
     FINISHES.fetch_add(1, Relaxed);
     let (waits, first, kernels) = {

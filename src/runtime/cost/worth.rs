@@ -86,8 +86,32 @@ pub struct Run {
     /// whose arguments differ from them in the fewest places are weighed (`weighed`).
     #[serde(default)]
     pub each_arg: Option<Vec<u64>>,
+    /// The number each argument ends with, if any (`Number`; None where they could not be read,
+    /// and in runs recorded before numbers were kept): where no run had this run's arguments, the
+    /// runs that differ from them in one number say whether their launches follow it
+    /// (`Worth::scaled`).
+    #[serde(default)]
+    pub numbers: Option<Vec<Option<Number>>>,
+    /// Its longest stretch of the host's time between two of the application's waits, and that
+    /// wait, in ns (`pace::run_stretch`; None where none was measured): whether its loops were
+    /// bound by the device (`hidden::run_behind`).
+    #[serde(default)]
+    pub stretch: Option<(f64, f64)>,
     /// Its launches per rewritten kernel, in the order of the program's kernels.
     pub kernels: Vec<Launches>,
+}
+
+/// The number an argument ends with, and a hash of what comes before it: `1000` is ("", 1000),
+/// `--steps=1000` ("--steps=", 1000). Two arguments whose numbers differ are the same knob
+/// set to two values where what comes before is the same.
+pub type Number = (u64, f64);
+
+/// The number `arg` ends with (`Number`), where it ends with a positive one.
+fn number_in(arg: &[u8]) -> Option<Number> {
+    let digits = arg.iter().rev().take_while(|b| b.is_ascii_digit() || **b == b'.').count();
+    let (before, number) = arg.split_at(arg.len() - digits);
+    let value: f64 = std::str::from_utf8(number).ok()?.parse().ok()?;
+    (value > 0.0 && value.is_finite()).then(|| (crate::cache::disk::fnv1a(before), value))
 }
 
 /// A process's arguments as a run records them (`Run::args`, `Run::each_arg`).
@@ -95,6 +119,7 @@ pub struct Run {
 pub struct Args {
     pub all: Option<u64>,
     pub each: Option<Vec<u64>>,
+    pub numbers: Option<Vec<Option<Number>>>,
 }
 
 impl Args {
@@ -102,10 +127,12 @@ impl Args {
     /// less the program's name.
     fn of_cmdline(line: &[u8]) -> Args {
         let after_name = line.iter().position(|&b| b == 0).map_or(&line[..0], |at| &line[at + 1..]);
-        let each = after_name
-            .strip_suffix(&[0])
-            .map_or(Vec::new(), |a| a.split(|&b| b == 0).map(crate::cache::disk::fnv1a).collect());
-        Args { all: Some(crate::cache::disk::fnv1a(after_name)), each: Some(each) }
+        let args: Vec<&[u8]> = after_name.strip_suffix(&[0]).map_or(Vec::new(), |a| a.split(|&b| b == 0).collect());
+        Args {
+            all: Some(crate::cache::disk::fnv1a(after_name)),
+            each: Some(args.iter().map(|a| crate::cache::disk::fnv1a(a)).collect()),
+            numbers: Some(args.iter().map(|a| number_in(a)).collect()),
+        }
     }
 }
 
@@ -117,6 +144,11 @@ pub enum Alike {
     /// Those whose arguments differ from this run's in `differ` places, the fewest of any run,
     /// this run having `of` arguments.
     Nearest { differ: usize, of: usize },
+    /// Those whose arguments differ from this run's only in the number argument `place` ends
+    /// with (0: the first after the program's name), each one's launches scaled to this run's
+    /// number, where `runs` such runs at two numbers or more said that their launches follow it
+    /// (`Worth::scaled`).
+    Scaled { place: usize, runs: usize },
     /// All of them: no run's arguments could be compared with this run's.
     #[default]
     All,
@@ -155,6 +187,11 @@ impl Worth {
     /// the runs at their own size, one argument away, launched once.
     pub fn weighed(&self, args: &Args) -> (VecDeque<Run>, Alike) {
         let nearest = self.runs.iter().filter_map(|r| r.differs_from(args)).min();
+        if nearest != Some(0) {
+            if let Some(scaled) = self.scaled(args) {
+                return scaled;
+            }
+        }
         let mut runs: VecDeque<Run> = match nearest {
             Some(d) => self.runs.iter().filter(|r| r.differs_from(args) == Some(d)).cloned().collect(),
             None => self.runs.clone(),
@@ -169,6 +206,115 @@ impl Worth {
         };
         (runs, alike)
     }
+}
+
+/// How far the launches per unit of a number may spread between runs and still be taken to
+/// follow it: a kernel launched once per step and once more to set up (31 launches at `-i 30`,
+/// 101 at `-i 100`) follows it, one launched once per run whatever the number does not.
+const FOLLOWS_WITHIN: f64 = 1.25;
+
+impl Worth {
+    /// The runs whose arguments differ from `args` only in the number one of them ends with
+    /// (the same knob, `Number`), where at least two numbers were recorded there and every
+    /// kernel's launches at each size, in each of those runs, either follow the number
+    /// (`FOLLOWS_WITHIN`) or are the same in all of them: each such run with its launches scaled
+    /// to this run's number, the latest [`WEIGH_RUNS`], and the place. Where several places
+    /// qualify, the one with the most runs. A program's length is often a number on its command
+    /// line (the stress sequence's `-i`): on the H100 particles' 1000-launch run after runs of 1
+    /// to 100 launches weighed the two runs at its size, of 100 and 30 launches, which could not
+    /// repay the load, declined the copies, and kept 20-25 % of `always`' gain where it would
+    /// have kept it all with them loaded inside its build. A bet like the others: a run that
+    /// does not follow its number is recorded, and the runs after it no longer say they do.
+    fn scaled(&self, args: &Args) -> Option<(VecDeque<Run>, Alike)> {
+        let (each, numbers) = (args.each.as_ref()?, args.numbers.as_ref()?);
+        let mut by_place: Vec<(usize, Vec<(&Run, f64)>)> = Vec::new();
+        for run in &self.runs {
+            let (Some(theirs), Some(their_numbers)) = (run.each_arg.as_ref(), run.numbers.as_ref()) else { continue };
+            if theirs.len() != each.len() || their_numbers.len() != numbers.len() {
+                continue;
+            }
+            let mut differ = each.iter().zip(theirs).enumerate().filter(|(_, (a, b))| a != b).map(|(i, _)| i);
+            let (Some(place), None) = (differ.next(), differ.next()) else { continue };
+            let (Some(ours), Some(their)) = (numbers.get(place).copied().flatten(), their_numbers[place]) else {
+                continue;
+            };
+            if ours.0 != their.0 {
+                continue;
+            }
+            match by_place.iter_mut().find(|(p, _)| *p == place) {
+                Some((_, runs)) => runs.push((run, their.1)),
+                None => by_place.push((place, vec![(run, their.1)])),
+            }
+        }
+        by_place.retain(|(_, runs)| runs.iter().any(|r| r.1 != runs[0].1));
+        let (place, mut runs) = by_place.into_iter().rev().max_by_key(|(_, runs)| runs.len())?;
+        let value = numbers[place]?.1;
+        let scale = follows(&runs)?;
+        if runs.len() > WEIGH_RUNS {
+            runs.drain(..runs.len() - WEIGH_RUNS);
+        }
+        let count = runs.len();
+        let scaled = runs
+            .into_iter()
+            .map(|(run, theirs)| {
+                let kernels = run
+                    .kernels
+                    .iter()
+                    .zip(&scale)
+                    .map(|(launches, scales)| {
+                        launches
+                            .iter()
+                            .zip(scales)
+                            .map(|(&(items, n), &s)| {
+                                (items, if s { (n as f64 * value / theirs).round() as u64 } else { n })
+                            })
+                            .collect()
+                    })
+                    .collect();
+                Run {
+                    args: args.all,
+                    each_arg: args.each.clone(),
+                    numbers: args.numbers.clone(),
+                    stretch: run.stretch,
+                    kernels,
+                }
+            })
+            .collect();
+        Some((scaled, Alike::Scaled { place, runs: count }))
+    }
+}
+
+/// Whether the launches of `runs` (each with its number) follow the number: per kernel, per
+/// size in its launches, true where they do, false where they are the same in every run; None
+/// where any does neither, or the runs launched kernels at different sizes.
+fn follows(runs: &[(&Run, f64)]) -> Option<Vec<Vec<bool>>> {
+    let (first, _) = runs.first()?;
+    let same_shape = |r: &Run| {
+        r.kernels.len() == first.kernels.len()
+            && r.kernels.iter().zip(&first.kernels).all(|(a, b)| a.iter().map(|l| l.0).eq(b.iter().map(|l| l.0)))
+    };
+    if !runs.iter().all(|(r, _)| same_shape(r)) {
+        return None;
+    }
+    let mut scale = Vec::with_capacity(first.kernels.len());
+    for (k, launches) in first.kernels.iter().enumerate() {
+        let mut sizes = Vec::with_capacity(launches.len());
+        for i in 0..launches.len() {
+            let n = |r: &Run| r.kernels[k][i].1;
+            if runs.iter().all(|(r, _)| n(r) == n(first)) {
+                sizes.push(false);
+                continue;
+            }
+            let per = runs.iter().map(|(r, v)| n(r) as f64 / v);
+            let (low, high) = per.fold((f64::MAX, 0f64), |(lo, hi), p| (lo.min(p), hi.max(p)));
+            if low <= 0.0 || high > low * FOLLOWS_WITHIN {
+                return None;
+            }
+            sizes.push(true);
+        }
+        scale.push(sizes);
+    }
+    Some(scale)
 }
 
 /// This process's arguments (`Run::args`, `Run::each_arg`), read once.
@@ -260,6 +406,11 @@ pub struct RunGain {
     /// At least: its launches whose copies were timed at some size, at what they gained there;
     /// the others nothing, since a copy never timed may be no faster than the kernel as written.
     pub at_least: f64,
+    /// Of `at_most`, the launches at sizes where the kernel as written was last seen leaving the
+    /// device behind the host (`hidden::device_behind`), or all of them where the run's own
+    /// longest stretch found it behind (`hidden::run_behind`): where the host sets a loop's
+    /// pace, a faster form gains it nothing, whatever its bound says.
+    pub behind: f64,
 }
 
 /// What each of the program's last runs (`runs`, oldest first) could have gained with the
@@ -270,7 +421,8 @@ pub struct RunGain {
 pub fn gains_per_run(times: &[Option<TimesByClass>], runs: &VecDeque<Run>) -> Option<Vec<RunGain>> {
     let mut gains = Vec::with_capacity(runs.len());
     for run in runs.iter().rev() {
-        let mut gain = RunGain { at_most: 0.0, at_least: 0.0 };
+        let mut gain = RunGain { at_most: 0.0, at_least: 0.0, behind: 0.0 };
+        let run_behind = run.stretch.is_some_and(|(host, wait)| super::hidden::run_behind(host, wait));
         for (launches, times) in run.kernels.iter().zip(times).filter(|(l, _)| !l.is_empty()) {
             let times = times.as_ref()?;
             for &(items, n) in launches {
@@ -278,6 +430,12 @@ pub fn gains_per_run(times: &[Option<TimesByClass>], runs: &VecDeque<Run>) -> Op
                 gain.at_most += n as f64 * each;
                 if measured_gain(times, items).is_some() {
                     gain.at_least += n as f64 * each;
+                }
+                let behind = |(c, t): &(super::size::SizeClass, Times)| {
+                    c.items == items && super::hidden::device_behind(t.waited)
+                };
+                if run_behind || times.classes.iter().any(behind) {
+                    gain.behind += n as f64 * each;
                 }
             }
         }
@@ -433,7 +591,12 @@ pub fn verdict(
             long += 1;
             loses_declining += g.at_most - load;
         } else {
-            let counted = g.at_least.max(g.at_most / UNTIMED_MARGIN);
+            // A run's length scaled from others' (`Worth::scaled`) is a guess already: its bound
+            // counts only where the device was seen behind. On the H200 blackscholes at 262,144
+            // options, its loop bound by the host, loaded the copies for its 1000-launch run
+            // on its bound and ran 70 % slower than without clayout (`docs/data/h200-policy-stress-38c-*`).
+            let bound = if matches!(alike, Alike::Scaled { .. }) { g.behind } else { g.at_most };
+            let counted = g.at_least.max(bound / UNTIMED_MARGIN);
             if counted >= load {
                 long += 1;
                 loses_declining += (counted - load).min(2.0 * load);
@@ -479,6 +642,11 @@ impl std::fmt::Display for Declined {
         match alike {
             Alike::Same => write!(f, " with these arguments")?,
             Alike::Nearest { differ, of } => write!(f, " with the arguments nearest these ({differ} of {of} differ)")?,
+            Alike::Scaled { place, .. } => write!(
+                f,
+                " with these arguments but the number in argument {}, their launches scaled to it",
+                place + 1
+            )?,
             Alike::All => {}
         }
         write!(
@@ -553,7 +721,8 @@ pub fn write_at_exit() {
         let kernels = t.kernels.iter().map(super::lengths::launches_this_run).collect();
         let mut w = read(&t.key).unwrap_or(Worth { format: FORMAT, ..Worth::default() });
         let args = this_args().clone();
-        w.push_run(Run { args: args.all, each_arg: args.each, kernels });
+        let stretch = super::pace::run_stretch();
+        w.push_run(Run { args: args.all, each_arg: args.each, numbers: args.numbers, stretch, kernels });
         if t.load_ns.is_some() {
             w.load_ns = t.load_ns;
         }
@@ -584,7 +753,7 @@ mod tests {
 
     /// Gains measured: as much at least as at most.
     fn measured(gains: &[f64]) -> Vec<RunGain> {
-        gains.iter().map(|&g| RunGain { at_most: g, at_least: g }).collect()
+        gains.iter().map(|&g| RunGain { at_most: g, at_least: g, behind: 0.0 }).collect()
     }
 
     #[test]
@@ -840,11 +1009,12 @@ mod tests {
         Args {
             all: Some(crate::cache::disk::fnv1a(&each.iter().flat_map(|a| a.to_le_bytes()).collect::<Vec<_>>())),
             each: Some(each),
+            numbers: None,
         }
     }
 
     fn run_with(args: &Args, kernels: Vec<Launches>) -> Run {
-        Run { args: args.all, each_arg: args.each.clone(), kernels }
+        Run { args: args.all, each_arg: args.each.clone(), numbers: args.numbers.clone(), stretch: None, kernels }
     }
 
     #[test]
@@ -856,7 +1026,7 @@ mod tests {
         for &(n, items, args) in &seq {
             w.push_run(Run { args: Some(args), kernels: vec![vec![(items, n)]], ..Run::default() });
         }
-        let hash = |a: u64| Args { all: Some(a), each: None };
+        let hash = |a: u64| Args { all: Some(a), ..Args::default() };
         let (runs, alike) = w.weighed(&hash(1));
         assert_eq!(alike, Alike::Same);
         assert_eq!(runs.iter().map(|r| r.kernels[0][0]).collect::<Vec<_>>(), vec![(18, 1)]);
@@ -915,7 +1085,173 @@ mod tests {
         assert_eq!((runs.len(), alike), (1, Alike::Same));
         let (runs, alike) = w.weighed(&args_like(&this, &[], 1));
         assert_eq!((runs.back().map(|r| r.kernels[0][0]), alike), (Some((18, 2)), Alike::Nearest { differ: 1, of: 9 }));
-        assert_eq!(w.weighed(&Args { all: Some(3), each: None }), (VecDeque::from([w.runs[2].clone()]), Alike::Same));
+        assert_eq!(
+            w.weighed(&Args { all: Some(3), ..Args::default() }),
+            (VecDeque::from([w.runs[2].clone()]), Alike::Same)
+        );
+    }
+
+    fn cmdline(line: &str) -> Args {
+        Args::of_cmdline(line.replace(' ', "\0").as_bytes())
+    }
+
+    #[test]
+    fn an_argument_s_number_is_what_it_ends_with() {
+        let numbers = cmdline("particles -n 262144 -i 1000 --steps=30 run.cl 0 2.5 v1.2.3 ").numbers.unwrap();
+        let knob = |s: &str| Some(crate::cache::disk::fnv1a(s.as_bytes()));
+        let got: Vec<_> = numbers.iter().map(|n| n.map(|(before, v)| (Some(before), v))).collect();
+        assert_eq!(
+            got,
+            vec![
+                None,
+                Some((knob(""), 262144.0)),
+                None,
+                Some((knob(""), 1000.0)),
+                Some((knob("--steps="), 30.0)),
+                None,
+                None,
+                Some((knob(""), 2.5)),
+                None
+            ]
+        );
+    }
+
+    /// particles' stress sequence as recorded: `-n N -i I --platform NVIDIA`, each of its three
+    /// kernels launched `I` times at N's size bucket (15: 64,000; 18: 262,144).
+    fn stress_record(seq: &[(u64, u64)]) -> Worth {
+        let mut w = Worth { format: FORMAT, load_ns: Some(5e6), ..Worth::default() };
+        for &(n, i) in seq {
+            let items = if n == 64000 { 15 } else { 18 };
+            let args = cmdline(&format!("particles -n {n} -i {i} --platform NVIDIA "));
+            w.push_run(run_with(&args, vec![vec![(items, i)]; 3]));
+        }
+        w
+    }
+
+    #[test]
+    fn runs_one_number_away_scale_their_launches_to_this_run_s() {
+        let w = stress_record(&[(64000, 1), (262144, 100), (64000, 2), (262144, 30), (64000, 1)]);
+        let (runs, alike) = w.weighed(&cmdline("particles -n 262144 -i 1000 --platform NVIDIA "));
+        assert_eq!(alike, Alike::Scaled { place: 3, runs: 2 });
+        assert!(runs.iter().all(|r| r.kernels == vec![vec![(18, 1000)]; 3]), "{runs:?}");
+        // With particles' gains on the H100 (its heaviest kernel 4 us faster a launch in ASTA at
+        // 262,144, the others 1), the run loads the copies inside its build; weighed as the
+        // nearest runs, it declined them.
+        let mut t = times(18, 0.06, None, Some(0.06 - 2000.0 / 524_288.0));
+        t.classes.push((
+            SizeClass { items: 15, bytes: 20 },
+            Times { written: Some(0.2), asta: Some(0.2), ..Times::default() },
+        ));
+        let times = vec![Some(t); 3];
+        let gains = gains_per_run(&times, &runs).unwrap();
+        assert!(verdict(Some(&w), Some(&gains), None, true, alike).is_ok(), "{gains:?}");
+        let nearest: VecDeque<Run> = w.runs.iter().filter(|r| r.kernels[0][0].0 == 18).cloned().collect();
+        let why = verdict(
+            Some(&w),
+            gains_per_run(&times, &nearest).as_deref(),
+            None,
+            true,
+            Alike::Nearest { differ: 1, of: 6 },
+        );
+        assert!(why.is_err());
+        // Down as well as up: 8 steps at 64,000 after three runs of 1 and 2 there.
+        let (runs, alike) = w.weighed(&cmdline("particles -n 64000 -i 8 --platform NVIDIA "));
+        assert_eq!(alike, Alike::Scaled { place: 3, runs: 3 });
+        assert!(runs.iter().all(|r| r.kernels == vec![vec![(15, 8)]; 3]), "{runs:?}");
+        // The same arguments win: the 30-launch run again weighs the one before.
+        let (runs, alike) = w.weighed(&cmdline("particles -n 262144 -i 30 --platform NVIDIA "));
+        assert_eq!((alike, runs.len()), (Alike::Same, 1));
+        let why = verdict(Some(&w), Some(&gains), None, false, Alike::Scaled { place: 3, runs: 2 });
+        assert!(why.is_ok());
+    }
+
+    #[test]
+    fn a_scaled_run_counts_an_untimed_bound_only_where_the_device_was_behind() {
+        use crate::runtime::cost::hidden::Wait;
+        let w = stress_record(&[(64000, 1), (262144, 100), (64000, 2), (262144, 30), (64000, 1)]);
+        let (runs, alike) = w.weighed(&cmdline("particles -n 262144 -i 1000 --platform NVIDIA "));
+        // Copies never timed, 0.06 ns a structure as written: a bound of 47 us a launch.
+        let untimed = times(18, 0.06, None, None);
+        let gains = gains_per_run(&vec![Some(untimed.clone()); 3], &runs).unwrap();
+        assert!(gains.iter().all(|g| g.at_least == 0.0 && g.behind == 0.0 && g.at_most > 4.0 * 4.0 * 5e6), "{gains:?}");
+        // Nothing says that the device was behind at that size (a loop the host may set the
+        // pace of): declined; the same bound in runs weighed as they were loads.
+        assert!(verdict(Some(&w), Some(&gains), None, true, alike).is_err());
+        assert!(verdict(Some(&w), Some(&gains), None, true, Alike::Same).is_ok());
+        // The last wait after those launches as written found the device behind: loaded.
+        let mut behind = untimed;
+        behind.classes[0].1.waited[0] = Some(Wait { share: 0.4, host_ns: 2e6, backlog: true, seen: 1 });
+        let gains = gains_per_run(&vec![Some(behind); 3], &runs).unwrap();
+        assert!(gains.iter().all(|g| g.behind == g.at_most), "{gains:?}");
+        assert!(verdict(Some(&w), Some(&gains), None, true, alike).is_ok());
+        // Or the runs scaled from found their loops bound by the device, kernels untimed.
+        let mut w = w;
+        w.runs.iter_mut().for_each(|r| r.stretch = Some((1.7e6, 1e6)));
+        let (runs, alike) = w.weighed(&cmdline("particles -n 262144 -i 1000 --platform NVIDIA "));
+        assert!(runs.iter().all(|r| r.stretch == Some((1.7e6, 1e6))), "the stretch goes with the run scaled");
+        let gains = gains_per_run(&vec![Some(times(18, 0.06, None, None)); 3], &runs).unwrap();
+        assert!(verdict(Some(&w), Some(&gains), None, true, alike).is_ok(), "{gains:?}");
+        // Bound by the host: declined.
+        w.runs.iter_mut().for_each(|r| r.stretch = Some((6e5, 15e3)));
+        let (runs, alike) = w.weighed(&cmdline("particles -n 262144 -i 1000 --platform NVIDIA "));
+        let gains = gains_per_run(&vec![Some(times(18, 0.06, None, None)); 3], &runs).unwrap();
+        assert!(verdict(Some(&w), Some(&gains), None, true, alike).is_err(), "{gains:?}");
+    }
+
+    #[test]
+    fn runs_scale_only_where_they_say_their_launches_follow_the_number() {
+        // One number recorded at this place: nothing says the launches follow it.
+        let w = stress_record(&[(64000, 1), (262144, 100)]);
+        let (_, alike) = w.weighed(&cmdline("particles -n 262144 -i 1000 --platform NVIDIA "));
+        assert_eq!(alike, Alike::Nearest { differ: 1, of: 6 });
+        // Launches that are the same at every size follow no size: `-n` is not a length.
+        let w = stress_record(&[(64000, 1), (262144, 1)]);
+        let (runs, alike) = w.weighed(&cmdline("particles -n 1000000 -i 1 --platform NVIDIA "));
+        assert!(matches!(alike, Alike::Nearest { .. }), "sizes in other buckets: {alike:?}");
+        assert_eq!(runs.len(), 2);
+        // A kernel once per run and one per step (and one more to set up): the first kept, the
+        // second scaled.
+        let mut w = Worth { format: FORMAT, ..Worth::default() };
+        for i in [30u64, 100] {
+            w.push_run(run_with(&cmdline(&format!("lbm -i {i} ")), vec![vec![(18, 1)], vec![(18, i + 1)]]));
+        }
+        let (runs, alike) = w.weighed(&cmdline("lbm -i 1000 "));
+        assert_eq!(alike, Alike::Scaled { place: 1, runs: 2 });
+        assert_eq!(runs[1].kernels, vec![vec![(18, 1)], vec![(18, 1010)]]);
+        // Launches that follow no number: nothing scaled.
+        w.push_run(run_with(&cmdline("lbm -i 60 "), vec![vec![(18, 1)], vec![(18, 7)]]));
+        assert!(matches!(w.weighed(&cmdline("lbm -i 1000 ")).1, Alike::Nearest { .. }));
+        // Another knob at that place (`-s` where the runs had `-i`, `--steps=` against a bare
+        // number) is not the same number.
+        let mut w = Worth { format: FORMAT, ..Worth::default() };
+        for i in [30u64, 100] {
+            w.push_run(run_with(&cmdline(&format!("lbm --steps={i} ")), vec![vec![(18, i)]]));
+        }
+        assert!(matches!(w.weighed(&cmdline("lbm --iters=1000 ")).1, Alike::Nearest { .. }));
+        assert!(matches!(w.weighed(&cmdline("lbm 1000 ")).1, Alike::Nearest { .. }));
+        assert_eq!(w.weighed(&cmdline("lbm --steps=1000 ")).0[0].kernels, vec![vec![(18, 1000)]]);
+        // Runs recorded before numbers were kept are not scaled.
+        let mut w = stress_record(&[(262144, 100), (262144, 30)]);
+        w.runs.iter_mut().for_each(|r| r.numbers = None);
+        assert!(matches!(
+            w.weighed(&cmdline("particles -n 262144 -i 1000 --platform NVIDIA ")).1,
+            Alike::Nearest { .. }
+        ));
+    }
+
+    #[test]
+    fn the_reason_says_the_runs_were_scaled() {
+        let w = stress_record(&[(262144, 3), (262144, 2)]);
+        let (runs, alike) = w.weighed(&cmdline("particles -n 262144 -i 4 --platform NVIDIA "));
+        let times = vec![Some(times(18, 0.06, None, Some(0.05))); 3];
+        let gains = gains_per_run(&times, &runs).unwrap();
+        let why = verdict(Some(&w), Some(&gains), None, true, alike).unwrap_err().to_string();
+        assert!(
+            why.contains(
+                "of its last 2 runs with these arguments but the number in argument 4, their launches scaled to it,"
+            ),
+            "{why}"
+        );
     }
 
     #[test]
