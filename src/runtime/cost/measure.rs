@@ -353,16 +353,14 @@ impl AppWait {
 /// kept for it, and notes the queue drained.
 pub fn app_finish(queue: cl_command_queue, finish: impl FnOnce() -> cl_int) -> cl_int {
     if !super::super::order::tracking() {
-        if super::super::untracked::counting() {
-            // A declined run left untracked: the run's own pace is measured, for its record.
-            let entering = super::pace::entering();
-            let r = finish();
-            let done = Instant::now();
-            crate::guard("cost model", || super::pace::run_finished(entering, r == CL_SUCCESS, done));
-            return r;
-        }
-        // No annotated program yet: nothing is timed, and nothing of the queue's pace counts.
-        return finish();
+        // No annotated program yet, or a declined run left untracked: nothing is timed, and
+        // nothing of the queue's pace counts; the run's own pace is measured, for the record
+        // of a program the run declined (`pace::run_finished`).
+        let entering = super::pace::entering();
+        let r = finish();
+        let done = Instant::now();
+        crate::guard("cost model", || super::pace::run_finished(entering, r == CL_SUCCESS, done));
+        return r;
     }
     let waiting = crate::guard("cost model", || {
         settle_stale();
