@@ -982,6 +982,14 @@ fn a_length_set_on_the_command_line_is_learnt_from_runs_of_other_lengths() {
         why.iter().any(|w| w.as_str().unwrap().contains("with the arguments nearest these (1 of 4 differ)")),
         "{why:?}"
     );
+    // The record keeps each run's longest stretch of host time before a clFinish, and its wait
+    // (`pace::run_stretch`): a run of 1000 launches has one of at least 0.5 ms.
+    cmd(1000, "auto", "stretch");
+    let (_, payload) = read_record(&worth[0]);
+    let record: Value = serde_json::from_slice(&payload).unwrap();
+    let last = record["runs"].as_array().and_then(|r| r.last()).cloned().unwrap();
+    let stretch = last["stretch"].as_array().cloned().unwrap_or_default();
+    assert!(stretch.len() == 2 && stretch[0].as_f64().unwrap() >= 5e5, "{last}");
 }
 
 /// The launches of each epoch of a `lengths` record, per argument, checking that all were

@@ -138,12 +138,14 @@ int main(int argc, char **argv)
 
     if (!strcmp(mode, "launches")) {
         /* As many launches as the fourth argument says, ten by default: a run's length set on
-         * its command line, as codes that take a step count do. */
+         * its command line, as codes that take a step count do, with a clFinish after them. */
         int launches = argc > 4 ? atoi(argv[4]) : 10;
         cl_mem b = make_buffer(CL_MEM_READ_WRITE, bytes, NULL);
         CHECK(clEnqueueWriteBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
         for (int i = 0; i < launches; i++)
             step(q, k, b, 0, NULL, NULL);
+        if (argc > 4)
+            CHECK(clFinish(q)); /* the loop's end, as a time-step loop waits for it */
         read_show("after the launches", b, h, bytes);
         clReleaseMemObject(b);
     } else if (!strcmp(mode, "finished")) {
