@@ -222,9 +222,10 @@ impl Worth {
     /// qualify, the one with the most runs. A program's length is often a number on its command
     /// line (the stress sequence's `-i`): on the H100 particles' 1000-launch run after runs of 1
     /// to 100 launches weighed the two runs at its size, of 100 and 30 launches, which could not
-    /// repay the load, declined the copies, and kept 20-25 % of `always`' gain where it would
-    /// have kept it all with them loaded inside its build. A bet like the others: a run that
-    /// does not follow its number is recorded, and the runs after it no longer say they do.
+    /// repay the load, declined the copies, and kept 20-25 % of `always`' gain; scaled, it loads
+    /// them inside its build as `always` does (on the H200, 2,997 of its 3,000 launches in
+    /// ASTA). A bet like the others: a run that does not follow its number is recorded, and the
+    /// runs after it no longer say they do.
     fn scaled(&self, args: &Args) -> Option<(VecDeque<Run>, Alike)> {
         let (each, numbers) = (args.each.as_ref()?, args.numbers.as_ref()?);
         let mut by_place: Vec<(usize, Vec<(&Run, f64)>)> = Vec::new();
@@ -583,19 +584,23 @@ pub fn verdict(
         return Ok(());
     };
     let (mut long, mut short, mut loses_loading, mut loses_declining) = (0usize, 0usize, 0.0, 0.0);
+    // A run's length scaled from others' (`Worth::scaled`) is a guess already: its bound counts
+    // only where the device was seen behind. On the H200 blackscholes at 262,144 options, its
+    // loop bound by the host, loaded the copies for its 1000-launch run on its bound and ran
+    // 70 % slower than without clayout (`docs/data/h200-policy-stress-38c-*`).
+    let scaled = matches!(alike, Alike::Scaled { .. });
     for g in gains {
+        let bound = if scaled { g.behind } else { g.at_most };
         if g.at_most < load {
             short += 1;
             loses_loading += load - g.at_most;
         } else if !buyable {
-            long += 1;
-            loses_declining += g.at_most - load;
+            let most = g.at_least.max(bound);
+            if most >= load {
+                long += 1;
+                loses_declining += most - load;
+            }
         } else {
-            // A run's length scaled from others' (`Worth::scaled`) is a guess already: its bound
-            // counts only where the device was seen behind. On the H200 blackscholes at 262,144
-            // options, its loop bound by the host, loaded the copies for its 1000-launch run
-            // on its bound and ran 70 % slower than without clayout (`docs/data/h200-policy-stress-38c-*`).
-            let bound = if matches!(alike, Alike::Scaled { .. }) { g.behind } else { g.at_most };
             let counted = g.at_least.max(bound / UNTIMED_MARGIN);
             if counted >= load {
                 long += 1;
@@ -1175,8 +1180,10 @@ mod tests {
         let gains = gains_per_run(&vec![Some(untimed.clone()); 3], &runs).unwrap();
         assert!(gains.iter().all(|g| g.at_least == 0.0 && g.behind == 0.0 && g.at_most > 4.0 * 4.0 * 5e6), "{gains:?}");
         // Nothing says that the device was behind at that size (a loop the host may set the
-        // pace of): declined; the same bound in runs weighed as they were loads.
+        // pace of): declined, whether the run could buy them or not; the same bound in runs
+        // weighed as they were loads.
         assert!(verdict(Some(&w), Some(&gains), None, true, alike).is_err());
+        assert!(verdict(Some(&w), Some(&gains), None, false, alike).is_err());
         assert!(verdict(Some(&w), Some(&gains), None, true, Alike::Same).is_ok());
         // The last wait after those launches as written found the device behind: loaded.
         let mut behind = untimed;
