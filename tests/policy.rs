@@ -432,10 +432,10 @@ fn set_worth(path: &std::path::Path, load_ns: Value) {
     rewrite_record(path, &header, &record);
 }
 
-/// The command `seq` (a `dl_seq` sequence) under the fault-injection library with `policy`, clayout's cache in
-/// `cache`, `CLAYOUT_BUILD_AFTER=after`, `CLAYOUT_FAULT=fault` and the debug log, its statistics
-/// written to `json`: its output (the same as `base`'s), its statistics, and whether the copies
-/// were loaded inside the application's build.
+/// The command `seq` (a `dl_seq` sequence) under the fault-injection library with `policy`,
+/// clayout's cache in `cache`, `CLAYOUT_BUILD_AFTER=after`, `CLAYOUT_FAULT=fault` and the debug
+/// log, its statistics written to `json`: its output (the same as `base`'s), its statistics, and
+/// whether the copies were loaded inside the application's build.
 fn launches_run(
     seq: &Cmd,
     base: &Output,
