@@ -434,8 +434,8 @@ fn set_worth(path: &std::path::Path, load_ns: Value) {
 
 /// The command `seq` (a `dl_seq` sequence) under the fault-injection library with `policy`,
 /// clayout's cache in `cache`, `CLAYOUT_BUILD_AFTER=after`, `CLAYOUT_FAULT=fault` and the debug
-/// log, its statistics written to `json`: its output (the same as `base`'s), its statistics, and
-/// whether the copies were loaded inside the application's build.
+/// log, its statistics written to `{name}.json` beside the cache: its output (the same as
+/// `base`'s), its statistics, and whether the copies were loaded inside the application's build.
 fn launches_run(
     seq: &Cmd,
     base: &Output,
@@ -443,13 +443,14 @@ fn launches_run(
     policy: &str,
     after: &str,
     fault: &str,
-    json: &std::path::Path,
+    name: &str,
 ) -> (Output, Value, bool) {
+    let json = cache.with_file_name(format!("{name}.json"));
     let cmd = annotated(seq.shimmed_with(fault_lib()), policy, cache.as_os_str())
         .env("CLAYOUT_BUILD_AFTER", after)
         .env("CLAYOUT_FAULT", fault)
         .env("CLAYOUT_LOG", "debug");
-    let (out, stats) = with_stats(cmd, json);
+    let (out, stats) = with_stats(cmd, &json);
     assert_same(base, &out);
     let loaded = out.shim_lines().iter().any(|l| l.contains("loaded from the caches inside the application's build"));
     (out, stats, loaded)
@@ -465,15 +466,7 @@ fn a_load_the_runs_cannot_repay_is_not_made_inside_the_build() {
     assert_ok(&base);
     let cache = fresh_dir("worth").join("cache");
     let cmd = |policy: &str, after: &str, name: &str| {
-        launches_run(
-            &seq("launches"),
-            &base,
-            &cache,
-            policy,
-            after,
-            "quick-build",
-            &scratch("worth").join(format!("{name}.json")),
-        )
+        launches_run(&seq("launches"), &base, &cache, policy, after, "quick-build", name)
     };
     // Built and timed, then loaded inside a build under `auto`: the record learns the load's time.
     cmd("auto", "wait", "built");
@@ -537,7 +530,7 @@ fn a_declined_run_is_left_untracked_and_learns_what_a_tracked_one_does() {
     let dir = fresh_dir("policy-untracked");
     let cache = dir.join("cache");
     let cmd = |cache: &std::path::Path, after: &str, fault: &str, name: &str| {
-        launches_run(&seq("launches"), &base, cache, "auto", after, fault, &dir.join(format!("{name}.json")))
+        launches_run(&seq("launches"), &base, cache, "auto", after, fault, name)
     };
     cmd(&cache, "wait", "quick-build", "built");
     let (out, _, loaded) = cmd(&cache, "auto", "quick-build", "loaded");
@@ -602,15 +595,7 @@ fn the_load_inside_the_build_takes_the_copies_whole() {
     assert_ok(&base);
     let cache = fresh_dir("whole").join("cache");
     let cmd_with = |after: &str, name: &str, fault: &str| {
-        launches_run(
-            &seq("launches"),
-            &base,
-            &cache,
-            "auto",
-            after,
-            fault,
-            &scratch("whole").join(format!("{name}.json")),
-        )
+        launches_run(&seq("launches"), &base, &cache, "auto", after, fault, name)
     };
     let cmd = |after: &str, name: &str| cmd_with(after, name, "quick-build");
     cmd("wait", "built");
@@ -849,17 +834,8 @@ fn runs_with_other_arguments_do_not_load_the_copies_for_this_one() {
     let base = run(&seq("launches"), TIMEOUT);
     assert_ok(&base);
     let cache = fresh_dir("worth-args").join("cache");
-    let cmd = |after: &str, name: &str| {
-        launches_run(
-            &seq("launches"),
-            &base,
-            &cache,
-            "auto",
-            after,
-            "quick-build",
-            &scratch("worth-args").join(format!("{name}.json")),
-        )
-    };
+    let cmd =
+        |after: &str, name: &str| launches_run(&seq("launches"), &base, &cache, "auto", after, "quick-build", name);
     cmd("wait", "built");
     cmd("auto", "recorded");
     let worth = record_files(&cache, "worth");
@@ -930,8 +906,7 @@ fn a_length_set_on_the_command_line_is_learnt_from_runs_of_other_lengths() {
     let cmd = |k: u32, after: &str, name: &str| {
         let base = run(&launches(k), TIMEOUT);
         assert_ok(&base);
-        let json = scratch("worth-scaled").join(format!("{name}.json"));
-        launches_run(&launches(k), &base, &cache, "auto", after, "quick-build", &json)
+        launches_run(&launches(k), &base, &cache, "auto", after, "quick-build", name)
     };
     cmd(2, "wait", "built");
     cmd(2, "auto", "two");

@@ -574,9 +574,8 @@ impl Build {
         let (times, worth) = verdict_records(&key, &kernels);
         kernels.iter().for_each(crate::runtime::cost::habits::preload);
         let whole = dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache());
-        // The verdict weighs the runs with these arguments: read here, where reading
-        // /proc/self/cmdline in the build call took six system calls.
-        let _ = crate::runtime::cost::worth::this_args();
+        // The verdict weighs the runs with these arguments (`weighed_gains`): read here, where
+        // reading /proc/self/cmdline in the build call took six system calls.
         let (gains, alike) = weighed_gains(&times, worth.as_ref());
         let _ = dl
             .building_plans

@@ -272,13 +272,8 @@ impl Worth {
                             .collect()
                     })
                     .collect();
-                Run {
-                    args: args.all,
-                    each_arg: args.each.clone(),
-                    numbers: args.numbers.clone(),
-                    stretch: run.stretch,
-                    kernels,
-                }
+                // What the verdict reads of a run: its launches, and its stretch.
+                Run { stretch: run.stretch, kernels, ..Run::default() }
             })
             .collect();
         Some((scaled, Alike::Scaled { place, runs: count }))
