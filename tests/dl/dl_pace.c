@@ -3,7 +3,10 @@
  * enqueues the next, and it waits for the queue once per block of steps. In `host` mode the
  * host's share is the longer one and the device keeps up with it (a faster kernel could not
  * shorten the run); in `device` mode the host has no share and the device falls behind.
- *   dl_pace AOS_KERNELS.cl host|device [N] [STEPS] [BLOCKS]
+ *   dl_pace AOS_KERNELS.cl host|device [N] [STEPS] [BLOCKS] [finish|read]
+ * `read` leaves out the clFinish before the first block and after each block's read: the queue
+ * is waited for by the end of each block's clFinish and by its blocking read only, as in codes
+ * that upload, loop and read back with no clFinish of their own before the loop.
  * Prints the particles' checksum after every block, which the run under clayout must print
  * too. */
 #define CL_TARGET_OPENCL_VERSION 300
@@ -45,13 +48,14 @@ static void host_step(double us)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: dl_pace AOS_KERNELS.cl host|device [N] [STEPS] [BLOCKS]\n");
+        fprintf(stderr, "usage: dl_pace AOS_KERNELS.cl host|device [N] [STEPS] [BLOCKS] [finish|read]\n");
         return 2;
     }
     int host = strcmp(argv[2], "host") == 0;
     cl_uint n = argc > 3 ? (cl_uint)atoi(argv[3]) : 4096;
     int steps = argc > 4 ? atoi(argv[4]) : 20;
     int blocks = argc > 5 ? atoi(argv[5]) : 3;
+    int finishes = !(argc > 6 && strcmp(argv[6], "read") == 0);
     size_t global = (n + 127) / 128 * 128;
     for (int i = 0; i < 4096; i++)
         field[i] = sin(i * 0.01);
@@ -82,7 +86,8 @@ int main(int argc, char **argv)
     CHECK(clSetKernelArg(advance, 0, sizeof buf, &buf));
     CHECK(clSetKernelArg(advance, 1, sizeof n, &n));
     CHECK(clSetKernelArg(advance, 2, sizeof dt, &dt));
-    CHECK(clFinish(q));
+    if (finishes)
+        CHECK(clFinish(q));
 
     for (int b = 0; b < blocks; b++) {
         for (int s = 0; s < steps; s++) {
@@ -94,7 +99,8 @@ int main(int argc, char **argv)
         CHECK(clEnqueueReadBuffer(q, buf, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
         printf("block %d %016llx\n", b, (unsigned long long)fnv(h, bytes));
         /* The host's field is its own: not part of what the device computed. */
-        CHECK(clFinish(q));
+        if (finishes)
+            CHECK(clFinish(q));
     }
     CHECK(clReleaseMemObject(buf));
     CHECK(clReleaseKernel(advance));

@@ -4,9 +4,10 @@
 //! copy's launch only adds to them.
 //!
 //! Measured where it costs nothing: at the application's `clFinish`. From the end of the first
-//! launch on a queue after one of the application's waits there to its next `clFinish` on it,
-//! with no other wait of the application's or of clayout's timings in between, the host spent
-//! `S`, and the `clFinish` took `W`: the device's work left when the host was done. A form that
+//! launch on a queue since the application's last `clFinish` there (or since the queue's first
+//! launch through clayout's full path) to its next `clFinish` on it, with no other wait of the
+//! application's or of clayout's timings in between, the host spent `S`, and the `clFinish`
+//! took `W`: the device's work left when the host was done. A form that
 //! takes less device time shortens at most `W`; where `W` is at most `hidden::PACED` of `S`
 //! (and a few launches' worth, `hidden::BACKLOG`), no form can gain more than that share of the
 //! run. The verdict is kept per kernel and size class (`model::Times::waited`, `hidden`).
@@ -34,17 +35,30 @@ pub trait Paced: Send + Sync {
 /// application's next wait on it compares with.
 struct Queue {
     queue: usize,
-    /// The application's waits by the end of its last wait on the queue.
-    waits: Option<u64>,
-    /// The end of the first launch on the queue since then, and clayout's own waits by then
-    /// (the stretch is measured only if there are no more): where the host's time starts (not
-    /// at the wait before, so that what clayout does once in a first launch's call, a build the
-    /// application waits for, does not count).
-    first: Option<(Instant, u64)>,
-    /// Waited for, its first launch since not marked yet.
+    /// The end of the first launch on the queue since the application's last `clFinish` there,
+    /// and the application's and clayout's own waits by then (the stretch is measured only if
+    /// there are no more): where the host's time starts (not at the wait before, so that what
+    /// clayout does once in a first launch's call, a build the application waits for, does not
+    /// count).
+    first: Option<First>,
+    /// Its first launch since the application's last `clFinish` on it not marked yet. A queue
+    /// starts so: waiting for the `clFinish` before its first stretch as well, as until the
+    /// thirty-ninth session, measured nothing in a run whose loop had no `clFinish` before it
+    /// (a blocking write, then the launches), nor in one declined at its build whose copies
+    /// were bought mid-run (its first `clFinish` came untracked), which is where a verdict
+    /// counts.
     armed: bool,
     /// Each kernel, its size class and structures at its last launch through the full path.
     kernels: Vec<(usize, Weak<dyn Paced>, SizeClass, f64)>,
+}
+
+/// Where a queue's stretch starts: the end of its first launch, and the application's and
+/// clayout's own waits by then.
+#[derive(Clone, Copy)]
+struct First {
+    at: Instant,
+    waits: u64,
+    ours: u64,
 }
 
 /// A kernel launched on a queue since its last wait, with its size class and structures at its
@@ -177,7 +191,7 @@ pub fn launched(queue: cl_command_queue) {
     let mut queues = QUEUES.lock();
     if let Some(q) = queues.iter_mut().find(|q| q.queue == queue as usize && q.armed) {
         q.armed = false;
-        q.first = Some((Instant::now(), OURS.load(Relaxed)));
+        q.first = Some(First { at: Instant::now(), waits: APP_WAITS.load(Relaxed), ours: OURS.load(Relaxed) });
     }
 }
 
@@ -188,7 +202,7 @@ fn queue_of(queues: &mut Vec<Queue>, queue: usize) -> &mut Queue {
             if queues.len() >= MAX_QUEUES {
                 queues.remove(0);
             }
-            queues.push(Queue { queue, waits: None, first: None, armed: false, kernels: Vec::new() });
+            queues.push(Queue { queue, first: None, armed: true, kernels: Vec::new() });
             queues.len() - 1
         }
     };
@@ -216,16 +230,15 @@ pub fn finished(queue: cl_command_queue, e: Entering, ok: bool) {
     run_finished(e, ok, done);
     app_waited();
     FINISHES.fetch_add(1, Relaxed);
-    let (waits, first, kernels) = {
+    let (first, kernels) = {
         let mut queues = QUEUES.lock();
         let q = queue_of(&mut queues, queue as usize);
-        let waits = std::mem::replace(&mut q.waits, ok.then(|| APP_WAITS.load(Relaxed)));
         let first = q.first.take();
         q.armed = true;
         // On the stack: a program that waits after every launch comes here as often.
         let kernels: SmallVec<[Launched; 4]> =
             q.kernels.iter().filter_map(|(_, k, c, m)| Some((k.upgrade()?, *c, *m))).collect();
-        (waits, first, kernels)
+        (first, kernels)
     };
     // The kernels launched since the last wait, and the longest launch among them.
     let mut ran: SmallVec<[(Arc<dyn Paced>, SizeClass); 4]> = SmallVec::new();
@@ -238,15 +251,13 @@ pub fn finished(queue: cl_command_queue, e: Entering, ok: bool) {
             ran.push((k, class));
         }
     }
-    let measured = match (waits, first, longest) {
+    let measured = match (first, longest) {
         // A stretch in which clayout's timings waited for the queue says nothing: the device's
         // work left was waited for there, not at the application's wait (particles at 262,144 on
         // the H100, whose run that timed its staged copy near its end found the device
         // keeping up as written, and the next run found it behind).
-        (Some(w), Some((at, ours_then)), Some(longest))
-            if ok && w == e.waits && !ran.is_empty() && e.ours == ours_then =>
-        {
-            let host = e.at.saturating_duration_since(at).as_nanos() as f64;
+        (Some(first), Some(longest)) if ok && first.waits == e.waits && !ran.is_empty() && e.ours == first.ours => {
+            let host = e.at.saturating_duration_since(first.at).as_nanos() as f64;
             let wait = done.saturating_duration_since(e.at).as_nanos() as f64;
             if crate::log::enabled(crate::config::LogLevel::Debug) {
                 crate::log::debug(&format!(
