@@ -569,8 +569,10 @@ fn a_declined_run_is_left_untracked_and_learns_what_a_tracked_one_does() {
     assert_eq!(launches(&stats, "advance", "written"), 10, "{stats:#}");
     assert_eq!(launches(&tracked_stats, "advance", "written"), 10, "{tracked_stats:#}");
     assert_eq!(launches(&raced_stats, "advance", "written"), 10, "{raced_stats:#}");
-    // Each launch after the first repeats its count (`kernels::UntrackedTicket`).
+    // Each launch after the first repeats its count (`kernels::UntrackedTicket`), and those
+    // after the third through the express lane the third opened (`launch::untracked_lane`).
     assert_eq!(stats["launches_repeated"].as_u64(), Some(9), "{stats:#}");
+    assert_eq!(stats["launches_in_lane"].as_u64(), Some(7), "{stats:#}");
     let lengths = |dir: &std::path::Path| {
         let mut files = record_files(dir, "lengths");
         files.sort();

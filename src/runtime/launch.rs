@@ -51,7 +51,15 @@ pub unsafe fn launch(
                 race_with_untracked(kernel);
             }
             if let Some(_fast) = super::order::fast(n) {
-                return enqueue(kernel, None, n, list, event);
+                let r = enqueue(kernel, None, n, list, event);
+                if let Some(Untracked::Ticket { k, ticket, opening: Some(opening), .. }) = &counted {
+                    if r == CL_SUCCESS && n == 0 && event.is_null() {
+                        crate::guard("untracked lane", || {
+                            untracked_lane(queue, kernel, k, ticket, dims, opening.clone())
+                        });
+                    }
+                }
+                return r;
             }
             // Another thread started the tracking since this launch was counted untracked: the
             // tracked path takes the count made (it would count the launch again), and counts
@@ -147,7 +155,19 @@ enum Untracked {
         ticket: Arc<kernels::UntrackedTicket>,
         nth: Option<u32>,
         first: bool,
+        /// A repeat's: what the express lane it opens found before its checks.
+        opening: Option<Opening>,
     },
+}
+
+/// What an untracked launch that repeats its kernel object's ticket found before its checks:
+/// the world's generation and the kernel records' count (`world`), and the kernel's arguments
+/// with their count of sets, for the express lane it opens once enqueued (`untracked_lane`).
+#[derive(Clone)]
+struct Opening {
+    world: (u64, u64),
+    args: crate::registry::Args,
+    args_set: u64,
 }
 
 impl Untracked {
@@ -216,9 +236,9 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
         return None;
     }
     match repeat_untracked(&k, program, dims) {
-        Some(Ok((ticket, nth))) => {
+        Some(Ok((ticket, nth, opening))) => {
             crate::stats::repeated_launch(k.copies.decisions(&k.facts.name), Variant::Written.form());
-            return Some(Untracked::Ticket { k, ticket, nth, first: false });
+            return Some(Untracked::Ticket { k, ticket, nth, first: false, opening });
         }
         Some(Err(h)) => return Some(Untracked::HandOver(h)),
         None => {}
@@ -276,7 +296,7 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
         build,
     });
     *k.untracked.lock() = Some(ticket.clone());
-    Some(Untracked::Ticket { k, ticket, nth, first: true })
+    Some(Untracked::Ticket { k, ticket, nth, first: true, opening: None })
 }
 
 /// A launch counted untracked (`untracked_launch`) that runs as written, in the statistics: its
@@ -286,8 +306,13 @@ fn untracked_as_written(k: &kernels::Kernel) {
     crate::stats::untracked_launch(k.copies.decisions(&k.facts.name), Variant::Written.form(), &WHY);
 }
 
-/// A ticket repeated (`repeat_untracked`), and the launch's place in its epoch there.
-type Repeat = (Arc<kernels::UntrackedTicket>, Option<u32>);
+/// The place in its epoch from which an untracked launch that repeats its ticket opens an
+/// express lane for the next (`untracked_lane`).
+const LANE_FROM: u32 = 3;
+
+/// A ticket repeated (`repeat_untracked`), the launch's place in its epoch there, and what the
+/// lane it opens found before the checks (None: it opens none).
+type Repeat = (Arc<kernels::UntrackedTicket>, Option<u32>, Option<Opening>);
 
 /// `untracked_launch` through the kernel object's ticket (`kernels::UntrackedTicket`): None
 /// where it does not hold (it is dropped), else the ticket repeated and the launch's place in
@@ -300,15 +325,7 @@ fn repeat_untracked(
     let mut slot = k.untracked.lock();
     let t = slot.as_ref()?;
     let items = super::transparent::launch::items_class(dims);
-    let same =
-        !t.build.is_done() && !t.build.dropped() && t.items == items && t.mems == crate::registry::mems_changed() && {
-            let args = k.facts.args.lock();
-            t.indices.iter().zip(&t.bound).all(|(&i, &h)| match args.get(i) {
-                Some(Some(ArgValue::Mem(now))) => *now == h,
-                _ => h == 0,
-            })
-        };
-    if !same {
+    if !ticket_holds(t, k.facts.args.lock().as_slice(), items) {
         *slot = None;
         return None;
     }
@@ -324,11 +341,103 @@ fn repeat_untracked(
     let mut nth = None;
     for &(h, arg) in &t.converted {
         if let Some(buffer) = buffers::get(h) {
-            let n = buffer.lock().cost().launched(&t.key, arg, t.items);
+            // A count changes nothing an express lane checks: the other kernels' lanes on the
+            // buffer stay open (particles' three kernels share theirs).
+            let n = buffer.lock_unchanged().cost().launched(&t.key, arg, t.items);
             nth = nth.or((arg == 0).then_some(n));
         }
     }
-    Some(Ok((t, nth)))
+    // From an epoch's third launch on: a lane costs its opening, code that a run of one or two
+    // launches an epoch would meet for nothing. What the lane checks is read first, and the
+    // ticket checked again: a change since the checks above is seen here, a later one by the
+    // lane.
+    let opening = nth.is_none_or(|n| n >= LANE_FROM).then(|| {
+        let world = (super::world::now(), super::world::kernel_records());
+        let (args, args_set) = k.facts.args_now();
+        ticket_holds(&t, args.as_slice(), items).then_some(Opening { world, args, args_set })
+    });
+    Some(Ok((t, nth, opening.flatten())))
+}
+
+/// Whether an untracked launch of `items` (its size bucket) with arguments `args` repeats ticket
+/// `t`: the copies' build still held back, no buffer created or released since, the same
+/// buffers bound at the rewritten parameters.
+fn ticket_holds(t: &kernels::UntrackedTicket, args: &[Option<ArgValue>], items: u8) -> bool {
+    !t.build.is_done()
+        && !t.build.dropped()
+        && t.items == items
+        && t.mems == crate::registry::mems_changed()
+        && t.indices.iter().zip(&t.bound).all(|(&i, &h)| match args.get(i) {
+            Some(Some(ArgValue::Mem(now))) => *now == h,
+            _ => h == 0,
+        })
+}
+
+/// Opens this thread's express lane (`lane`) for the launches like the one just enqueued on the
+/// fast path, which repeated its kernel object's untracked ticket `t`: they count in the ticket's
+/// buffers through a tally, add what they forgo towards the copies' purchase, and close on any
+/// change (an argument but a scalar, a buffer's state, the world's: the tracking started, the
+/// copies' build ended, a kernel record went).
+///
+/// Why: a declined run's repeated launch looked up its kernel, locked its ticket, its arguments
+/// and each buffer: some 1,000 instructions of clayout's on PoCL, against some 500 for a lane's
+/// (`scripts/first-touch.sh`-style count, particles' 600 launches); a host-bound loop of
+/// blackscholes at 262,144 options on the H200 ran 3-12 % slower for them than without clayout.
+fn untracked_lane(
+    queue: cl_command_queue,
+    kernel: cl_kernel,
+    k: &Arc<kernels::Kernel>,
+    t: &kernels::UntrackedTicket,
+    dims: Dims,
+    o: Opening,
+) {
+    use super::cost::tally::Tally;
+    let tally = (!t.converted.is_empty()).then(|| Tally::new(Some((t.key.clone(), t.items)), None));
+    let mut gens: smallvec::SmallVec<[_; 4]> = smallvec::SmallVec::new();
+    let mut seen: Few<crate::registry::Handle> = Few::new();
+    for &h in &t.bound {
+        if h == 0 || seen.contains(&h) {
+            continue;
+        }
+        seen.push(h);
+        let Some(b) = buffers::get(h) else { return };
+        let mut st = b.lock_unchanged();
+        if let (Some(tally), Some(&(_, arg))) = (&tally, t.converted.iter().find(|(c, _)| *c == h)) {
+            st.share(tally, arg);
+        }
+        gens.push((b.gen.clone(), b.gen.now()));
+    }
+    // Every scalar may change between the launches: the ticket reads none (its count's size
+    // bucket is the work-items').
+    let free = o.args.iter().take(64).enumerate().fold(0u64, |m, (i, a)| {
+        if matches!(a, Some(ArgValue::Bytes(_))) {
+            m | 1 << i
+        } else {
+            m
+        }
+    });
+    let forgoes = declined(k, &dims).and_then(|(program, rewritten, items)| {
+        Some((program.forgone.clone(), super::program::forgone_per_launch(program, rewritten, items)?))
+    });
+    let counts = super::lane::Counts {
+        tally,
+        model: None,
+        finishes: None,
+        decisions: Some((k.copies.decisions(&k.facts.name).clone(), Variant::Written.form())),
+        forgoes,
+    };
+    super::lane::open(super::lane::Lane::new(
+        kernel,
+        queue,
+        dims,
+        (key(kernel), None),
+        Variant::Written,
+        o.world,
+        gens,
+        &k.facts,
+        (o.args, o.args_set, free),
+        counts,
+    ));
 }
 
 /// Whether `program`'s copies are being built or held back on clayout's worker.

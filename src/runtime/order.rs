@@ -449,6 +449,10 @@ pub fn annotated_program_created() -> bool {
     if ANNOTATED.swap(true, Ordering::SeqCst) {
         return false;
     }
+    // The express lanes of a declined run's launches, left untracked (`launch::untracked_lane`),
+    // enqueue on no fast path's count: the world's change waits for those in flight, and closes
+    // them before the markers below stand for what was enqueued.
+    super::world::changed();
     let start = Instant::now();
     while FAST_IN_FLIGHT.load(Ordering::SeqCst) != 0 {
         if start.elapsed() > DRAIN_LIMIT {
