@@ -380,9 +380,10 @@ fn ticket_holds(t: &kernels::UntrackedTicket, args: &[Option<ArgValue>], items: 
 /// copies' build ended, a kernel record went).
 ///
 /// Why: a declined run's repeated launch looked up its kernel, locked its ticket, its arguments
-/// and each buffer: some 1,000 instructions of clayout's on PoCL, against some 500 for a lane's
-/// (`scripts/first-touch.sh`-style count, particles' 600 launches); a host-bound loop of
-/// blackscholes at 262,144 options on the H200 ran 3-12 % slower for them than without clayout.
+/// and each buffer: some 1,000 instructions of clayout's on PoCL against 380 through a lane
+/// (particles' 600 launches of a declined run under callgrind), and on the H200 0.30 against 0.21
+/// us of clayout's own time a launch in blackscholes' declined 1000-launch run at 262,144 options,
+/// a loop the host sets the pace of (docs/results.md, "Declined runs through the express lane").
 fn untracked_lane(
     queue: cl_command_queue,
     kernel: cl_kernel,
