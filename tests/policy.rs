@@ -1472,6 +1472,43 @@ fn threads_of_a_declined_run_start_the_tracking_mid_run() {
     }
 }
 
+/// Four threads of a run whose copies were declined at its build repeat their launches through
+/// their express lanes (`launch::untracked_lane`) when, halfway, the main thread builds a
+/// program written for a device layout (`dl_threads ... late`): its reading starts the tracking
+/// (`untracked::start`) while the lanes enqueue. The tracking's start changes the world first,
+/// so that the lanes' launches in flight are enqueued before its markers and the later ones take
+/// the tracked path. The results are the plain run's.
+#[test]
+fn a_declined_run_s_lanes_close_when_another_program_starts_the_tracking() {
+    let cmd = || dl_threads(4, 60, "late");
+    let base = run(&cmd(), TIMEOUT);
+    assert_ok(&base);
+    let dir = fresh_dir("untracked-late");
+    let json = scratch("untracked-late").join("stats.json");
+    let shimmed = |after: &str| {
+        annotated(cmd().shimmed_with(fault_lib()), "auto", dir.as_os_str())
+            .env("CLAYOUT_FAULT", "quick-build")
+            .env("CLAYOUT_BUILD_AFTER", after)
+            .env("CLAYOUT_LOG", "debug")
+    };
+    for after in ["wait", "auto"] {
+        assert_same(&base, &run(&shimmed(after), TIMEOUT));
+    }
+    let worth = record_files(&dir, "worth");
+    assert_eq!(worth.len(), 1, "only the AoS program's copies are weighed");
+    for attempt in 0..2 {
+        set_times(&dir, 1000.0, 1.0);
+        set_worth(&worth[0], serde_json::json!(1e15));
+        let (out, stats) = with_stats(shimmed("auto"), &json);
+        assert_same(&base, &out);
+        let said = |what: &str| out.shim_lines().iter().any(|l| l.contains(what));
+        let what = format!("attempt {attempt}");
+        assert!(said("run untracked until its copies are bought"), "{}", out.show(&what));
+        assert!(said("commands are tracked from now on: an annotated program was read"), "{}", out.show(&what));
+        assert!(stats["launches_in_lane"].as_u64().unwrap_or(0) > 0, "{what}: {stats:#}");
+    }
+}
+
 /// An out-of-order queue whose 16 launches of `gather` only read the shared buffer, each into
 /// a buffer of its own, and are not ordered by the application (`dl_seq ooofirst`, 100,000
 /// particles): the first, enqueued before clayout looked at it in every run after the first,

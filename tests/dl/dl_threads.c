@@ -11,7 +11,11 @@
  * (`transparent::repeat`) while the other threads' launches use the shared buffer. With `build`,
  * as `gather`, but each thread builds a program of its own from the kernels' source, all at
  * once: under clayout one build's reading may run on clayout's helper thread while the others
- * get threads of their own (`runtime::helper`). */
+ * get threads of their own (`runtime::helper`). With `late`, as `repeat`, and once every
+ * worker is halfway through its rounds the main thread builds a program of one kernel written
+ * for a device layout (never launched) while they go on: under clayout, where the run was left
+ * untracked (its copies declined), that program's reading starts the tracking while the
+ * workers' launches run through their express lanes. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
@@ -46,6 +50,18 @@ static int set_once;
 static int own_build;
 static const char *source;
 static pthread_barrier_t start_line;
+static pthread_barrier_t midway;
+static int late;
+
+/* `late`'s program: annotated in its source for ASTA, so that clayout reads it at its build. */
+static const char *late_source = "typedef struct { float a, b; } pair_t;\n"
+                                 "//DL: AoS: p[n] -> ASTA\n"
+                                 "__kernel void nudge(__global pair_t *p, uint n)\n"
+                                 "{\n"
+                                 "    uint i = get_global_id(0);\n"
+                                 "    if (i < n)\n"
+                                 "        p[i].a += 1.0f;\n"
+                                 "}\n";
 static uint64_t results[64];
 
 static void *worker(void *arg)
@@ -78,6 +94,8 @@ static void *worker(void *arg)
     uint64_t hash = 0;
     for (int r = 0; r < rounds; r++) {
         int set = !set_once || r == 0;
+        if (late && r == rounds / 2)
+            pthread_barrier_wait(&midway);
         if (gat) {
             if (set) {
                 CHECK(clSetKernelArg(gat, 0, sizeof own, &own));
@@ -123,7 +141,8 @@ int main(int argc, char **argv)
         return 2;
     int threads = argc > 2 ? atoi(argv[2]) : 6;
     rounds = argc > 3 ? atoi(argv[3]) : 100;
-    set_once = argc > 4 && strcmp(argv[4], "repeat") == 0;
+    late = argc > 4 && strcmp(argv[4], "late") == 0;
+    set_once = argc > 4 && (strcmp(argv[4], "repeat") == 0 || late);
     own_build = argc > 4 && strcmp(argv[4], "build") == 0;
     with_gather =
         argc > 4 && (strcmp(argv[4], "gather") == 0 || strcmp(argv[4], "exit") == 0 || set_once || own_build);
@@ -149,8 +168,16 @@ int main(int argc, char **argv)
     CHECK(err);
     pthread_t t[64];
     pthread_barrier_init(&start_line, NULL, threads);
+    pthread_barrier_init(&midway, NULL, threads + 1);
     for (int i = 0; i < threads; i++)
         pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i);
+    cl_program other = NULL;
+    if (late) {
+        pthread_barrier_wait(&midway);
+        other = clCreateProgramWithSource(ctx, 1, &late_source, NULL, &err);
+        CHECK(err);
+        CHECK(clBuildProgram(other, 1, &dev, "", NULL, NULL));
+    }
     if (exit_early) {
         usleep(300 * 1000);
         printf("exit while enqueueing\n");
@@ -167,6 +194,8 @@ int main(int argc, char **argv)
     printf("shared %016llx\n", (unsigned long long)fnv(h, N * WORDS * sizeof(float)));
     clReleaseMemObject(shared);
     clReleaseCommandQueue(q);
+    if (other)
+        clReleaseProgram(other);
     clReleaseProgram(g_prog);
     clReleaseContext(ctx);
     return 0;
