@@ -1421,6 +1421,30 @@ fn declined_runs_of_every_host_sequence_give_the_plain_bytes() {
     }
 }
 
+/// `cmd` under `auto` with the fault-injection build, its builds counted as answered from a
+/// driver cache, after `after` (CLAYOUT_BUILD_AFTER), the debug log on, on cache `dir`.
+fn quick_auto(cmd: &Cmd, dir: &std::path::Path, after: &str) -> Cmd {
+    annotated(cmd.clone().shimmed_with(fault_lib()), "auto", dir.as_os_str())
+        .env("CLAYOUT_FAULT", "quick-build")
+        .env("CLAYOUT_BUILD_AFTER", after)
+        .env("CLAYOUT_LOG", "debug")
+}
+
+/// `cmd`'s plain run, and a cache `name` that two runs of it under `auto` filled (one waiting
+/// for the builds, one not), each with the plain run's results, and its one program's record of
+/// worth, for a test to make the next run decline its copies.
+fn primed_to_decline(cmd: &Cmd, name: &str) -> (Output, std::path::PathBuf, std::path::PathBuf) {
+    let base = run(cmd, TIMEOUT);
+    assert_ok(&base);
+    let dir = fresh_dir(name);
+    for after in ["wait", "auto"] {
+        assert_same(&base, &run(&quick_auto(cmd, &dir, after), TIMEOUT));
+    }
+    let mut worth = record_files(&dir, "worth");
+    assert_eq!(worth.len(), 1, "{name}: one program's copies are weighed");
+    (base, dir, worth.remove(0))
+}
+
 /// Eight threads of a run whose copies were declined at its build, each with its own queue,
 /// launching on one shared buffer: left untracked (`runtime::untracked`), their launches and
 /// reads run on the fast path while they count epochs, until one launch has forgone what the
@@ -1430,29 +1454,16 @@ fn declined_runs_of_every_host_sequence_give_the_plain_bytes() {
 #[test]
 fn threads_of_a_declined_run_start_the_tracking_mid_run() {
     let cmd = dl_threads(8, 20, "gather");
-    let base = run(&cmd, TIMEOUT);
-    assert_ok(&base);
-    let dir = fresh_dir("untracked-threads");
+    let (base, dir, worth) = primed_to_decline(&cmd, "untracked-threads");
     let json = scratch("untracked-threads").join("stats.json");
-    let shimmed = |after: &str| {
-        annotated(cmd.clone().shimmed_with(fault_lib()), "auto", dir.as_os_str())
-            .env("CLAYOUT_FAULT", "quick-build")
-            .env("CLAYOUT_BUILD_AFTER", after)
-            .env("CLAYOUT_LOG", "debug")
-    };
-    for after in ["wait", "auto"] {
-        assert_same(&base, &run(&shimmed(after), TIMEOUT));
-    }
-    let worth = record_files(&dir, "worth");
-    assert_eq!(worth.len(), 1);
     // (load in ns, whether a launch buys the copies): 10 ms against some 0.8 ms forgone per
     // launch at the times set, and a load no run repays.
     for (load, buys) in [(1e7, true), (1e15, false)] {
         let mut converted = 0;
         for attempt in 0..3 {
             set_times(&dir, 1000.0, 1.0);
-            set_worth(&worth[0], serde_json::json!(load));
-            let (out, stats) = with_stats(shimmed("auto"), &json);
+            set_worth(&worth, serde_json::json!(load));
+            let (out, stats) = with_stats(quick_auto(&cmd, &dir, "auto"), &json);
             assert_same(&base, &out);
             let said = |what: &str| out.shim_lines().iter().any(|l| l.contains(what));
             let what = format!("load {load}, attempt {attempt}");
@@ -1480,26 +1491,14 @@ fn threads_of_a_declined_run_start_the_tracking_mid_run() {
 /// the tracked path. The results are the plain run's.
 #[test]
 fn a_declined_run_s_lanes_close_when_another_program_starts_the_tracking() {
-    let cmd = || dl_threads(4, 60, "late");
-    let base = run(&cmd(), TIMEOUT);
-    assert_ok(&base);
-    let dir = fresh_dir("untracked-late");
+    let cmd = dl_threads(4, 60, "late");
+    // Only the AoS program's copies are weighed: the other's kernel is written for ASTA.
+    let (base, dir, worth) = primed_to_decline(&cmd, "untracked-late");
     let json = scratch("untracked-late").join("stats.json");
-    let shimmed = |after: &str| {
-        annotated(cmd().shimmed_with(fault_lib()), "auto", dir.as_os_str())
-            .env("CLAYOUT_FAULT", "quick-build")
-            .env("CLAYOUT_BUILD_AFTER", after)
-            .env("CLAYOUT_LOG", "debug")
-    };
-    for after in ["wait", "auto"] {
-        assert_same(&base, &run(&shimmed(after), TIMEOUT));
-    }
-    let worth = record_files(&dir, "worth");
-    assert_eq!(worth.len(), 1, "only the AoS program's copies are weighed");
     for attempt in 0..2 {
         set_times(&dir, 1000.0, 1.0);
-        set_worth(&worth[0], serde_json::json!(1e15));
-        let (out, stats) = with_stats(shimmed("auto"), &json);
+        set_worth(&worth, serde_json::json!(1e15));
+        let (out, stats) = with_stats(quick_auto(&cmd, &dir, "auto"), &json);
         assert_same(&base, &out);
         let said = |what: &str| out.shim_lines().iter().any(|l| l.contains(what));
         let what = format!("attempt {attempt}");
