@@ -380,8 +380,8 @@ fn ticket_holds(t: &kernels::UntrackedTicket, args: &[Option<ArgValue>], items: 
 /// copies' build ended, a kernel record went).
 ///
 /// Why: a declined run's repeated launch looked up its kernel, locked its ticket, its arguments
-/// and each buffer: some 1,000 instructions of clayout's on PoCL against 380 through a lane
-/// (particles' 600 launches of a declined run under callgrind), and on the H200 0.30 against 0.21
+/// and each buffer: some 1,000 instructions of clayout's on PoCL against 390 through a lane
+/// (`scripts/declined-launches.sh`: particles' 600 launches), and on the H200 0.30 against 0.21
 /// us of clayout's own time a launch in blackscholes' declined 1000-launch run at 262,144 options,
 /// a loop the host sets the pace of (docs/results.md, "Declined runs through the express lane").
 fn untracked_lane(
