@@ -7,7 +7,11 @@
 # configuration of CONFIGS (default "never auto": a policy, with VAR=VALUE after a colon for one
 # more variable, e.g. never:CLAYOUT_STAGED=0) on its own cache primed with the builds waited
 # for; without clayout as the control (its difference is the timer's noise). The caches may
-# learn different forms: the statistics at the end say which ran. REPS rounds (default 5),
+# learn different forms: the statistics at the end say which ran. The configuration `declined`
+# is `auto` on a cache primed with the builds waited for whose program's record then makes the
+# copies' load too dear to repay (a run left untracked, its launches as written through the
+# express lane once they repeat: docs/cost-model.md, "declined runs through the express lane").
+# REPS rounds (default 5),
 # PAIRS pairs per run (default 2000). Then, without clayout, what the driver's call costs more
 # for the ASTA copy of the kernel (dumped by the first library) than for the kernel as
 # written (FIRSTLAUNCH_COPY), REPS runs. Writes $OUT/paired-launch.txt.
@@ -24,15 +28,36 @@ added() { env "$@" FIRSTLAUNCH_PAIRED=${PAIRS:-2000} /tmp/firstlaunch - $N 2>/de
 configs=${CONFIGS:-never auto}
 # The environment of configuration $1 with library $2: its policy, its variable, its cache.
 cenv() {
-    local c=$1 b=$(basename $2 .so) extra=X=1
-    case $c in *:*) extra=${c#*:} ;; esac
-    echo "LD_PRELOAD=$(readlink -f $2) CLAYOUT_POLICY=${c%%:*} $extra CLAYOUT_CACHE_DIR=/tmp/pa-cache-${c//[:=]/-}-$b"
+    local c=$1 b=$(basename $2 .so) extra=X=1 policy=${1%%:*}
+    case $c in *:*) extra=${c#*:} ;; declined) policy=auto extra=CLAYOUT_BUILD_AFTER=auto ;; esac
+    echo "LD_PRELOAD=$(readlink -f $2) CLAYOUT_POLICY=$policy $extra CLAYOUT_CACHE_DIR=/tmp/pa-cache-${c//[:=]/-}-$b"
+}
+# Every `worth` record in cache $1 rewritten so that no run repays the copies' load.
+decline() {
+    python3 - "$1" <<'PY'
+import glob, json, sys
+for path in glob.glob(sys.argv[1] + "/worth-*"):
+    raw = open(path, "rb").read()
+    nl = raw.index(b"\n")
+    head, payload = raw[:nl].decode().split(" ", 4), json.loads(raw[nl + 1:])
+    payload["load_ns"] = 1e15
+    body = json.dumps(payload, separators=(",", ":")).encode()
+    h = 0xcbf29ce484222325
+    for byte in body:
+        h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    open(path, "wb").write(f"{head[0]} {head[1]} {len(body)} {h:016x} {head[4]}".encode() + b"\n" + body)
+PY
 }
 {
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
     for l in $libs; do
         for c in $configs; do
-            for w in 1 2 3; do env $(cenv $c $l) FIRSTLAUNCH_LOOP=256 /tmp/firstlaunch - $N >/dev/null 2>&1; done
+            for w in 1 2 3; do env $(cenv $c $l) CLAYOUT_BUILD_AFTER=wait FIRSTLAUNCH_LOOP=256 /tmp/firstlaunch - $N >/dev/null 2>&1; done
+            if [ $c = declined ]; then
+                # A run whose build is not waited for writes the program's record of worth.
+                env $(cenv $c $l) FIRSTLAUNCH_LOOP=256 /tmp/firstlaunch - $N >/dev/null 2>&1
+                decline /tmp/pa-cache-declined-$(basename $l .so)
+            fi
         done
     done
     echo "== us added per launch call (median of ${PAIRS:-2000} pairs of 64), N=$N"
