@@ -30,6 +30,9 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
+/// The list a lane holds while its own goes to the record (`scalar_set`): empty, shared.
+static NO_ARGS: once_cell::sync::Lazy<Args> = once_cell::sync::Lazy::new(Args::default);
+
 /// Lanes a thread keeps (a loop of more kernels than this takes the slower repeat for some).
 const LANES: usize = 8;
 
@@ -310,6 +313,12 @@ pub unsafe fn scalar_set(
         if !matches!(v, ArgValue::Bytes(_)) {
             return false;
         }
+        // The lane lets go of its list first: where nothing else holds it (a declined run's
+        // lane, whose ticket keeps no list), the record changes it in place rather than copy it
+        // whole at every time step (a declined run's time step cost some 740 instructions on
+        // PoCL in the allocator and the copy). Until the record returns, the lane's list is an
+        // empty one, which matches no value (`set_again`).
+        drop(std::mem::replace(&mut l.args, NO_ARGS.clone()));
         let Some((set, args)) = record(v) else { return false };
         // Set by this call alone since the lane's launch: it stays open on the new list.
         if set == l.args_set + 1 {
