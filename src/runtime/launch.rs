@@ -417,9 +417,7 @@ fn untracked_lane(
             m
         }
     });
-    let forgoes = declined(k, &dims).and_then(|(program, rewritten, items)| {
-        Some((program.forgone.clone(), super::program::forgone_per_launch(program, rewritten, items)?))
-    });
+    let forgoes = forgoes(k, &dims);
     let counts = super::lane::Counts {
         tally,
         model: None,
@@ -457,6 +455,14 @@ fn buys_copies(k: &kernels::Kernel, dims: &Dims) -> Option<Purchase> {
     }
     let (program, rewritten, items) = declined(k, dims)?;
     super::program::buys_copies(program, rewritten, items)
+}
+
+/// What each launch like this one of `k` forgoes by running as written, with the sum of its
+/// program's declined run that the launches add it to (`worth::Forgone`), for the launches that
+/// repeat it: None where no launch buys the copies.
+fn forgoes(k: &kernels::Kernel, dims: &Dims) -> Option<(Arc<super::cost::worth::Forgone>, u64)> {
+    let (program, rewritten, items) = declined(k, dims)?;
+    Some((program.forgone.clone(), super::program::forgone_per_launch(program, rewritten, items)?))
 }
 
 /// For a launch of `k` whose program's copies were declined and not yet waited for: the
@@ -658,9 +664,7 @@ fn repeats_while_building(
     dims: &Dims,
 ) {
     let Some(build) = b.build else { return };
-    let forgoes = declined(k, dims).and_then(|(program, rewritten, items)| {
-        Some((program.forgone.clone(), super::program::forgone_per_launch(program, rewritten, items)?))
-    });
+    let forgoes = forgoes(k, dims);
     let ran = super::transparent::repeat::Ran {
         queue,
         info: &k.facts,
