@@ -13,24 +13,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 iters=${1:-200}
-if [ -n "${2:-}" ]; then
-    lib=$(readlink -f "$2")
-else
-    CARGO_TARGET_DIR=target/fault-injection cargo build --release --lib --features fault-injection --quiet
-    lib=$(readlink -f target/fault-injection/release/libclayout.so)
-fi
-work=$(mktemp -d /tmp/declined-launches.XXXXXX)
-trap "rm -rf $work" EXIT
-make -s -C samples OUT="$work/smp" >/dev/null
-bin=$work/smp/particles/particles
-ann=$PWD/samples/particles/particles.dl
-cd samples/particles
-under() { # POLICY ITERS: one run at 4,096 under valgrind's fastest tool, on the history's cache
-    env CLAYOUT_FAULT=quick-build CLAYOUT_CACHE_DIR="$work/cache" CLAYOUT_ANNOTATIONS="$ann" CLAYOUT_POLICY="$1" \
-        LD_PRELOAD="$lib" valgrind --tool=none -q "$bin" -n 4096 -i "$2" >/dev/null 2>&1
-}
-under always 1
-for _ in 1 2 3 4 5 6 7; do under auto 1; done
+NAME=declined-launches LIB_ARG=${2:-}
+. scripts/valgrind-particles.sh
+under always 4096 1
+for _ in 1 2 3 4 5 6 7; do under auto 4096 1; done
 env CLAYOUT_FAULT=quick-build CLAYOUT_CACHE_DIR="$work/cache" CLAYOUT_ANNOTATIONS="$ann" CLAYOUT_STATS="$work/stats.json" \
     LD_PRELOAD="$lib" valgrind --tool=callgrind --collect-atstart=no --toggle-collect=clEnqueueNDRangeKernel \
     --callgrind-out-file="$work/cg.out" -q "$bin" -n 4096 -i "$iters" >/dev/null 2>&1

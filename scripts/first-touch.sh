@@ -14,22 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 iters=${1:-2}
-if [ -n "${2:-}" ]; then
-    lib=$(readlink -f "$2")
-else
-    CARGO_TARGET_DIR=target/fault-injection cargo build --release --lib --features fault-injection --quiet
-    lib=$(readlink -f target/fault-injection/release/libclayout.so)
-fi
-work=$(mktemp -d /tmp/first-touch.XXXXXX)
-trap "[ -n \"${KEEP:-}\" ] || rm -rf $work" EXIT
-make -s -C samples OUT="$work/smp" >/dev/null
-bin=$work/smp/particles/particles
-ann=$PWD/samples/particles/particles.dl
-cd samples/particles
-under() { # POLICY N ITERS: one run under valgrind's fastest tool, on the primed cache
-    env CLAYOUT_FAULT=quick-build CLAYOUT_CACHE_DIR="$work/cache" CLAYOUT_ANNOTATIONS="$ann" CLAYOUT_POLICY="$1" \
-        LD_PRELOAD="$lib" valgrind --tool=none -q "$bin" -n "$2" -i "$3" >/dev/null 2>&1
-}
+NAME=first-touch LIB_ARG=${2:-}
+. scripts/valgrind-particles.sh
 # The history that declines the copies: timed under `always`, then runs of the stress sequence.
 under always 4096 1
 under always 16384 1
