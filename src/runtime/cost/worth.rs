@@ -255,28 +255,25 @@ impl Worth {
             runs.drain(..runs.len() - WEIGH_RUNS);
         }
         let count = runs.len();
-        let scaled = runs
-            .into_iter()
-            .map(|(run, theirs)| {
-                let kernels = run
-                    .kernels
-                    .iter()
-                    .zip(&scale)
-                    .map(|(launches, scales)| {
-                        launches
-                            .iter()
-                            .zip(scales)
-                            .map(|(&(items, n), &s)| {
-                                (items, if s { (n as f64 * value / theirs).round() as u64 } else { n })
-                            })
-                            .collect()
-                    })
-                    .collect();
-                // What the verdict reads of a run: its launches, and its stretch.
-                Run { stretch: run.stretch, kernels, ..Run::default() }
-            })
-            .collect();
+        let scaled = runs.into_iter().map(|(run, theirs)| run.scaled(&scale, value, theirs)).collect();
         Some((scaled, Alike::Scaled { place, runs: count }))
+    }
+}
+
+impl Run {
+    /// What the verdict reads of this run (its launches and its stretch), made at the number
+    /// `theirs`, with the launches that follow it (`follows`, per kernel and size) scaled to
+    /// `value`.
+    fn scaled(&self, follow: &[Vec<bool>], value: f64, theirs: f64) -> Run {
+        let scaled =
+            |&(items, n): &(u8, u64), f: bool| (items, if f { (n as f64 * value / theirs).round() as u64 } else { n });
+        let kernels = self
+            .kernels
+            .iter()
+            .zip(follow)
+            .map(|(l, f)| l.iter().zip(f).map(|(l, &f)| scaled(l, f)).collect())
+            .collect();
+        Run { stretch: self.stretch, kernels, ..Run::default() }
     }
 }
 
