@@ -30,7 +30,9 @@
  * FIRSTLAUNCH_SETARGS=1: each launch first sets its four arguments again, to the values they
  * have (as programs that set every argument before every launch do), through the same side;
  * FIRSTLAUNCH_SETARGS=2: and the second argument to another value at every launch (a time
- * step), which no extent reads. FIRSTLAUNCH_COPY=file.cl (run without clayout): the pairs'
+ * step), which no extent reads; FIRSTLAUNCH_SETARGS=3: and the first argument to one of two
+ * buffers of the same options in turn (a loop that swaps its source and destination grids,
+ * as stencils and lattice codes do). FIRSTLAUNCH_COPY=file.cl (run without clayout): the pairs'
  * first side launches, through the loader's symbol too, the kernel FIRSTLAUNCH_COPY_KERNEL
  * (default black_scholes__clayout_asta) of that source (a copy clayout wrote to its
  * CLAYOUT_DUMP_DIR), with the same arguments and the element count as a fifth, ulong one: what
@@ -187,6 +189,12 @@ int main(int argc, char **argv)
         typedef cl_int (*set_fn)(cl_kernel, cl_uint, size_t, const void *);
         set_fn direct_set = loader ? (set_fn)dlsym(loader, "clSetKernelArg") : NULL;
         int setargs = getenv("FIRSTLAUNCH_SETARGS") ? atoi(getenv("FIRSTLAUNCH_SETARGS")) : 0;
+        cl_mem pair[2] = {buf, buf};
+        if (setargs == 3) {
+            pair[1] = clCreateBuffer(s.context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+            CHECK(err);
+            CHECK(clEnqueueWriteBuffer(s.queue, pair[1], CL_TRUE, 0, bytes, host, 0, NULL, NULL));
+        }
         cl_kernel kc = NULL;
         if (getenv("FIRSTLAUNCH_COPY")) {
             cl_program pc = sample_build(&s, getenv("FIRSTLAUNCH_COPY"), "-D CLAYOUT_TILE=32");
@@ -212,7 +220,7 @@ int main(int argc, char **argv)
                         double a = sample_now_ms();
                         if (setargs) {
                             set_fn set = through_loader ? direct_set : clSetKernelArg;
-                            CHECK(set(k, 0, sizeof buf, &buf));
+                            CHECK(set(k, 0, sizeof buf, &pair[i & 1]));
                             float step = setargs == 2 ? r * (1.0f + 0.001f * (float)(i % 7)) : r;
                             CHECK(set(k, 1, sizeof step, &step));
                             CHECK(set(k, 2, sizeof v, &v));
@@ -239,6 +247,7 @@ int main(int argc, char **argv)
                    pairs, via[pairs / 2], own[pairs / 2], d[pairs / 2], d[pairs / 4], d[3 * pairs / 4]);
             free(d); free(via); free(own);
         }
+        if (pair[1] != buf) clReleaseMemObject(pair[1]);
     }
     clReleaseMemObject(buf);
     clReleaseKernel(k);

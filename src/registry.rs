@@ -235,6 +235,11 @@ pub struct KernelInfo {
     /// `mems_changed()` when each of the first `STAMPED` arguments was last set (`u64::MAX`:
     /// never, or before the record was made), written under `args`' lock.
     pub stamps: [std::sync::atomic::AtomicU64; STAMPED],
+    /// `args_set` just after each of the first `STAMPED` arguments was last set (0: never since
+    /// the record was made), written under `args`' lock: a lane whose list was the kernel's at
+    /// count `n` still has argument `i`'s value where this is at most `n`, whatever else was set
+    /// since (a loop that swaps two buffers sets one argument and sets the others again).
+    pub set_at: [std::sync::atomic::AtomicU64; STAMPED],
 }
 
 /// The arguments whose value set again can be told unchanged (`KernelInfo::stamps`).
@@ -243,6 +248,15 @@ pub const STAMPED: usize = 32;
 impl KernelInfo {
     pub fn unstamped() -> [std::sync::atomic::AtomicU64; STAMPED] {
         std::array::from_fn(|_| u64::MAX.into())
+    }
+
+    pub fn never_set() -> [std::sync::atomic::AtomicU64; STAMPED] {
+        std::array::from_fn(|_| 0.into())
+    }
+
+    /// Whether argument `i` was not set after the list had been set `n` times (`set_at`).
+    pub fn unset_since(&self, i: usize, n: u64) -> bool {
+        self.set_at.get(i).is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed) <= n)
     }
 
     /// Whether argument `i` of `args` (this kernel's list, as it is now) has the value `value`

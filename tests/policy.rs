@@ -1445,6 +1445,48 @@ fn primed_to_decline(cmd: &Cmd, name: &str) -> (Output, std::path::PathBuf, std:
     (base, dir, worth.remove(0))
 }
 
+/// A declined run (`runtime::untracked`) whose kernel swaps two buffers at every launch
+/// (`dl_seq swapped`, 20 launches): its kernel object keeps a ticket for each binding
+/// (`kernels::UntrackedTicket`) and a lane for each (`lane`), so that its launches repeat as a
+/// loop that swaps nothing does. The bytes are the plain run's, and the records it leaves for
+/// the next runs are those of the same run tracked.
+#[test]
+fn a_declined_run_that_swaps_two_buffers_repeats_both_bindings() {
+    let cmd = seq("swapped");
+    let (base, dir, worth) = primed_to_decline(&cmd, "untracked-swapped");
+    set_times(&dir, 1000.0, 1.0);
+    set_worth(&worth, serde_json::json!(1e15));
+    let twin = fresh_dir("untracked-swapped-twin");
+    std::fs::create_dir_all(&twin).unwrap();
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, twin.join(f.file_name().unwrap())).unwrap();
+    }
+    let json = scratch("untracked-swapped").join("stats.json");
+    let (out, stats) = with_stats(quick_auto(&cmd, &dir, "auto"), &json);
+    assert_same(&base, &out);
+    assert!(
+        out.shim_lines().iter().any(|l| l.contains("run untracked until its copies are bought")),
+        "{}",
+        out.show("untracked")
+    );
+    let tracked = quick_auto(&cmd, &twin, "auto").env("CLAYOUT_FAULT", "quick-build,tracked");
+    let tracked_json = scratch("untracked-swapped-twin").join("stats.json");
+    let (tracked_out, tracked_stats) = with_stats(tracked, &tracked_json);
+    assert_same(&base, &tracked_out);
+    eprintln!("untracked: {stats:#}\ntracked: {tracked_stats:#}");
+    assert_eq!(launches(&stats, "gather", "written"), 20, "{stats:#}");
+    let lengths = |dir: &std::path::Path| {
+        let mut files = record_files(dir, "lengths");
+        files.sort();
+        files.iter().map(|f| payload(f)).collect::<Vec<_>>()
+    };
+    assert_eq!(lengths(&dir), lengths(&twin), "{}", out.show("untracked"));
+    assert_eq!(payloads(&dir, "worth")[0]["runs"], payloads(&twin, "worth")[0]["runs"]);
+    assert_eq!(stats["launches_repeated"].as_u64(), Some(18), "{stats:#}");
+    assert_eq!(stats["launches_in_lane"].as_u64(), Some(14), "{stats:#}");
+}
+
 /// Eight threads of a run whose copies were declined at its build, each with its own queue,
 /// launching on one shared buffer: left untracked (`runtime::untracked`), their launches and
 /// reads run on the fast path while they count epochs, until one launch has forgone what the
@@ -1553,7 +1595,8 @@ fn a_conversion_waits_for_a_first_launch_enqueued_before_clayout_looked_at_it() 
 /// a launch from repeating the one before (`transparent::repeat`): a kernel written for ASTA
 /// converting the buffer on another queue (its conversion must wait for launches that asked for
 /// no event), on the loop's own queue too, reads, an argument set again, an event asked, a wait
-/// list, two kernel objects in turn, another buffer, an out-of-order queue, a sub-buffer. Under
+/// list, two kernel objects in turn, another buffer, an out-of-order queue, a sub-buffer, two
+/// buffers in turn (one converted by the kernel written for ASTA, then created again). Under
 /// `never`, once the kernel's timings are made, and under `always`, once its buffer is in ASTA,
 /// many launches repeat the one before (under `auto`, as its timings fall). Every run gives the
 /// plain run's results, and the statistics count every launch of a thread still alive at exit.
@@ -1603,7 +1646,7 @@ fn a_launch_like_the_last_repeats_it_and_nothing_else_does() {
 
 /// Two buffers that trade places at every launch (a stencil's time steps): where the kernel runs
 /// as written, each launch repeats the one two before it (`transparent::repeat` keeps two
-/// tickets of the kernel as written); the bytes are the plain run's.
+/// tickets of the kernel as written, `lane` two lanes); the bytes are the plain run's.
 #[test]
 fn buffers_that_trade_places_repeat_every_other_launch() {
     let base = run(&seq("swapped"), TIMEOUT);
@@ -1619,6 +1662,10 @@ fn buffers_that_trade_places_repeat_every_other_launch() {
     // the other 17 repeat them.
     assert_eq!(reasons(&stats, "gather").first().map(String::as_str), Some(LAUNCHED), "{stats:#}");
     assert_eq!(stats["launches_repeated"], 17, "{stats:#}");
+    // Each repeat opens the express lane for its list of arguments, which the kernel object
+    // keeps beside the other list's: the 15 launches after the first two repeats go through
+    // one or the other (none did when a lane closed at every argument set).
+    assert_eq!(stats["launches_in_lane"], 15, "{stats:#}");
 }
 
 #[test]

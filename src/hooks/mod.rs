@@ -642,6 +642,7 @@ fn record_kernel(k: cl_kernel, program: cl_program, name: String, args: Vec<Opti
             svm_seen: svm_seen.into(),
             args_set: 0.into(),
             stamps: KernelInfo::unstamped(),
+            set_at: KernelInfo::never_set(),
         };
         let facts = reg().kernels.insert(key(k), info);
         crate::runtime::kernels::created(key(k), facts);
@@ -705,8 +706,13 @@ unsafe fn set_again(kernel: cl_kernel, i: cl_uint, size: size_t, value: *const c
 /// Records argument `i` of a kernel as last set: the count of arguments set with it, and the
 /// list as it is now.
 fn set_arg(kernel: cl_kernel, i: cl_uint, v: ArgValue) -> Option<(u64, registry::Args)> {
+    reg().kernels.with(key(kernel), |info| record_arg(info, i, v))
+}
+
+/// [`set_arg`] in the kernel's record `info`.
+fn record_arg(info: &KernelInfo, i: cl_uint, v: ArgValue) -> (u64, registry::Args) {
     use std::sync::atomic::Ordering::{Relaxed, Release};
-    reg().kernels.with(key(kernel), |info| {
+    {
         let mut shared = info.args.lock();
         let i = i as usize;
         let mems = registry::mems_changed();
@@ -715,14 +721,20 @@ fn set_arg(kernel: cl_kernel, i: cl_uint, v: ArgValue) -> Option<(u64, registry:
             args.resize(i + 1, None);
         }
         args[i] = Some(v);
-        if let Some(s) = info.stamps.get(i) {
+        let set = info.args_set.load(Relaxed) + 1;
+        if let (Some(s), Some(at)) = (info.stamps.get(i), info.set_at.get(i)) {
             s.store(mems, Relaxed);
+            at.store(set, Relaxed);
         }
         // Under the list's lock, after the change (`KernelInfo::args_now` reads both under it).
-        (info.args_set.fetch_add(1, Release) + 1, shared.clone())
-    })
+        info.args_set.store(set, Release);
+        (set, shared.clone())
+    }
 }
 
+// Inlined into the exported entry points, as it was before a lane's record could be handed
+// to `set_new` (without it the call costs some 30 instructions more a set on PoCL).
+#[inline]
 pub unsafe fn clSetKernelArg(
     kernel: cl_kernel,
     arg_index: cl_uint,
@@ -732,19 +744,47 @@ pub unsafe fn clSetKernelArg(
     let r = api().clSetKernelArg(kernel, arg_index, arg_size, arg_value);
     if r == CL_SUCCESS {
         guard("clSetKernelArg", || {
-            if crate::runtime::lane::set_again(kernel, arg_index, arg_size, arg_value)
-                || set_again(kernel, arg_index, arg_size, arg_value)
-            {
-                return;
+            use crate::runtime::lane::{self, Known};
+            match lane::set_again(kernel, arg_index, arg_size, arg_value) {
+                Known::Same => {}
+                Known::Differs(facts) => set_new(kernel, arg_index, arg_size, arg_value, Some(facts)),
+                Known::Unknown => set_new(kernel, arg_index, arg_size, arg_value, None),
             }
-            let record = |v| set_arg(kernel, arg_index, v);
-            if !crate::runtime::lane::scalar_set(kernel, arg_index, arg_size, arg_value, record) {
-                set_arg(kernel, arg_index, registry::arg_value(reg(), arg_size, arg_value));
-            }
-            crate::runtime::kernels::arg_set(key(kernel), arg_index);
         });
     }
     r
+}
+
+/// `clSetKernelArg` where no lane of this thread tells the value is the argument's already:
+/// recorded unless the kernel's record has it. `facts`: the record, from a lane that tells the
+/// value differs, which saves its lookups (a loop that swaps two buffers sets one of them at
+/// every step).
+///
+/// # Safety
+/// As for [`registry::arg_value`].
+#[inline(never)]
+unsafe fn set_new(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    arg_size: size_t,
+    arg_value: *const c_void,
+    facts: Option<std::sync::Arc<KernelInfo>>,
+) {
+    if facts.is_none() && set_again(kernel, arg_index, arg_size, arg_value) {
+        return;
+    }
+    let record = |v| match &facts {
+        Some(f) => Some(record_arg(f, arg_index, v)),
+        None => set_arg(kernel, arg_index, v),
+    };
+    if !crate::runtime::lane::scalar_set(kernel, arg_index, arg_size, arg_value, record) {
+        let v = registry::arg_value(reg(), arg_size, arg_value);
+        match &facts {
+            Some(f) => drop(record_arg(f, arg_index, v)),
+            None => drop(set_arg(kernel, arg_index, v)),
+        }
+    }
+    crate::runtime::kernels::arg_set(key(kernel), arg_index);
 }
 
 /// An SVM pointer replaces whatever the argument held before (a buffer, often).

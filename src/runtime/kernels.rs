@@ -24,8 +24,10 @@ pub struct Kernel {
     pub copies: KernelCopies,
     /// The kernel's argument count, asked once.
     num_args: OnceCell<u32>,
-    /// What its next launches repeat while its program's run is left untracked.
-    pub untracked: parking_lot::Mutex<Option<Arc<UntrackedTicket>>>,
+    /// What its next launches repeat while its program's run is left untracked, the latest
+    /// first: two, where its launches alternate between two bindings (a loop that swaps two
+    /// buffers).
+    pub untracked: parking_lot::Mutex<smallvec::SmallVec<[Arc<UntrackedTicket>; 2]>>,
 }
 
 /// A launch of a run left untracked (`runtime::untracked`) that the next launches of its kernel

@@ -295,7 +295,13 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
         mems: mems_seen,
         build,
     });
-    *k.untracked.lock() = Some(ticket.clone());
+    {
+        let mut slot = k.untracked.lock();
+        // The one before, where it still holds for another binding.
+        let before = slot.drain(..).next().filter(|b| ticket_valid(b) && b.bound != ticket.bound);
+        slot.push(ticket.clone());
+        slot.extend(before);
+    }
     Some(Untracked::Ticket { k, ticket, nth, first: true, opening: None })
 }
 
@@ -323,15 +329,15 @@ fn repeat_untracked(
     dims: &Dims,
 ) -> Option<Result<Repeat, Box<HandedOver>>> {
     let mut slot = k.untracked.lock();
-    let t = slot.as_ref()?;
+    slot.retain(|t| ticket_valid(t));
     let items = super::transparent::launch::items_class(dims);
-    if !ticket_holds(t, k.facts.args.lock().as_slice(), items) {
-        *slot = None;
-        return None;
-    }
+    let t = {
+        let args = k.facts.args.lock();
+        slot.iter().find(|t| ticket_binds(t, args.as_slice(), items))?
+    };
     if let Some(how) = super::program::buys_copies(program, &t.rewritten, super::transparent::launch::work_items(dims))
     {
-        *slot = None;
+        slot.clear();
         drop(slot);
         super::untracked::hand_over(&program.untracked, "the run has forgone what its copies' load costs");
         return Some(Err(Box::new(HandedOver { counted: None, bought: Some(how), weighed: true })));
@@ -360,13 +366,21 @@ fn repeat_untracked(
 }
 
 /// Whether an untracked launch of `items` (its size bucket) with arguments `args` repeats ticket
-/// `t`: the copies' build still held back, no buffer created or released since, the same
-/// buffers bound at the rewritten parameters.
+/// `t`: it holds (`ticket_valid`) and binds as the launch does (`ticket_binds`).
 fn ticket_holds(t: &kernels::UntrackedTicket, args: &[Option<ArgValue>], items: u8) -> bool {
-    !t.build.is_done()
-        && !t.build.dropped()
-        && t.items == items
-        && t.mems == crate::registry::mems_changed()
+    ticket_valid(t) && ticket_binds(t, args, items)
+}
+
+/// Whether ticket `t` may still be repeated: the copies' build still held back, no buffer
+/// created or released since.
+fn ticket_valid(t: &kernels::UntrackedTicket) -> bool {
+    !t.build.is_done() && !t.build.dropped() && t.mems == crate::registry::mems_changed()
+}
+
+/// Whether a launch of `items` with arguments `args` binds as ticket `t`'s did: the same
+/// buffers at the rewritten parameters.
+fn ticket_binds(t: &kernels::UntrackedTicket, args: &[Option<ArgValue>], items: u8) -> bool {
+    t.items == items
         && t.indices.iter().zip(&t.bound).all(|(&i, &h)| match args.get(i) {
             Some(Some(ArgValue::Mem(now))) => *now == h,
             _ => h == 0,
@@ -434,7 +448,9 @@ fn untracked_lane(
         o.world,
         gens,
         &k.facts,
-        (o.args, o.args_set, free),
+        // Every buffer counted is one whose generation the lane holds; the others' handles
+        // count for nothing here.
+        (o.args, o.args_set, free, true),
         counts,
     ));
 }

@@ -326,6 +326,39 @@ int main(int argc, char **argv)
     steps(q, k, s);
     show("a buffer created again", q, b, h);
 
+    /* 10b. Two buffers in turn, the argument set at every launch (as a loop that swaps its
+     * source and destination does), dt set again to the value it has: clayout keeps a lane for
+     * each. Halfway, the ASTA kernel converts c on this queue; then c is released and another
+     * created (often at its handle) with other bytes; last, a time step that changes at every
+     * launch. Each launch after each of these must see c as it is. */
+    for (int i = 0; i < 8 * s; i++) {
+        cl_mem own = i % 2 ? c : b;
+        CHECK(clSetKernelArg(k, 0, sizeof own, &own));
+        CHECK(clSetKernelArg(k, 1, sizeof n, &n));
+        if (i >= 6 * s) {
+            float step = 0.001f * (float)(i % 7 + 1);
+            CHECK(clSetKernelArg(k, 2, sizeof step, &step));
+        } else {
+            CHECK(clSetKernelArg(k, 2, sizeof dt, &dt));
+        }
+        CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, NULL));
+        if (i == 2 * s) {
+            CHECK(clSetKernelArg(nudge, 0, sizeof c, &c));
+            CHECK(clEnqueueNDRangeKernel(q, nudge, 1, NULL, &global, NULL, 0, NULL, NULL));
+        }
+        if (i == 4 * s) {
+            CHECK(clFinish(q));
+            clReleaseMemObject(c);
+            for (cl_uint j = 0; j < n; j++)
+                h[j].z = (float)(j % 11);
+            c = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
+            CHECK(err);
+        }
+    }
+    CHECK(clSetKernelArg(k, 2, sizeof dt, &dt));
+    show("two buffers in turn: b", q, b, h);
+    show("two buffers in turn: c", q, c, h);
+
     /* 11. A thread's loop of launches, the thread still alive at exit (below). */
     cl_mem d = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, h, &err);
     CHECK(err);

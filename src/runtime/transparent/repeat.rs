@@ -521,7 +521,7 @@ impl Ticket {
             (opening.world, opening.records),
             gens,
             opening.info,
-            (self.args.clone(), self.args_set, self.free_scalars()),
+            (self.args.clone(), self.args_set, self.free_scalars(), self.args_covered),
             counts,
         )
     }
