@@ -426,10 +426,13 @@ pub unsafe fn clEnqueueNDRangeKernel(
     crate::runtime::cost::pace::app_launched();
     if !event.is_null() {
         crate::runtime::profiling::event_asked();
-    } else if n == 0 {
-        if let Some(r) = lane::again(command_queue, kernel, &sizes, |k, local| {
-            enqueue(k, local, 0, std::ptr::null(), std::ptr::null_mut())
-        }) {
+    }
+    // With the application's event, if it asked one: the lane's launch is a stretch's member,
+    // as the full path's would be (`access::WaitList::run`).
+    if n == 0 {
+        if let Some(r) =
+            lane::again(command_queue, kernel, &sizes, |k, local| enqueue(k, local, 0, std::ptr::null(), event))
+        {
             return r;
         }
     }
@@ -445,9 +448,10 @@ pub unsafe fn clEnqueueTask(
 ) -> cl_int {
     if !event.is_null() {
         crate::runtime::profiling::event_asked();
-    } else if n == 0 {
+    }
+    if n == 0 {
         if let Some(r) = lane::again(command_queue, kernel, &WorkSizes::Task, |k, _| {
-            api().clEnqueueTask(command_queue, k, 0, std::ptr::null(), std::ptr::null_mut())
+            api().clEnqueueTask(command_queue, k, 0, std::ptr::null(), event)
         }) {
             return r;
         }

@@ -61,26 +61,25 @@ impl WaitList {
     /// it completes (`order`). Releases the buffers' locks.
     pub fn enqueued(self, queue: cl_command_queue, event: cl_event) {
         let in_order = order::in_order(queue);
-        self.recorded(queue, in_order, Some(event));
+        self.recorded(queue, in_order, event, false);
     }
 
-    /// [`Self::enqueued`], with `event` None for a free launch enqueued without one on the
-    /// in-order `queue` (`order::Stretch`).
-    fn recorded(mut self, queue: cl_command_queue, in_order: bool, event: Option<cl_event>) {
+    /// [`Self::enqueued`], with event `raw` (null: none), as a member of the in-order queue's
+    /// open stretch (`joins`, `order::Stretch`) or as a user of its own.
+    fn recorded(mut self, queue: cl_command_queue, in_order: bool, raw: cl_event, joins: bool) {
         // Whatever the command does, the buffers' bytes are the application's from now on.
         for st in &mut self.locked {
             st.defined = true;
         }
-        let raw = event.unwrap_or(std::ptr::null_mut());
         order::noted(queue, in_order, false, raw, self.free);
         for (i, buffer, before) in std::mem::take(&mut self.fused) {
             convert::fused_enqueued(queue, &buffer, &mut self.locked[i], before, raw);
         }
         for st in &mut self.locked {
-            match event {
-                None => st.users.record_without_event(queue),
-                Some(e) if e.is_null() => {}
-                Some(e) => st.users.record(queue, in_order, e, self.free),
+            if joins {
+                st.users.record_without_event(queue);
+            } else if !raw.is_null() {
+                st.users.record(queue, in_order, raw, self.free);
             }
         }
     }
@@ -96,13 +95,16 @@ impl WaitList {
         call: impl FnOnce(cl_uint, *const cl_event, *mut cl_event) -> R,
         enqueued: impl Fn(&R) -> bool,
     ) -> R {
-        // A free launch the application asked no event of gets none on an in-order queue:
-        // a marker stands for it if need be (`order::Stretch`). A fused one's event stands for
-        // its buffers' conversion.
+        // A free command on an in-order queue joins the queue's open stretch: a marker stands
+        // for it if need be (`order::Stretch`), and it gets no event where the application asked
+        // none. One that asked its event joins too, so that a loop that asks one of every launch
+        // repeats its launches as one that asks none (`transparent::repeat`): a marker enqueued
+        // after it on its in-order queue waits for it as its event would. A fused one's event
+        // stands for its buffers' conversion.
         let in_order = order::in_order(queue);
-        let without = event.is_null() && self.free && self.fused.is_empty() && in_order;
+        let joins = self.free && self.fused.is_empty() && in_order;
         let mut own: cl_event = std::ptr::null_mut();
-        let ev = match (event.is_null(), without) {
+        let ev = match (event.is_null(), joins) {
             (false, _) => event,
             (true, true) => std::ptr::null_mut(),
             (true, false) => &mut own as *mut cl_event,
@@ -112,10 +114,9 @@ impl WaitList {
             self.failed();
             return r;
         }
-        // SAFETY: the call succeeded, so it wrote its event through `ev` unless `ev` is null,
-        // which it is only without an event.
-        let event = (!without).then(|| unsafe { *ev });
-        self.recorded(queue, in_order, event);
+        // SAFETY: the call succeeded, so it wrote its event through `ev` unless `ev` is null.
+        let raw = if ev.is_null() { std::ptr::null_mut() } else { unsafe { *ev } };
+        self.recorded(queue, in_order, raw, joins);
         drop(Event::from_raw(own));
         r
     }

@@ -7,7 +7,7 @@
 //! Once it has repeated, each thread keeps what it checked (the buffers' generations, the
 //! world's, the kernel's argument count) and what it enqueued. The next launch of that kernel
 //! object on that thread, on the same queue with the same work sizes, no argument set since,
-//! and no wait list or event asked, finds nothing changed in a few loads (`world`) and
+//! and no wait list (its event asked or not), finds nothing changed in a few loads (`world`) and
 //! enqueues the same, holding the world for reading so that no change comes between. What it
 //! counts goes to numbers of its own, which only its thread writes: its tally, which the
 //! buffers' records take from when they are read (`cost::tally`), and its launches, added to
@@ -325,7 +325,8 @@ impl Drop for Lane {
 
 /// Enqueues the launch of `kernel` with work sizes `sizes` through this thread's lane for it, if
 /// it has one and nothing changed (`enqueue` enqueues a kernel object, with the work-group size
-/// it replaces, with no wait list or event): Some(what the enqueue returned), or None (nothing
+/// it replaces, with no wait list, and the application's event if it asked one): Some(what the
+/// enqueue returned), or None (nothing
 /// enqueued; the lane is closed).
 ///
 /// # Safety

@@ -53,7 +53,7 @@ pub unsafe fn launch(
             if let Some(_fast) = super::order::fast(n) {
                 let r = enqueue(kernel, None, n, list, event);
                 if let Some(Untracked::Ticket { k, ticket, opening: Some(opening), .. }) = &counted {
-                    if r == CL_SUCCESS && n == 0 && event.is_null() {
+                    if r == CL_SUCCESS && n == 0 {
                         crate::guard("untracked lane", || {
                             untracked_lane(queue, kernel, k, ticket, dims, opening.clone())
                         });
@@ -627,7 +627,7 @@ unsafe fn launch_with(
     });
     // Once the model will time none of them, the launches like this one repeat it while the
     // copies are built (`transparent::repeat`).
-    let repeatable = n == 0 && event.is_null() && !super::suggest::active();
+    let repeatable = n == 0 && !super::suggest::active();
     // A kernel with no copies at all repeats too (`Holds::Plain`).
     let plain = repeatable && building.is_none();
     let repeats = building.filter(|b| {

@@ -56,7 +56,6 @@ pub fn launch(
         })
         .unwrap_or_else(|| written("internal error in the cost model".into())),
     };
-    let asked_event = !event.is_null();
     let form_start = decision.measure.then(std::time::Instant::now);
     let mut timed = Timed::new(queue, decision.measure, decision.more_coming, converts, user, form_start);
     let event = timed.event(event);
@@ -138,7 +137,7 @@ pub fn launch(
     drop(enqueue);
     timed.finish(r == CL_SUCCESS && ran == decision.variant, &plan.kernel, &info.name, class, ran, m);
     if let Some((steady, model_key)) = kept.filter(|_| r == CL_SUCCESS && ran == decision.variant) {
-        if user.is_empty() && !asked_event {
+        if user.is_empty() {
             let which = match ran {
                 Variant::Staged => Some(Which::Staged),
                 Variant::Asta if whole_tiles(plan, needs) => Some(Which::AstaFull),

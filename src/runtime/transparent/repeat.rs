@@ -5,8 +5,9 @@
 //! adds to a launch call shows in the run's time, and in ASTA it can eat what the copy gains.
 //! Where the kernel's last launch ran the form of a decision the cost model keeps
 //! (`cost::Steady`: a host-layout form on buffers in host layout, or the ASTA copy on buffers
-//! in ASTA already), on an in-order queue, without a wait list or an event asked, and joined
-//! its queue's open stretch (`order::Stretch`), the next launch on the same queue, with the
+//! in ASTA already), on an in-order queue, without a wait list, and joined its queue's open
+//! stretch (`order::Stretch`; a launch that asks its event joins it too, and its repeats
+//! enqueue with the event they ask), the next launch on the same queue, with the
 //! same arguments (set again or not; as written, a scalar no extent reads may change) and
 //! work sizes, needs nothing of what the launch path works out: nothing to convert, no
 //! decision to make, no record of its own for the order of later conversions (the stretch's
@@ -256,7 +257,8 @@ pub fn again<'a>(
     event: *mut cl_event,
     enqueue: &impl Enqueue,
 ) -> Option<cl_int> {
-    if n != 0 || !event.is_null() {
+    // The application's event, if it asked one, is the launch's as the full path's would be.
+    if n != 0 {
         return None;
     }
     // Before anything is checked: a lane opened by this launch sees every change made since.
@@ -278,7 +280,8 @@ pub fn again<'a>(
                 Match::Same => {
                     let decisions = decisions.take().expect("one ticket repeats");
                     let lane = Opening { kernel, info, world, records };
-                    if let Some(r) = repeat(&mut slot[i], give, decisions, queue, enqueue, &mut enqueued, lane) {
+                    let enqueue = |k, local, n, list, _: *mut cl_event| enqueue(k, local, n, list, event);
+                    if let Some(r) = repeat(&mut slot[i], give, decisions, queue, &enqueue, &mut enqueued, lane) {
                         return Some(r);
                     }
                 }
