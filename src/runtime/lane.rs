@@ -356,10 +356,8 @@ pub unsafe fn again(
                 Again::Other => at += 1,
                 Again::Closed => {
                     open.remove(at);
-                    if enqueue.is_none() {
-                        // A copy's launch that failed: the slower path retries it.
-                        return None;
-                    }
+                    // A copy's launch that failed used the enqueue: the slower path retries it.
+                    enqueue.as_ref()?;
                 }
             }
         }
