@@ -32,7 +32,9 @@
  * FIRSTLAUNCH_SETARGS=2: and the second argument to another value at every launch (a time
  * step), which no extent reads; FIRSTLAUNCH_SETARGS=3: and the first argument to one of two
  * buffers of the same options in turn (a loop that swaps its source and destination grids,
- * as stencils and lattice codes do). FIRSTLAUNCH_COPY=file.cl (run without clayout): the pairs'
+ * as stencils and lattice codes do). With FIRSTLAUNCH_EVENT=1 each launch of the pairs asks
+ * for its event, released at once through the same side (as codes that time every kernel by
+ * its event do). FIRSTLAUNCH_COPY=file.cl (run without clayout): the pairs'
  * first side launches, through the loader's symbol too, the kernel FIRSTLAUNCH_COPY_KERNEL
  * (default black_scholes__clayout_asta) of that source (a copy clayout wrote to its
  * CLAYOUT_DUMP_DIR), with the same arguments and the element count as a fifth, ulong one: what
@@ -188,6 +190,9 @@ int main(int argc, char **argv)
         launch_fn direct = loader ? (launch_fn)dlsym(loader, "clEnqueueNDRangeKernel") : NULL;
         typedef cl_int (*set_fn)(cl_kernel, cl_uint, size_t, const void *);
         set_fn direct_set = loader ? (set_fn)dlsym(loader, "clSetKernelArg") : NULL;
+        typedef cl_int (*release_fn)(cl_event);
+        release_fn direct_release = loader ? (release_fn)dlsym(loader, "clReleaseEvent") : NULL;
+        int with_event = getenv("FIRSTLAUNCH_EVENT") && atoi(getenv("FIRSTLAUNCH_EVENT"));
         int setargs = getenv("FIRSTLAUNCH_SETARGS") ? atoi(getenv("FIRSTLAUNCH_SETARGS")) : 0;
         cl_mem pair[2] = {buf, buf};
         if (setargs == 3) {
@@ -207,7 +212,7 @@ int main(int argc, char **argv)
             CHECK(clSetKernelArg(kc, 3, sizeof nn, &nn));
             CHECK(clSetKernelArg(kc, 4, sizeof m, &m));
         }
-        if (!direct || !direct_set) {
+        if (!direct || !direct_set || !direct_release) {
             printf("paired: no loader symbol\n");
         } else {
             double *d = malloc(pairs * sizeof *d), *via = malloc(pairs * sizeof *via), *own = malloc(pairs * sizeof *own);
@@ -227,7 +232,11 @@ int main(int argc, char **argv)
                             CHECK(set(k, 3, sizeof nn, &nn));
                         }
                         launch_fn launch = through_loader || kc ? direct : clEnqueueNDRangeKernel;
-                        CHECK(launch(s.queue, kc && !through_loader ? kc : k, 1, NULL, &global, &local, 0, NULL, NULL));
+                        cl_event e = NULL;
+                        CHECK(launch(s.queue, kc && !through_loader ? kc : k, 1, NULL, &global, &local, 0, NULL,
+                                     with_event ? &e : NULL));
+                        if (e)
+                            CHECK((through_loader ? direct_release : clReleaseEvent)(e));
                         sum += sample_now_ms() - a;
                     }
                     CHECK(clFinish(s.queue));

@@ -1668,6 +1668,26 @@ fn buffers_that_trade_places_repeat_every_other_launch() {
     assert_eq!(stats["launches_in_lane"], 15, "{stats:#}");
 }
 
+/// A loop that asks an event of every launch (`dl_seq evented`, 20 launches, each event released
+/// as the next launch is enqueued, the last one waited for), as codes that time every kernel by
+/// its event do: its launches join the queue's stretch as launches without one do, so that they
+/// repeat the last and go through the express lane with the event they ask; the bytes are the
+/// plain run's.
+#[test]
+fn launches_that_ask_their_event_repeat_as_others_do() {
+    let base = run(&seq("evented"), TIMEOUT);
+    assert_ok(&base);
+    let json = scratch("policy-evented").join("stats.json");
+    let cmd = annotated(seq("evented").shimmed(), "never", "off").env("CLAYOUT_STAGED", "0");
+    let (out, stats) = with_stats(cmd, &json);
+    assert_same(&base, &out);
+    assert_eq!(launches(&stats, "advance", "written"), 20, "{stats:#}");
+    // The second launch makes the ticket, the third repeats it and opens the lane, which the
+    // other 17 go through. Before, none repeated: a launch that asked its event made no ticket.
+    assert_eq!(stats["launches_repeated"], 18, "{stats:#}");
+    assert_eq!(stats["launches_in_lane"], 17, "{stats:#}");
+}
+
 #[test]
 fn copies_of_buffers_that_trade_places_repeat_every_other_launch() {
     // In ASTA each ticket gives the copy the arguments its launch had, where the other launch

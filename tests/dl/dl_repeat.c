@@ -224,6 +224,31 @@ int main(int argc, char **argv)
     clReleaseEvent(ev);
     show("an event and a wait list", q, b, h);
 
+    /* 4b. A loop that asks an event of every launch (as codes that time their kernels do), then
+     * the ASTA kernel on another queue waiting for the last launch's event only: clayout's
+     * conversion of b there must wait for every launch of the loop, whose events it was not
+     * given. Then the loop again, after a marker that waits for the ASTA kernel. */
+    cl_event last = NULL, asta;
+    for (int i = 0; i < 4 * s; i++) {
+        cl_event e;
+        CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, &e));
+        if (last)
+            clReleaseEvent(last);
+        last = e;
+    }
+    CHECK(clEnqueueNDRangeKernel(q2, nudge, 1, NULL, &global, NULL, 1, &last, &asta));
+    CHECK(clFlush(q2));
+    clReleaseEvent(last);
+    CHECK(clEnqueueMarkerWithWaitList(q, 1, &asta, NULL));
+    for (int i = 0; i < s; i++) {
+        cl_event e;
+        CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, &e));
+        clReleaseEvent(e);
+    }
+    CHECK(clFinish(q));
+    clReleaseEvent(asta);
+    show("events asked of every launch", q, b, h);
+
     /* 5. Two kernel objects of one kernel, each with its own dt, on one buffer, in turn; a
      * non-blocking read on another queue in between. */
     particle_t *h2 = malloc(bytes);

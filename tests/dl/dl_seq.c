@@ -148,6 +148,24 @@ int main(int argc, char **argv)
             CHECK(clFinish(q)); /* the loop's end, as a time-step loop waits for it */
         read_show("after the launches", b, h, bytes);
         clReleaseMemObject(b);
+    } else if (!strcmp(mode, "evented")) {
+        /* Twenty launches that each ask for their event, the one before released as the next
+         * is enqueued (as codes that time every kernel by its event do), then a wait for the
+         * last one's event. */
+        cl_mem b = make_buffer(CL_MEM_READ_WRITE, bytes, NULL);
+        CHECK(clEnqueueWriteBuffer(q, b, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+        cl_event last = NULL;
+        for (int i = 0; i < 20; i++) {
+            cl_event e;
+            step(q, k, b, 0, NULL, &e);
+            if (last)
+                clReleaseEvent(last);
+            last = e;
+        }
+        CHECK(clWaitForEvents(1, &last));
+        clReleaseEvent(last);
+        read_show("after the launches", b, h, bytes);
+        clReleaseMemObject(b);
     } else if (!strcmp(mode, "finished")) {
         /* Each launch waited for with clFinish, as a benchmark loop times its kernels; then
          * two launches before the wait. */
