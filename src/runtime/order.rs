@@ -33,6 +33,9 @@
 //!   a command on another queue converts a buffer such a launch used. Then a marker on the
 //!   launches' queue stands for them; it waits for nothing they did not (every command enqueued
 //!   there since they were is free: a command that is not closes the stretch first, [`close`]).
+//!   A free launch that asks its event joins the stretch too (the marker, enqueued after it on
+//!   its in-order queue, waits for it as its event would), so that a loop that asks an event of
+//!   every launch repeats as one that asks none (`transparent::repeat`, `lane`).
 //! - Commands of the fast path (a process before its first annotated program) are not tracked.
 //!   When the first annotated program is created, the fast path's enqueues in flight are let
 //!   finish (a blocking call waits outside that window), and a marker on every queue of the
