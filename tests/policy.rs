@@ -1702,6 +1702,9 @@ fn copies_of_buffers_that_trade_places_repeat_every_other_launch() {
     // The first launch converts the buffers, so `always` keeps its decision from the second
     // on (docs/cost-model.md): the second and third make the tickets, the other 17 repeat.
     assert_eq!(stats["launches_repeated"], 17, "{stats:#}");
+    // The repeats open a lane for each list, which gives the copy its launch's arguments
+    // again where the other lane gave it others (none went through a lane before).
+    assert_eq!(stats["launches_in_lane"], 15, "{stats:#}");
 }
 
 #[test]

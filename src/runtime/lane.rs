@@ -19,8 +19,9 @@
 //!
 //! A kernel object keeps two lanes where its launches alternate between two lists of arguments
 //! (a loop that swaps its source and destination buffers, as stencils and lattice codes do):
-//! a lane that runs the kernel object as written serves a launch whose arguments were set since
-//! its own where they are its own again, value for value (`Lane::switch`). Without it every
+//! a lane serves a launch whose arguments were set since its own where they are its own again,
+//! value for value (`Lane::switch`); a lane of a copy gives the copy its launch's arguments
+//! again first, where the other lane gave it others (`Give`). Without it every
 //! such launch closed one lane and opened the other through the slower repeat: 1,839
 //! instructions of clayout's own code a step on PoCL, and the allocations they made, against
 //! 613 now and 433 for a loop that swaps nothing (`scripts/setarg-loops.sh`).
@@ -96,12 +97,36 @@ pub struct Lane {
     free: u64,
     /// Whether it may serve a launch whose arguments were set since `args` where they are
     /// `args` again (`same_args`): it enqueues the application's own kernel object, whose
-    /// arguments are then these, and each buffer among them is one whose generation it holds
-    /// (a handle set again names the same buffer while that holds: a buffer's release and a
-    /// handle's reuse change it).
+    /// arguments are then these, or a copy it gives its launch's arguments again (`give`), and
+    /// each buffer among them is one whose generation it holds (a handle set again names the
+    /// same buffer while that holds: a buffer's release and a handle's reuse change it).
     switch: bool,
+    /// For a copy's launch that may switch: what it gives the copy before each launch, where
+    /// the kernel object's other lane gave it others since.
+    give: Option<Give>,
     counts: Counts,
     unreported: Arc<Unreported>,
+}
+
+/// A copy's arguments as a ticket's launch gave them (`repeat::Ticket`), given again before a
+/// lane's launch (`PrivateKernel::give_again`, which sets none where that ticket gave them last).
+pub struct Give {
+    /// Not kept alive by the lane: a kernel released goes with its copies.
+    pub kernel: Weak<super::kernels::Kernel>,
+    pub which: super::transparent::repeat::Which,
+    pub values: Vec<Option<crate::registry::ArgValue>>,
+    pub token: u64,
+}
+
+impl Give {
+    fn again(&self) -> bool {
+        let given = || {
+            let Some(kernel) = self.kernel.upgrade() else { return false };
+            let copy = kernel.copies.private(self.which);
+            copy.is_some_and(|p| p.give_again(&self.values, self.token).is_ok())
+        };
+        crate::guard("express lane", given).unwrap_or(false)
+    }
 }
 
 /// What each launch counts.
@@ -145,6 +170,7 @@ impl Lane {
         gens: SmallVec<[(Arc<Gen>, u64); 4]>,
         facts: &Arc<KernelInfo>,
         (args, args_set, free, covered): (Args, u64, u64, bool),
+        give: Option<Give>,
         mut counts: Counts,
     ) -> Lane {
         let unreported = Arc::new(Unreported { n: AtomicU64::new(0), kernel: counts.decisions.take() });
@@ -156,7 +182,9 @@ impl Lane {
             }
             all.push(Arc::downgrade(&unreported));
         }
-        let switch = covered && run.0 == key(kernel) && !facts.svm_seen.load(Ordering::Relaxed);
+        let own = run.0 == key(kernel);
+        let switch = covered && (own || give.is_some()) && !facts.svm_seen.load(Ordering::Relaxed);
+        let give = give.filter(|_| switch && !own);
         Lane {
             kernel: key(kernel),
             queue: key(queue),
@@ -171,6 +199,7 @@ impl Lane {
             args_set,
             free,
             switch,
+            give,
             counts,
             unreported,
         }
@@ -221,6 +250,9 @@ impl Lane {
             && self.gens.iter().all(|(g, n)| g.now() == *n)
             && self.counts.model.as_ref().is_none_or(|m| m.dropped.load(Ordering::Acquire) == m.dropped_at);
         if !same || self.counts.forgoes.as_ref().is_some_and(|(f, gain)| f.forgoes(*gain)) {
+            return Again::Closed;
+        }
+        if self.give.as_ref().is_some_and(|g| !g.again()) {
             return Again::Closed;
         }
         let r = enqueue(self.run.0 as cl_kernel, self.run.1);

@@ -451,6 +451,7 @@ fn untracked_lane(
         // Every buffer counted is one whose generation the lane holds; the others' handles
         // count for nothing here.
         (o.args, o.args_set, free, true),
+        None,
         counts,
     ));
 }

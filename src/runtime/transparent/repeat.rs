@@ -525,8 +525,17 @@ impl Ticket {
             gens,
             opening.info,
             (self.args.clone(), self.args_set, self.free_scalars(), self.args_covered),
+            self.give(opening.kernel),
             counts,
         )
+    }
+
+    /// For a copy's launch, what its lane gives the copy again before each launch, where the
+    /// kernel object's other lane gave it others since (`lane::Give`).
+    fn give(&self, kernel: cl_kernel) -> Option<lane::Give> {
+        let (which, values, token) = self.copy.as_ref()?;
+        let kernel = Arc::downgrade(&super::super::kernels::get(key(kernel))?);
+        Some(lane::Give { kernel, which: *which, values: values.clone(), token: *token })
     }
 
     /// The scalar arguments (of the first 64) that may change between its launches
