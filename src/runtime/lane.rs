@@ -108,26 +108,9 @@ pub struct Lane {
     unreported: Arc<Unreported>,
 }
 
-/// A copy's arguments as a ticket's launch gave them (`repeat::Ticket`), given again before a
-/// lane's launch (`PrivateKernel::give_again`, which sets none where that ticket gave them last).
-pub struct Give {
-    /// Not kept alive by the lane: a kernel released goes with its copies.
-    pub kernel: Weak<super::kernels::Kernel>,
-    pub which: super::transparent::repeat::Which,
-    pub values: Vec<Option<crate::registry::ArgValue>>,
-    pub token: u64,
-}
-
-impl Give {
-    fn again(&self) -> bool {
-        let given = || {
-            let Some(kernel) = self.kernel.upgrade() else { return false };
-            let copy = kernel.copies.private(self.which);
-            copy.is_some_and(|p| p.give_again(&self.values, self.token).is_ok())
-        };
-        crate::guard("express lane", given).unwrap_or(false)
-    }
-}
+/// Gives a copy the arguments its ticket's launch gave it again, before a lane's launch of the
+/// copy (`repeat::Ticket::give`): whether the copy has them.
+pub type Give = Box<dyn Fn() -> bool>;
 
 /// What each launch counts.
 pub struct Counts {
@@ -252,7 +235,7 @@ impl Lane {
         if !same || self.counts.forgoes.as_ref().is_some_and(|(f, gain)| f.forgoes(*gain)) {
             return Again::Closed;
         }
-        if self.give.as_ref().is_some_and(|g| !g.again()) {
+        if self.give.as_ref().is_some_and(|g| !crate::guard("express lane", g).unwrap_or(false)) {
             return Again::Closed;
         }
         let r = enqueue(self.run.0 as cl_kernel, self.run.1);

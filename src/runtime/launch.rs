@@ -74,7 +74,7 @@ pub unsafe fn launch(
         };
         super::transparent::repeat::again(
             &k.copies.repeat,
-            &give,
+            (&give, &lane_give(kernel)),
             decisions,
             &k.facts,
             (kernel, queue),
@@ -363,6 +363,22 @@ fn repeat_untracked(
         ticket_holds(&t, args.as_slice(), items).then_some(Opening { world, args, args_set })
     });
     Some(Ok((t, nth, opening.flatten())))
+}
+
+/// What the lane of a copy of `kernel` gives the copy again before each launch
+/// (`lane::Give`, `PrivateKernel::give_again`: nothing is set where the ticket whose token it
+/// holds gave the arguments last). The kernel's record is not kept alive by the lane: a kernel
+/// released goes with its copies.
+fn lane_give(
+    kernel: cl_kernel,
+) -> impl Fn(super::transparent::repeat::Which, Vec<Option<ArgValue>>, u64) -> Option<super::lane::Give> {
+    move |which, values, token| {
+        let k = Arc::downgrade(&kernels::get(key(kernel))?);
+        Some(Box::new(move || {
+            let Some(k) = k.upgrade() else { return false };
+            k.copies.private(which).is_some_and(|p| p.give_again(&values, token).is_ok())
+        }))
+    }
 }
 
 /// Whether an untracked launch of `items` (its size bucket) with arguments `args` repeats ticket

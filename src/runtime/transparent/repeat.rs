@@ -75,6 +75,10 @@ pub enum Which {
 /// (`PrivateKernel::give_again`): whether it took them all.
 pub type GiveAgain<'a> = &'a dyn Fn(Which, &[Option<ArgValue>], u64) -> bool;
 
+/// Makes what a copy's lane gives the copy again before each launch (`lane::Give`), from the
+/// copy, the arguments a ticket's launch gave it and the ticket's token.
+pub type LaneGive<'a> = &'a dyn Fn(Which, Vec<Option<ArgValue>>, u64) -> Option<lane::Give>;
+
 /// Tokens of tickets that launch a copy (`PrivateKernel::give_again`), never 0.
 static TOKENS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
@@ -248,7 +252,7 @@ fn ticket(ran: Ran) -> Option<Ticket> {
 #[allow(clippy::too_many_arguments)]
 pub fn again<'a>(
     slot: &Slot,
-    give: GiveAgain,
+    (give, lane_give): (GiveAgain, LaneGive),
     decisions: impl FnOnce() -> &'a crate::stats::KernelStats,
     info: &Arc<KernelInfo>,
     (kernel, queue): (cl_kernel, cl_command_queue),
@@ -279,7 +283,7 @@ pub fn again<'a>(
                 Match::Stale => {}
                 Match::Same => {
                     let decisions = decisions.take().expect("one ticket repeats");
-                    let lane = Opening { kernel, info, world, records };
+                    let lane = Opening { kernel, info, world, records, give: lane_give };
                     let enqueue = |k, local, n, list, _: *mut cl_event| enqueue(k, local, n, list, event);
                     if let Some(r) = repeat(&mut slot[i], give, decisions, queue, &enqueue, &mut enqueued, lane) {
                         return Some(r);
@@ -343,6 +347,8 @@ struct Opening<'a> {
     world: u64,
     /// `world::kernel_records()` by then.
     records: u64,
+    /// What a copy's lane gives the copy again (`LaneGive`).
+    give: LaneGive<'a>,
 }
 
 /// Enqueues ticket `t`'s launch, which the launch now matches (`matched`), if what it stood for
@@ -525,17 +531,9 @@ impl Ticket {
             gens,
             opening.info,
             (self.args.clone(), self.args_set, self.free_scalars(), self.args_covered),
-            self.give(opening.kernel),
+            self.copy.clone().and_then(|(which, values, token)| (opening.give)(which, values, token)),
             counts,
         )
-    }
-
-    /// For a copy's launch, what its lane gives the copy again before each launch, where the
-    /// kernel object's other lane gave it others since (`lane::Give`).
-    fn give(&self, kernel: cl_kernel) -> Option<lane::Give> {
-        let (which, values, token) = self.copy.as_ref()?;
-        let kernel = Arc::downgrade(&super::super::kernels::get(key(kernel))?);
-        Some(lane::Give { kernel, which: *which, values: values.clone(), token: *token })
     }
 
     /// The scalar arguments (of the first 64) that may change between its launches
