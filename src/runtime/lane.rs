@@ -208,7 +208,10 @@ impl Lane {
         // The arguments first, so that the other list's lane of a loop that swaps two costs
         // little. Not under the world's lock: no argument set changes what it counts, and a
         // list set by another thread during the launch is the application's own race.
-        if self.facts.args_set.load(Ordering::Acquire) != self.args_set {
+        // Where no argument was set since its last launch, no other lane of the kernel object
+        // launched since either (that takes another list): a copy has this lane's arguments.
+        let switched = self.facts.args_set.load(Ordering::Acquire) != self.args_set;
+        if switched {
             if !self.switch {
                 return Again::Closed;
             }
@@ -235,7 +238,7 @@ impl Lane {
         if !same || self.counts.forgoes.as_ref().is_some_and(|(f, gain)| f.forgoes(*gain)) {
             return Again::Closed;
         }
-        if self.give.as_ref().is_some_and(|g| !crate::guard("express lane", g).unwrap_or(false)) {
+        if switched && self.give.as_ref().is_some_and(|g| !crate::guard("express lane", g).unwrap_or(false)) {
             return Again::Closed;
         }
         let r = enqueue(self.run.0 as cl_kernel, self.run.1);
