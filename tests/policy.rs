@@ -25,6 +25,18 @@ fn with_stats(cmd: Cmd, json: &std::path::Path) -> (Output, Value) {
     (out, stats)
 }
 
+/// `dl_seq mode` under `policy` with no cache and the variables `extra`, its bytes the plain
+/// run's: its statistics.
+fn beside_plain(mode: &str, policy: &str, extra: &[(&str, &str)]) -> Value {
+    let base = run(&seq(mode), TIMEOUT);
+    assert_ok(&base);
+    let json = scratch(&format!("policy-{mode}-{policy}")).join("stats.json");
+    let cmd = extra.iter().fold(annotated(seq(mode).shimmed(), policy, "off"), |c, (k, v)| c.env(k, v));
+    let (out, stats) = with_stats(cmd, &json);
+    assert_same(&base, &out);
+    stats
+}
+
 fn under(policy: &str, mode: &str, cache: &str) -> (Output, Value) {
     let json = scratch(&format!("{policy}-{mode}")).join("stats.json");
     with_stats(annotated(seq(mode).shimmed(), policy, cache), &json)
@@ -1649,13 +1661,8 @@ fn a_launch_like_the_last_repeats_it_and_nothing_else_does() {
 /// tickets of the kernel as written, `lane` two lanes); the bytes are the plain run's.
 #[test]
 fn buffers_that_trade_places_repeat_every_other_launch() {
-    let base = run(&seq("swapped"), TIMEOUT);
-    assert_ok(&base);
-    let json = scratch("policy-swapped").join("stats.json");
     // The staged copy not offered: `never` runs gather as written from its first launch.
-    let cmd = annotated(seq("swapped").shimmed(), "never", "off").env("CLAYOUT_STAGED", "0");
-    let (out, stats) = with_stats(cmd, &json);
-    assert_same(&base, &out);
+    let stats = beside_plain("swapped", "never", &[("CLAYOUT_STAGED", "0")]);
     assert_eq!(launches(&stats, "gather", "written"), 20, "{stats:#}");
     // The first launch is enqueued before clayout looks at it (as written under `never` without
     // the staged copy: runtime::speculate) and makes no ticket; the next two make the tickets,
@@ -1675,12 +1682,7 @@ fn buffers_that_trade_places_repeat_every_other_launch() {
 /// plain run's.
 #[test]
 fn launches_that_ask_their_event_repeat_as_others_do() {
-    let base = run(&seq("evented"), TIMEOUT);
-    assert_ok(&base);
-    let json = scratch("policy-evented").join("stats.json");
-    let cmd = annotated(seq("evented").shimmed(), "never", "off").env("CLAYOUT_STAGED", "0");
-    let (out, stats) = with_stats(cmd, &json);
-    assert_same(&base, &out);
+    let stats = beside_plain("evented", "never", &[("CLAYOUT_STAGED", "0")]);
     assert_eq!(launches(&stats, "advance", "written"), 20, "{stats:#}");
     // The second launch makes the ticket, the third repeats it and opens the lane, which the
     // other 17 go through. Before, none repeated: a launch that asked its event made no ticket.
@@ -1693,11 +1695,7 @@ fn copies_of_buffers_that_trade_places_repeat_every_other_launch() {
     // In ASTA each ticket gives the copy the arguments its launch had, where the other launch
     // gave it others. The program waits after its first two launches, so that the conversions
     // they waited for have completed (a launch does not repeat while one is pending).
-    let base = run(&seq("swapped-finish"), TIMEOUT);
-    assert_ok(&base);
-    let json = scratch("policy-swapped-asta").join("stats.json");
-    let (out, stats) = with_stats(annotated(seq("swapped-finish").shimmed(), "always", "off"), &json);
-    assert_same(&base, &out);
+    let stats = beside_plain("swapped-finish", "always", &[]);
     assert_eq!(launches(&stats, "gather", "asta"), 20, "{stats:#}");
     // The first launch converts the buffers, so `always` keeps its decision from the second
     // on (docs/cost-model.md): the second and third make the tickets, the other 17 repeat.

@@ -778,11 +778,7 @@ unsafe fn set_new(
         None => set_arg(kernel, arg_index, v),
     };
     if !crate::runtime::lane::scalar_set(kernel, arg_index, arg_size, arg_value, record) {
-        let v = registry::arg_value(reg(), arg_size, arg_value);
-        match &facts {
-            Some(f) => drop(record_arg(f, arg_index, v)),
-            None => drop(set_arg(kernel, arg_index, v)),
-        }
+        record(registry::arg_value(reg(), arg_size, arg_value));
     }
     crate::runtime::kernels::arg_set(key(kernel), arg_index);
 }

@@ -475,7 +475,7 @@ pub unsafe fn scalar_set(
 pub fn open(lane: Lane) {
     let _ = OPEN.try_with(|open| {
         let Ok(mut open) = open.try_borrow_mut() else { return };
-        let mut kept = 0;
+        let mut kept = false;
         for at in (0..open.len()).rev() {
             let l = &open[at];
             if l.kernel != lane.kernel {
@@ -483,8 +483,8 @@ pub fn open(lane: Lane) {
             }
             // The other list's, the latest only, and only where both may serve a launch whose
             // arguments were set since their own.
-            if kept == 0 && lane.switch && l.switch && !lane.same_args(&l.args) {
-                kept += 1;
+            if !kept && lane.switch && l.switch && !lane.same_args(&l.args) {
+                kept = true;
             } else {
                 open.remove(at);
             }
