@@ -27,10 +27,11 @@ use std::time::{Duration, Instant};
 
 /// The programs of tests/hostile, one per class of case, and the side file of annotations each
 /// runs with under clayout (kernels.c annotates its kernels in their source).
-const PROGRAMS: [(&str, Option<&str>); 4] = [
+const PROGRAMS: [(&str, Option<&str>); 5] = [
     ("bytes", Some("particles.dl")),
     ("objects", Some("particles.dl")),
     ("events", Some("particles.dl")),
+    ("loops", Some("particles.dl")),
     ("kernels", None),
 ];
 

@@ -14,12 +14,12 @@ OUT=${OUT:-/tmp/out}
 export CL_PLATFORM_NAME=${CL_PLATFORM_NAME:-NVIDIA}
 lib=$(readlink -f "$CARRY/libclayout.so")
 b=/tmp/clayout-hostile; mkdir -p "$b"
-for p in bytes objects events kernels; do
+for p in bytes objects events loops kernels; do
     gcc -O2 -pthread -I"$CARRY/include" -DCL_TARGET_OPENCL_VERSION=300 -o "$b/$p" "tests/hostile/$p.c" -L"$CARRY/lib" -lOpenCL -lm || exit 1
 done
 exec > >(tee "$OUT/hostile.log") 2>&1
 same=0 diff=0 known=0
-for p in bytes objects events kernels; do
+for p in bytes objects events loops kernels; do
     side=tests/hostile/particles.dl; [ $p = kernels ] && side=
     while IFS=$'\t' read -r case flags; do
         [ -n "$case" ] || continue
