@@ -18,7 +18,7 @@ macro_rules! define_exports {
                 match crate::cl::layer::from_export() {
                     // Layered too: the loader's dispatch brings the call to `layer::$name`.
                     crate::cl::layer::FromExport::Forward(_scope) => crate::cl::preloaded().$name($($p),*),
-                    crate::cl::layer::FromExport::Intercept(_scope) => define_exports!(@body $kind $name ( $($p),* )),
+                    crate::cl::layer::FromExport::Intercept(scope) => define_exports!(@body $kind $name scope.1, ( $($p),* )),
                 }
             }
         )*
@@ -32,7 +32,7 @@ macro_rules! define_exports {
                         // A preloaded export of this thread intercepts this call already.
                         return crate::cl::api().$name($($p),*);
                     }
-                    define_exports!(@body $kind $name ( $($p),* ))
+                    define_exports!(@body $kind $name crate::cl::thread::this(), ( $($p),* ))
                 }
             )*
         }
@@ -43,13 +43,13 @@ macro_rules! define_exports {
         }
     };
 
-    (@body fwd $name:ident ( $($p:ident),* )) => {{
-        crate::stats::count(crate::cl::FnId::$name);
+    (@body fwd $name:ident $this:expr, ( $($p:ident),* )) => {{
+        $this.count(crate::cl::FnId::$name as usize);
         crate::cl::api().$name($($p),*)
     }};
 
-    (@body hook $name:ident ( $($p:ident),* )) => {{
-        crate::stats::count(crate::cl::FnId::$name);
+    (@body hook $name:ident $this:expr, ( $($p:ident),* )) => {{
+        $this.count(crate::cl::FnId::$name as usize);
         if !crate::config::active() {
             return crate::cl::api().$name($($p),*);
         }

@@ -1,15 +1,13 @@
 //! Counters, and the report written at exit (`CLAYOUT_STATS`). The schema is documented in
 //! `docs/stats.md`; `Report` is its single definition.
 
-use crate::cl::{FnId, FN_COUNT, FN_NAMES};
+use crate::cl::FN_NAMES;
 use crate::config::{self, StatsOut};
 use parking_lot::Mutex;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
-
-static CALLS: [AtomicU64; FN_COUNT] = [const { AtomicU64::new(0) }; FN_COUNT];
 
 static TO_DEVICE: AtomicU64 = AtomicU64::new(0);
 static TO_HOST: AtomicU64 = AtomicU64::new(0);
@@ -29,14 +27,9 @@ static FALLBACKS: Mutex<Vec<Fallback>> = Mutex::new(Vec::new());
 const FALLBACKS_KEPT: usize = 1000;
 static FALLBACKS_DROPPED: AtomicU64 = AtomicU64::new(0);
 
-#[inline]
-pub fn count(id: FnId) {
-    CALLS[id as usize].fetch_add(1, Relaxed);
-}
-
 /// Whether this process made any OpenCL call at all.
 pub fn any_calls() -> bool {
-    CALLS.iter().any(|c| c.load(Relaxed) > 0)
+    crate::cl::thread::any()
 }
 
 /// Set in a child forked after this process had made OpenCL calls. Such a child has the
@@ -65,7 +58,7 @@ pub fn watch_forks() {
 
 /// The application's calls so far of the entry point at `index` in `FN_NAMES`.
 pub fn calls(index: usize) -> u64 {
-    CALLS.get(index).map_or(0, |c| c.load(Relaxed))
+    crate::cl::thread::calls(index)
 }
 
 /// Direction of one conversion, as the stats count it.
@@ -604,7 +597,7 @@ pub struct Report {
 /// fallback list, and a report with the list missing beats a hung exit.
 pub fn report() -> Report {
     let calls: BTreeMap<&'static str, u64> =
-        FN_NAMES.iter().zip(CALLS.iter()).map(|(n, c)| (*n, c.load(Relaxed))).filter(|(_, c)| *c > 0).collect();
+        FN_NAMES.iter().enumerate().map(|(i, n)| (*n, calls(i))).filter(|(_, c)| *c > 0).collect();
     let fallbacks = FALLBACKS.try_lock_for(Duration::from_millis(200)).map(|l| l.clone()).unwrap_or_default();
     let kernels: Vec<(String, KernelStats)> = DECISIONS
         .try_lock_for(Duration::from_millis(200))

@@ -25,6 +25,7 @@ use super::api::Api;
 use super::dispatch;
 use super::object::{our_path, path_of};
 use super::real;
+use super::thread::{this, ThisThread};
 use libc::{c_void, size_t};
 use opencl_sys::cl_icd::cl_icd_dispatch;
 use opencl_sys::cl_layer::{
@@ -33,7 +34,6 @@ use opencl_sys::cl_layer::{
 };
 use opencl_sys::{cl_int, cl_uint, CL_INVALID_VALUE, CL_SUCCESS};
 use parking_lot::Mutex;
-use std::cell::Cell;
 
 /// What `clGetLayerInfo(CL_LAYER_NAME)` answers.
 const NAME: &str = concat!("clayout ", env!("CARGO_PKG_VERSION"), ": OpenCL arrays of structures in a faster layout");
@@ -200,21 +200,17 @@ unsafe fn read_properties(p: *const cl_layer_properties) {
 
 // ---- which route intercepts a call ------------------------------------------------------------
 
-thread_local! {
-    /// Preloaded exports intercepting a call on this thread right now.
-    static INTERCEPTING: Cell<u32> = const { Cell::new(0) };
-}
-
 fn depth() -> u32 {
-    INTERCEPTING.with(|d| d.get())
+    this().depth()
 }
 
-/// Restores this thread's count when a call of an export ends, unwinding included.
-pub struct Scope(u32);
+/// Restores this thread's count when a call of an export ends, unwinding included; and the
+/// thread's block, for the call to count itself in.
+pub struct Scope(u32, pub &'static ThisThread);
 
 impl Drop for Scope {
     fn drop(&mut self) {
-        INTERCEPTING.with(|d| d.set(self.0));
+        self.1.set_depth(self.0);
     }
 }
 
@@ -227,14 +223,16 @@ pub enum FromExport {
     Intercept(Scope),
 }
 
+#[inline]
 pub fn from_export() -> FromExport {
-    let saved = depth();
+    let t = this();
+    let saved = t.depth();
     if real::is_layered() {
-        INTERCEPTING.with(|d| d.set(0));
-        FromExport::Forward(Scope(saved))
+        t.set_depth(0);
+        FromExport::Forward(Scope(saved, t))
     } else {
-        INTERCEPTING.with(|d| d.set(saved + 1));
-        FromExport::Intercept(Scope(saved))
+        t.set_depth(saved + 1);
+        FromExport::Intercept(Scope(saved, t))
     }
 }
 

@@ -31,6 +31,7 @@ pub mod layer;
 mod object;
 pub mod real;
 pub(crate) mod table;
+pub mod thread;
 
 pub use api::{FnId, FN_COUNT, FN_NAMES};
 pub use error::{code_name, Error, Result};
