@@ -28,8 +28,9 @@ static SLOT: [AtomicPtr<Slot>; SLOTS] = [const { AtomicPtr::new(std::ptr::null_m
 /// Slots ever made: the sums read no further.
 static MADE: AtomicUsize = AtomicUsize::new(0);
 
-/// The counts of the calls of threads without a slot (all taken, or the thread is ending).
-static SHARED: [AtomicU64; FN_COUNT] = [const { AtomicU64::new(0) }; FN_COUNT];
+/// Where threads without a slot of their own count (all were held when the thread first
+/// counted, or the thread is ending), with atomic adds: never let go of, never a `SLOT`.
+static SHARED: Slot = Slot { held: AtomicBool::new(true), counts: [const { AtomicU64::new(0) }; FN_COUNT] };
 
 /// Whether any thread has counted a call.
 static ANY: AtomicBool = AtomicBool::new(false);
@@ -57,7 +58,7 @@ impl Drop for Holder {
         let slot = self.0.get();
         if !slot.is_null() {
             // Calls made later in the thread's ending count in SHARED.
-            THIS.with(|t| t.slot.set(std::ptr::null()));
+            THIS.with(|t| t.slot.set(&SHARED));
             // SAFETY: slots are never freed.
             unsafe { (*slot).held.store(false, Release) };
         }
@@ -86,8 +87,8 @@ impl ThisThread {
     pub fn count(&self, id: usize) {
         let mine = self.slot.get();
         let slot = if mine.is_null() { take(self) } else { mine };
-        if slot.is_null() {
-            SHARED[id].fetch_add(1, Relaxed);
+        if std::ptr::eq(slot, &SHARED) {
+            SHARED.counts[id].fetch_add(1, Relaxed);
         } else {
             // SAFETY: slots are never freed; this thread is the slot's one writer while it
             // holds it.
@@ -97,22 +98,24 @@ impl ThisThread {
     }
 }
 
-/// This thread's slot, taken now: null where none is free, or the thread is ending (its
-/// holder could not let go of a slot).
+/// This thread's slot, taken now; `SHARED` where none is free or the thread is ending (its
+/// holder could not let go of a slot), kept as the thread's so that it does not look again.
 #[cold]
 #[inline(never)]
 fn take(this: &ThisThread) -> *const Slot {
     ANY.store(true, Relaxed);
-    HOLDER
+    let slot = HOLDER
         .try_with(|h| {
             let slot = free_slot();
             if !slot.is_null() {
                 h.0.set(slot);
-                this.slot.set(slot);
             }
             slot
         })
-        .unwrap_or(std::ptr::null())
+        .unwrap_or(std::ptr::null());
+    let slot = if slot.is_null() { &SHARED as *const Slot } else { slot };
+    this.slot.set(slot);
+    slot
 }
 
 /// A slot no thread holds, now held; null where all are.
@@ -148,7 +151,7 @@ pub fn calls(id: usize) -> u64 {
         return 0;
     }
     let made = MADE.load(Relaxed).min(SLOTS);
-    let mut n = SHARED[id].load(Relaxed);
+    let mut n = SHARED.counts[id].load(Relaxed);
     for at in SLOT.iter().take(made) {
         let s = at.load(Acquire);
         if !s.is_null() {
