@@ -5,10 +5,12 @@
 //! Every exported entry point counts its call. An atomic add on one shared counter costs each
 //! call a few nanoseconds (a locked instruction, which drains the store buffer), paid in every
 //! call of a loop the host sets the pace of, where issue 17 allows clayout 2 % of the loop:
-//! some 35 ns a call. Here a thread counts in a slot of its own with a load and a store. A slot outlives its
-//! thread: a thread that ends lets go of it, and the next thread that takes it counts on from
-//! there, so that no count is ever moved, freed or added twice, and a sum never needs a lock
-//! (a process forked while another thread held one would wait for it forever).
+//! some 35 ns a call. Here a thread counts in a slot of its own with a load and a store.
+//!
+//! A slot outlives its thread: a thread that ends lets go of it, and the next thread that
+//! takes it counts on from there, so that no count is ever moved, freed or added twice, and a
+//! sum never needs a lock (a process forked while another thread held one would wait for it
+//! forever).
 
 use super::FN_COUNT;
 use std::cell::Cell;
