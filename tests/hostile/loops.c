@@ -387,6 +387,22 @@ static void evented_callbacks(void)
     end_two(r, STEPS, a, b);
 }
 
+/* STEPS steps that trade a and b, each waiting for the one before through its event, on
+ * `even` and `odd` in turn (their codes in r); the last step's event. */
+static cl_event chained_steps(cl_command_queue even, cl_command_queue odd, cl_mem *a, cl_mem *b, cl_int *r)
+{
+    cl_event last = NULL;
+    for (int s = 0; s < STEPS; s++) {
+        cl_event e = NULL;
+        r[s] = gather_on(s % 2 ? odd : even, k_gather, *b, *a, N, last ? 1 : 0, last ? &last : NULL, &e);
+        if (last)
+            clReleaseEvent(last);
+        last = e;
+        trade(a, b);
+    }
+    return last;
+}
+
 /* The steps alternate between two in-order queues, each waiting for the other's last launch. */
 static void two_queues(void)
 {
@@ -396,15 +412,7 @@ static void two_queues(void)
     need("create a second queue", err);
     cl_mem a = particles(1.0f), b = particles(2.0f);
     cl_int r[STEPS];
-    cl_event last = NULL;
-    for (int s = 0; s < STEPS; s++) {
-        cl_event e = NULL;
-        r[s] = gather_on(s % 2 ? q2 : q, k_gather, b, a, N, last ? 1 : 0, last ? &last : NULL, &e);
-        if (last)
-            clReleaseEvent(last);
-        last = e;
-        trade(&a, &b);
-    }
+    cl_event last = chained_steps(q, q2, &a, &b, r);
     if (last) {
         rc("wait", clWaitForEvents(1, &last));
         clReleaseEvent(last);
@@ -419,15 +427,7 @@ static void out_of_order_chain(void)
     start_loops(CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
     cl_mem a = particles(1.0f), b = particles(2.0f);
     cl_int r[STEPS];
-    cl_event last = NULL;
-    for (int s = 0; s < STEPS; s++) {
-        cl_event e = NULL;
-        r[s] = gather_on(q, k_gather, b, a, N, last ? 1 : 0, last ? &last : NULL, &e);
-        if (last)
-            clReleaseEvent(last);
-        last = e;
-        trade(&a, &b);
-    }
+    cl_event last = chained_steps(q, q, &a, &b, r);
     particle *h = malloc(BYTES);
     memset(h, 0xab, BYTES);
     rc("read after the chain", clEnqueueReadBuffer(q, a, CL_TRUE, 0, BYTES, h, last ? 1 : 0, last ? &last : NULL, NULL));
