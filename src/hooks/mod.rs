@@ -704,32 +704,37 @@ unsafe fn set_again(kernel: cl_kernel, i: cl_uint, size: size_t, value: *const c
 }
 
 /// Records argument `i` of a kernel as last set: the count of arguments set with it, and the
-/// list as it is now.
-fn set_arg(kernel: cl_kernel, i: cl_uint, v: ArgValue) -> Option<(u64, registry::Args)> {
-    reg().kernels.with(key(kernel), |info| record_arg(info, i, v))
+/// list as it is now. `mems`: `registry::mems_changed()` read before `v` was classified.
+fn set_arg(kernel: cl_kernel, i: cl_uint, v: ArgValue, mems: u64) -> Option<(u64, registry::Args)> {
+    reg().kernels.with(key(kernel), |info| record_arg(info, i, v, mems))
 }
 
 /// [`set_arg`] in the kernel's record `info`.
-fn record_arg(info: &KernelInfo, i: cl_uint, v: ArgValue) -> (u64, registry::Args) {
+fn record_arg(info: &KernelInfo, i: cl_uint, v: ArgValue, mems: u64) -> (u64, registry::Args) {
+    let mut shared = info.args.lock();
+    let set = change_arg(info, &mut shared, i, v, mems);
+    (set, shared.clone())
+}
+
+/// Sets argument `i` to `v` in `shared`, the kernel's list under its lock (`info.args`), and
+/// returns the count of arguments set with it.
+#[inline(always)]
+fn change_arg(info: &KernelInfo, shared: &mut registry::Args, i: cl_uint, v: ArgValue, mems: u64) -> u64 {
     use std::sync::atomic::Ordering::{Relaxed, Release};
-    {
-        let mut shared = info.args.lock();
-        let i = i as usize;
-        let mems = registry::mems_changed();
-        let args = std::sync::Arc::make_mut(&mut shared);
-        if args.len() <= i {
-            args.resize(i + 1, None);
-        }
-        args[i] = Some(v);
-        let set = info.args_set.load(Relaxed) + 1;
-        if let (Some(s), Some(at)) = (info.stamps.get(i), info.set_at.get(i)) {
-            s.store(mems, Relaxed);
-            at.store(set, Relaxed);
-        }
-        // Under the list's lock, after the change (`KernelInfo::args_now` reads both under it).
-        info.args_set.store(set, Release);
-        (set, shared.clone())
+    let i = i as usize;
+    let args = std::sync::Arc::make_mut(shared);
+    if args.len() <= i {
+        args.resize(i + 1, None);
     }
+    args[i] = Some(v);
+    let set = info.args_set.load(Relaxed) + 1;
+    if let (Some(s), Some(at)) = (info.stamps.get(i), info.set_at.get(i)) {
+        s.store(mems, Relaxed);
+        at.store(set, Relaxed);
+    }
+    // Under the list's lock, after the change (`KernelInfo::args_now` reads both under it).
+    info.args_set.store(set, Release);
+    set
 }
 
 // Inlined into the exported entry points, as it was before a lane's record could be handed
@@ -770,15 +775,33 @@ unsafe fn set_new(
     arg_value: *const c_void,
     facts: Option<std::sync::Arc<KernelInfo>>,
 ) {
-    if facts.is_none() && set_again(kernel, arg_index, arg_size, arg_value) {
-        return;
-    }
-    let record = |v| match &facts {
-        Some(f) => Some(record_arg(f, arg_index, v)),
-        None => set_arg(kernel, arg_index, v),
-    };
-    if !crate::runtime::lane::scalar_set(kernel, arg_index, arg_size, arg_value, record) {
-        record(registry::arg_value(reg(), arg_size, arg_value));
+    use crate::runtime::lane;
+    // Before anything tells what the value is: a buffer created or released after this read
+    // makes the value's stamp stale (`KernelInfo::has`).
+    let mems = registry::mems_changed();
+    let handle = arg_size == std::mem::size_of::<cl_mem>() && !arg_value.is_null();
+    if let Some((f, h)) = handle.then(|| lane::buffer_at(kernel, arg_index, arg_size, arg_value)).flatten() {
+        // The buffer that the kernel object's other lane has there. Never a scalar that a lane
+        // lets change (`lane::scalar_set`).
+        change_arg(&f, &mut f.args.lock(), arg_index, ArgValue::Mem(h), mems);
+    } else {
+        if facts.is_none() && set_again(kernel, arg_index, arg_size, arg_value) {
+            return;
+        }
+        let record = |v| match &facts {
+            Some(f) => Some(record_arg(f, arg_index, v, mems)),
+            None => set_arg(kernel, arg_index, v, mems),
+        };
+        if !lane::scalar_set(kernel, arg_index, arg_size, arg_value, record) {
+            let v = registry::arg_value(reg(), arg_size, arg_value);
+            let change = |f: &KernelInfo| {
+                change_arg(f, &mut f.args.lock(), arg_index, v, mems);
+            };
+            match &facts {
+                Some(f) => change(f),
+                None => reg().kernels.with(key(kernel), change).unwrap_or_default(),
+            }
+        }
     }
     crate::runtime::kernels::arg_set(key(kernel), arg_index);
 }
@@ -789,7 +812,7 @@ pub unsafe fn clSetKernelArgSVMPointer(kernel: cl_kernel, arg_index: cl_uint, ar
     if r == CL_SUCCESS {
         guard("clSetKernelArgSVMPointer", || {
             reg().kernels.with(key(kernel), |k| k.svm_seen.store(true, std::sync::atomic::Ordering::Relaxed));
-            set_arg(kernel, arg_index, ArgValue::Svm(arg_value as usize))
+            set_arg(kernel, arg_index, ArgValue::Svm(arg_value as usize), registry::mems_changed())
         });
     }
     r

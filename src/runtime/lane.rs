@@ -85,8 +85,8 @@ pub struct Lane {
     /// `world::kernel_records()` before the checks: the kernel object's handle names `facts`
     /// while it holds.
     records: u64,
-    /// Every buffer of the launch, by its generation when checked.
-    gens: SmallVec<[(Arc<Gen>, u64); 4]>,
+    /// Every buffer of the launch, by its handle and its generation when checked.
+    gens: Gens,
     facts: Arc<KernelInfo>,
     /// The arguments as the launch had them, and `KernelInfo::args_set` by then.
     args: Args,
@@ -107,6 +107,9 @@ pub struct Lane {
     counts: Counts,
     unreported: Arc<Unreported>,
 }
+
+/// A lane's buffers: each one's handle, generation, and the generation's value when checked.
+pub type Gens = SmallVec<[(Handle, Arc<Gen>, u64); 4]>;
 
 /// Gives a copy the arguments its ticket's launch gave it again, before a lane's launch of the
 /// copy (`repeat::Ticket::give`): whether the copy has them.
@@ -150,7 +153,7 @@ impl Lane {
         run: (Handle, Option<usize>),
         form: Variant,
         (world, records): (u64, u64),
-        gens: SmallVec<[(Arc<Gen>, u64); 4]>,
+        gens: Gens,
         facts: &Arc<KernelInfo>,
         (args, args_set, free, covered): (Args, u64, u64, bool),
         give: Option<Give>,
@@ -233,7 +236,7 @@ impl Lane {
         }
         let world = world::read();
         let same = *world == self.world
-            && self.gens.iter().all(|(g, n)| g.now() == *n)
+            && self.gens_hold()
             && self.counts.model.as_ref().is_none_or(|m| m.dropped.load(Ordering::Acquire) == m.dropped_at);
         if !same || self.counts.forgoes.as_ref().is_some_and(|(f, gain)| f.forgoes(*gain)) {
             return Again::Closed;
@@ -272,6 +275,32 @@ impl Lane {
             self.unreported.report();
         }
         Again::Enqueued(r)
+    }
+
+    /// Whether this lane, of the same kernel object as `other`, launched before it, and
+    /// arguments were set since `other`'s launch (so that its list may be this one's).
+    fn launched_before(&self, other: &Lane) -> bool {
+        self.args_set < other.args_set && other.facts.args_set.load(Ordering::Relaxed) != other.args_set
+    }
+
+    fn gens_hold(&self) -> bool {
+        self.gens.iter().all(|(_, g, n)| g.now() == *n)
+    }
+
+    /// The buffer that argument `i` of the lane's list names, where `value` (`size` bytes, as
+    /// `clSetKernelArg` takes it) is its handle and the lane tells that the handle names that
+    /// buffer still: what `registry::arg_value` would make of the value, without its lookup
+    /// among the buffers. A lane holds the generation of the buffers it checked, which a
+    /// release, or a new buffer at the handle, changes; for the kernel record's facts it
+    /// holds, the handle must still name that record.
+    ///
+    /// # Safety
+    /// As for `registry::arg_value`.
+    unsafe fn buffer_at(&self, i: usize, size: usize, value: *const std::ffi::c_void) -> Option<Handle> {
+        use crate::registry::ArgValue;
+        let Some(Some(v @ ArgValue::Mem(h))) = self.args.get(i) else { return None };
+        let held = *h != 0 && self.gens.iter().any(|(b, _, _)| b == h) && self.gens_hold();
+        (held && self.records == world::kernel_records() && v.is_raw(size, value)).then_some(*h)
     }
 
     /// Whether the kernel object's handle still names the lane's record and no argument was set
@@ -361,25 +390,40 @@ pub unsafe fn again(
     OPEN.try_with(|open| {
         let mut open = open.try_borrow_mut().ok()?;
         let mut enqueue = Some(enqueue);
-        let mut at = 0;
-        while at < open.len() {
-            if open[at].kernel != key(kernel) {
-                at += 1;
-                continue;
+        // A kernel object has two lanes at most (`open`). Of the two, the one that launched less
+        // recently first where arguments were set since the other's launch: a loop that swaps
+        // two buffers launches each list in turn, and a lane that does not hold the list costs
+        // a lock of it to tell.
+        let (mut first, mut second) = (None, None);
+        for (at, l) in open.iter().enumerate() {
+            if l.kernel == key(kernel) {
+                if first.is_some() {
+                    second = Some(at);
+                    break;
+                }
+                first = Some(at);
             }
+        }
+        let first = first?;
+        let (mut at, mut then) = match second {
+            Some(s) if open[s].launched_before(&open[first]) => (s, Some(first)),
+            _ => (first, second),
+        };
+        loop {
             // Only `Enqueued` calls it.
             let once = |k, local| enqueue.take().map_or(CL_INVALID_OPERATION, |e| e(k, local));
             match open[at].again(queue, sizes, once) {
                 Again::Enqueued(r) => return Some(r),
-                Again::Other => at += 1,
+                Again::Other => {}
                 Again::Closed => {
                     open.remove(at);
+                    then = then.map(|t| if t > at { t - 1 } else { t });
                     // A copy's launch that failed used the enqueue: the slower path retries it.
                     enqueue.as_ref()?;
                 }
             }
+            at = then.take()?;
         }
-        None
     })
     .ok()
     .flatten()
@@ -421,6 +465,30 @@ pub unsafe fn set_again(kernel: cl_kernel, i: cl_uint, size: usize, value: *cons
         differs.map_or(Known::Unknown, |l| Known::Differs(l.facts.clone()))
     })
     .unwrap_or(Known::Unknown)
+}
+
+/// The buffer that `value` (`size` bytes, as `clSetKernelArg` takes them) names as argument
+/// `i` of `kernel`, where one of this thread's lanes for it holds that buffer there, and the
+/// kernel's record: what `registry::arg_value` would make of the value, without its lookup among
+/// the buffers (a loop that swaps two buffers sets, at each step, the one that the kernel
+/// object's other lane has there). The caller reads `registry::mems_changed()` before, and
+/// passes only values of a handle's size.
+///
+/// # Safety
+/// As for `registry::arg_value`.
+pub unsafe fn buffer_at(
+    kernel: cl_kernel,
+    i: cl_uint,
+    size: usize,
+    value: *const std::ffi::c_void,
+) -> Option<(Arc<KernelInfo>, Handle)> {
+    OPEN.try_with(|open| {
+        let open = open.try_borrow().ok()?;
+        let mut mine = open.iter().filter(|l| l.kernel == key(kernel));
+        mine.find_map(|l| Some((l.facts.clone(), l.buffer_at(i as usize, size, value)?)))
+    })
+    .ok()
+    .flatten()
 }
 
 /// A scalar argument of `kernel` that this thread's lane for it does not read (a time step) set

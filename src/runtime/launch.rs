@@ -424,7 +424,7 @@ fn untracked_lane(
 ) {
     use super::cost::tally::Tally;
     let tally = (!t.converted.is_empty()).then(|| Tally::new(Some((t.key.clone(), t.items)), None));
-    let mut gens: smallvec::SmallVec<[_; 4]> = smallvec::SmallVec::new();
+    let mut gens = super::lane::Gens::new();
     let mut seen: Few<crate::registry::Handle> = Few::new();
     for &h in &t.bound {
         if h == 0 || seen.contains(&h) {
@@ -436,7 +436,7 @@ fn untracked_lane(
         if let (Some(tally), Some(&(_, arg))) = (&tally, t.converted.iter().find(|(c, _)| *c == h)) {
             st.share(tally, arg);
         }
-        gens.push((b.gen.clone(), b.gen.now()));
+        gens.push((h, b.gen.clone(), b.gen.now()));
     }
     // Every scalar may change between the launches: the ticket reads none (its count's size
     // bucket is the work-items').

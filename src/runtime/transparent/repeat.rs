@@ -467,7 +467,7 @@ fn repeat<'a>(
             locked[i].share(tally, arg);
         }
     }
-    let gens: SmallVec<[_; 4]> = buffers.iter().map(|b| (b.gen.clone(), b.gen.now())).collect();
+    let gens: lane::Gens = buffers.iter().map(|b| (b.handle, b.gen.clone(), b.gen.now())).collect();
     drop(_open);
     drop(locked);
     if matches!(t.holds, Holds::Plain) {
@@ -514,13 +514,7 @@ impl Ticket {
 
     /// The lane for the launches like the one it just repeated (`opening`'s), with `gens`, its
     /// buffers' generations while they were locked.
-    fn lane(
-        &self,
-        queue: cl_command_queue,
-        opening: &Opening,
-        gens: SmallVec<[(Arc<super::super::world::Gen>, u64); 4]>,
-        counts: lane::Counts,
-    ) -> Lane {
+    fn lane(&self, queue: cl_command_queue, opening: &Opening, gens: lane::Gens, counts: lane::Counts) -> Lane {
         Lane::new(
             opening.kernel,
             queue,
