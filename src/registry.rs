@@ -276,6 +276,8 @@ static MEMS_CHANGED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64
 
 /// The application created a buffer (maybe at the handle of one it released), or released one
 /// for the last time: the same bytes set as an argument may now name another buffer, or none.
+/// Called once the buffers' table shows the change, and read before a value is told
+/// (`arg_value`), so that a value told before the change carries an older count.
 pub fn mem_changed() {
     MEMS_CHANGED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }

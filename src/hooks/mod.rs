@@ -822,8 +822,10 @@ pub unsafe fn clSetKernelArgSVMPointer(kernel: cl_kernel, arg_index: cl_uint, ar
 
 fn record_buffer(m: cl_mem, ctx: cl_context, flags: cl_mem_flags, size: size_t, parent: Option<(usize, usize, usize)>) {
     guard("buffer", || {
-        registry::mem_changed();
         let facts = reg().buffers.insert(key(m), BufferInfo { context: key(ctx), size, flags, parent });
+        // After the record: a value told before it (`registry::arg_value`) carries an older
+        // stamp, which no longer holds (`KernelInfo::has`).
+        registry::mem_changed();
         crate::runtime::buffers::created(key(m), facts);
     });
 }
