@@ -60,7 +60,9 @@ impl<T> Table<T> {
         self.shard(h).read().get(&h).map(|e| e.info.clone())
     }
 
-    /// Runs `f` on the facts of `h` without taking a reference to them.
+    /// Runs `f` on the facts of `h` without taking a reference to them. The shard stays locked
+    /// for reading while `f` runs, so `f` must be short and must not look this table up again:
+    /// a second read waits behind a writer waiting for the first, which never leaves.
     pub fn with<R>(&self, h: Handle, f: impl FnOnce(&T) -> R) -> Option<R> {
         self.shard(h).read().get(&h).map(|e| f(&e.info))
     }

@@ -248,6 +248,29 @@ fn threads_repeating_their_launches_on_a_shared_buffer() {
     }
 }
 
+/// Four host threads repeat their launches on a shared buffer (`dl_threads churn`) while the
+/// main thread creates and releases kernel objects of the same program without pause, and each
+/// opening of an express lane for a copy waits 20 ms first (CLAYOUT_FAULT=slow-lane-give): the
+/// kernels' records are made and go while launches repeat and open their lanes. A repeated
+/// launch once held its kernel table's lock (a shard's, for reading) across the whole launch,
+/// and the lane's opening looked the kernel up again: behind a release waiting for the lock,
+/// that second read waited for ever. The results are the plain run's, under both policies.
+#[test]
+fn kernels_made_and_released_while_launches_open_their_lanes() {
+    let cmd = dl_threads(4, 30, "churn");
+    let base = run(&cmd, TIMEOUT);
+    assert_ok(&base);
+    for policy in ["always", "auto"] {
+        let shimmed = cmd
+            .clone()
+            .shimmed_with(fault_lib())
+            .env("CLAYOUT_ANNOTATIONS", dl("particles.dl").as_os_str())
+            .env("CLAYOUT_POLICY", policy)
+            .env("CLAYOUT_FAULT", "slow-lane-give");
+        assert_same(&base, &run(&shimmed, TIMEOUT));
+    }
+}
+
 /// Six host threads that each build a program of their own from the same source, all at once
 /// (`dl_threads build`), then run the `gather` rounds on their buffers and a shared one: one
 /// build's reading may run on clayout's helper thread while the others get threads of their own

@@ -88,13 +88,6 @@ pub fn get(h: Handle) -> Option<Arc<Kernel>> {
     KERNELS.get(h)
 }
 
-/// Runs `f` on the kernel's record without taking a reference to it (a launch that repeats the
-/// last, where the reference's two atomic updates show): the table's shard stays locked for
-/// reading meanwhile, so `f` must not create or release a kernel.
-pub fn with<R>(h: Handle, f: impl FnOnce(&Kernel) -> R) -> Option<R> {
-    KERNELS.with(h, f)
-}
-
 /// A kernel object the application created (or cloned) from `program`.
 pub fn created(h: Handle, facts: Arc<KernelInfo>) {
     let program = program::get(facts.program);

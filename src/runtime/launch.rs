@@ -67,31 +67,28 @@ pub unsafe fn launch(
             counted.map(|c| HandedOver { counted: c.withdrawn(), bought: None, weighed: true })
         }
     };
-    let repeated = kernels::with(key(kernel), |k| {
-        let decisions = || k.copies.decisions(&k.facts.name);
-        let give = |w, values: &[Option<ArgValue>], token| {
-            k.copies.private(w).is_some_and(|p| p.give_again(values, token).is_ok())
-        };
-        super::transparent::repeat::again(
-            &k.copies.repeat,
-            (&give, &lane_give(kernel)),
-            decisions,
-            &k.facts,
-            (kernel, queue),
-            &dims,
-            n,
-            event,
-            &enqueue,
-        )
-    });
-    match repeated {
-        None => return enqueue(kernel, None, n, list, event),
-        Some(Some(r)) => return r,
-        Some(None) => {}
-    }
-    // Released by another thread since, or created again at the same handle: the launch is the
-    // application's race, and the record found now (if any) is the one to go by.
+    // The record is held, not its table's lock: the launch below enqueues, and what it runs
+    // may look kernels up (a lane's opening does), which a lock held across it would deadlock
+    // once another thread waits to create or release a kernel in the same shard.
     let Some(k) = kernels::get(key(kernel)) else { return enqueue(kernel, None, n, list, event) };
+    let decisions = || k.copies.decisions(&k.facts.name);
+    let give = |w, values: &[Option<ArgValue>], token| {
+        k.copies.private(w).is_some_and(|p| p.give_again(values, token).is_ok())
+    };
+    let repeated = super::transparent::repeat::again(
+        &k.copies.repeat,
+        (&give, &lane_give(&k)),
+        decisions,
+        &k.facts,
+        (kernel, queue),
+        &dims,
+        n,
+        event,
+        &enqueue,
+    );
+    if let Some(r) = repeated {
+        return r;
+    }
     // Under the cost model a launch does not wait for what clayout's worker is still building
     // for it: it runs as written until the copies are ready (a kernel written for a device
     // layout always waits, it has no such way out). Under `always` and `never` (and with
@@ -370,10 +367,14 @@ fn repeat_untracked(
 /// holds gave the arguments last). The kernel's record is not kept alive by the lane: a kernel
 /// released goes with its copies.
 fn lane_give(
-    kernel: cl_kernel,
-) -> impl Fn(super::transparent::repeat::Which, Vec<Option<ArgValue>>, u64) -> Option<super::lane::Give> {
+    kernel: &Arc<kernels::Kernel>,
+) -> impl Fn(super::transparent::repeat::Which, Vec<Option<ArgValue>>, u64) -> Option<super::lane::Give> + '_ {
     move |which, values, token| {
-        let k = Arc::downgrade(&kernels::get(key(kernel))?);
+        if crate::fault::inject("slow-lane-give") {
+            // Widens the window in which another thread creates or releases kernels.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let k = Arc::downgrade(kernel);
         Some(Box::new(move || {
             let Some(k) = k.upgrade() else { return false };
             k.copies.private(which).is_some_and(|p| p.give_again(&values, token).is_ok())

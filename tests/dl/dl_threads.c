@@ -1,6 +1,6 @@
 /* Several host threads, each with its own queue and buffer, all reading one shared buffer
  * through annotated kernels and reading their results back, many times over.
- *   dl_threads KERNELS.cl [THREADS] [ROUNDS] [gather|exit]
+ *   dl_threads KERNELS.cl [THREADS] [ROUNDS] [gather|exit|repeat|build|late|churn]
  * Run plainly with the AoS kernels and under clayout with the ASTA ones: identical output.
  * With `gather`, each round also runs the kernel `gather` (own, shared, n) first: under the
  * transparent mode a rewritten kernel, so the shared buffer keeps moving between ASTA (for
@@ -15,7 +15,10 @@
  * worker is halfway through its rounds the main thread builds a program of one kernel written
  * for a device layout (never launched) while they go on: under clayout, where the run was left
  * untracked (its copies declined), that program's reading starts the tracking while the
- * workers' launches run through their express lanes. */
+ * workers' launches run through their express lanes. With `churn`, as `repeat` without `accumulate`
+ * (which runs as written, on host-layout buffers), and the main thread creates kernel objects of the program, one every 200 us, until every worker is done,
+ * then releases them: under clayout kernels' records are made while the workers' launches
+ * repeat and open their lanes. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
@@ -52,6 +55,8 @@ static const char *source;
 static pthread_barrier_t start_line;
 static pthread_barrier_t midway;
 static int late;
+static int churn;
+static int finished;
 
 /* `late`'s program: annotated in its source for ASTA, so that clayout reads it at its build. */
 static const char *late_source = "typedef struct { float a, b; } pair_t;\n"
@@ -104,12 +109,13 @@ static void *worker(void *arg)
             }
             CHECK(clEnqueueNDRangeKernel(q, gat, 1, NULL, &g, NULL, 0, NULL, NULL));
         }
-        if (set) {
+        if (set && !churn) {
             CHECK(clSetKernelArg(acc, 0, sizeof own, &own));
             CHECK(clSetKernelArg(acc, 1, sizeof shared, &shared));
             CHECK(clSetKernelArg(acc, 2, sizeof n, &n));
         }
-        CHECK(clEnqueueNDRangeKernel(q, acc, 1, NULL, &g, NULL, 0, NULL, NULL));
+        if (!churn)
+            CHECK(clEnqueueNDRangeKernel(q, acc, 1, NULL, &g, NULL, 0, NULL, NULL));
         if (set) {
             CHECK(clSetKernelArg(adv, 0, sizeof own, &own));
             CHECK(clSetKernelArg(adv, 1, sizeof n, &n));
@@ -132,6 +138,7 @@ static void *worker(void *arg)
         clReleaseProgram(prog);
     clReleaseCommandQueue(q);
     free(h);
+    __atomic_add_fetch(&finished, 1, __ATOMIC_SEQ_CST);
     return NULL;
 }
 
@@ -142,7 +149,8 @@ int main(int argc, char **argv)
     int threads = argc > 2 ? atoi(argv[2]) : 6;
     rounds = argc > 3 ? atoi(argv[3]) : 100;
     late = argc > 4 && strcmp(argv[4], "late") == 0;
-    set_once = argc > 4 && (strcmp(argv[4], "repeat") == 0 || late);
+    churn = argc > 4 && strcmp(argv[4], "churn") == 0;
+    set_once = argc > 4 && (strcmp(argv[4], "repeat") == 0 || late || churn);
     own_build = argc > 4 && strcmp(argv[4], "build") == 0;
     with_gather =
         argc > 4 && (strcmp(argv[4], "gather") == 0 || strcmp(argv[4], "exit") == 0 || set_once || own_build);
@@ -178,6 +186,18 @@ int main(int argc, char **argv)
         CHECK(err);
         CHECK(clBuildProgram(other, 1, &dev, "", NULL, NULL));
     }
+    /* Kept until the workers are done: a release would end every repeat the workers' launches
+     * make (under clayout, a kernel's record going changes what each repeat checks). */
+    static cl_kernel made[4096];
+    int made_n = 0;
+    while (churn && made_n < 4096 && __atomic_load_n(&finished, __ATOMIC_SEQ_CST) < threads) {
+        made[made_n] = clCreateKernel(g_prog, "advance", &err);
+        CHECK(err);
+        made_n++;
+        usleep(200);
+    }
+    for (int i = 0; i < made_n; i++)
+        CHECK(clReleaseKernel(made[i]));
     if (exit_early) {
         usleep(300 * 1000);
         printf("exit while enqueueing\n");
