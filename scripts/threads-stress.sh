@@ -10,7 +10,9 @@
 #   scripts/threads-stress.sh [TIMES] [LIB]
 # LIB: a build with the `fault-injection` feature (`quick-build` counts every application build
 # as answered from a driver cache, so that `auto` weighs the copies as on NVIDIA); built here if
-# not given. THREADS (8) and ROUNDS (20) size each run; LIMIT (60) is in seconds.
+# not given. THREADS (8) and ROUNDS (20) size each run; LIMIT (60) is in seconds; CL_FLAGS adds
+# compiler flags (the GPU machine's headers and loader: -I.devcarry/rt/include -L.devcarry/rt/lib);
+# CL_PLATFORM_NAME picks the platform (tests/include/pick_platform.h).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 times=${1:-10}
@@ -23,7 +25,7 @@ threads=${THREADS:-8} rounds=${ROUNDS:-20} limit=${LIMIT:-60}
 work=${WORK:-/tmp/clayout-threads-stress}
 rm -rf "$work" && mkdir -p "$work"
 bin=$work/dl_threads
-gcc -O2 -Wall -o "$bin" tests/dl/dl_threads.c -Itests/include -lOpenCL -lpthread || exit 1
+gcc -O2 -Wall ${CL_FLAGS:-} -o "$bin" tests/dl/dl_threads.c -Itests/include -lOpenCL -lpthread || exit 1
 kernels=$PWD/tests/dl/particles_aos.cl
 configs=("always" "never" "auto:wait" "auto:auto")
 modes=(gather repeat late build churn)
