@@ -7,7 +7,8 @@
 # OpenCL headers and a link-time libOpenCL.so in $CARRY. Writes $OUT/hostile.log.
 # POLICY replaces `always` where a case names no policy; HOSTILE_ENV adds variables to the runs
 # under clayout (POLICY=auto HOSTILE_ENV=CLAYOUT_BUILD_AFTER=60000: every launch made while the
-# copies are built).
+# copies are built). ONLY, a regular expression, runs only the cases whose names match it
+# (ONLY='^callback-|-callback$|destructor').
 set -uo pipefail
 CARRY=${CARRY:-.devcarry/rt}
 OUT=${OUT:-/tmp/out}
@@ -23,6 +24,7 @@ for p in bytes objects events loops kernels; do
     side=tests/hostile/particles.dl; [ $p = kernels ] && side=
     while IFS=$'\t' read -r case flags; do
         [ -n "$case" ] || continue
+        [ -z "${ONLY:-}" ] || [[ "$case" =~ $ONLY ]] || continue
         policy=${POLICY:-always} timeout=30 cside=$side extra=
         for f in $flags; do
             case "$f" in

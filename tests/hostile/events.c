@@ -549,6 +549,111 @@ static void threads_share_a_buffer(void)
     finish();
 }
 
+/* ---- callbacks that call OpenCL: the next step enqueued from an event's callback ----------- */
+
+/* A pipeline that runs itself, as asynchronous hosts chain their steps: each step's completion
+ * callback enqueues the next one on the same buffer (what a callback may call: enqueues that do
+ * not block, a flush, a new callback), and the last one releases a scratch buffer it no longer
+ * needs and sets the user event the host thread waits for. Under clayout the callback's launch
+ * may need its buffer converted: nothing clayout adds may wait on the host there, on a thread
+ * the driver may need to end the very commands it would wait for. */
+enum { CHAIN_STEPS = 6 };
+static struct {
+    cl_mem b, scratch;
+    cl_event done;
+    int left;
+    cl_int codes[CHAIN_STEPS];
+    /* With a host copy: the last step reads the buffer back without blocking, and the read's
+     * own callback ends the chain. */
+    particle *host;
+    cl_int read_code;
+} chain;
+
+static void CL_CALLBACK chain_end(cl_event e, cl_int status, void *data)
+{
+    (void)e;
+    (void)data;
+    chain.read_code = status;
+    clReleaseMemObject(chain.scratch);
+    clSetUserEventStatus(chain.done, CL_COMPLETE);
+}
+
+static void CL_CALLBACK chain_next(cl_event e, cl_int status, void *data)
+{
+    (void)e;
+    (void)data;
+    int step = CHAIN_STEPS - chain.left;
+    chain.left--;
+    if (status == CL_COMPLETE && chain.left == 0 && chain.host) {
+        cl_event read = NULL;
+        chain.codes[step] = clEnqueueReadBuffer(q, chain.b, CL_FALSE, 0, BYTES, chain.host, 0, NULL, &read);
+        if (chain.codes[step] == CL_SUCCESS)
+            chain.codes[step] = clSetEventCallback(read, CL_COMPLETE, chain_end, NULL);
+        if (read)
+            clReleaseEvent(read);
+        clFlush(q);
+        if (chain.codes[step] != CL_SUCCESS)
+            chain_end(NULL, chain.codes[step], NULL);
+        return;
+    }
+    if (status != CL_COMPLETE || chain.left == 0) {
+        chain.codes[step] = status;
+        chain_end(NULL, status, NULL);
+        return;
+    }
+    cl_event next = NULL;
+    chain.codes[step] = advance_on(q, chain.b, 0, NULL, &next);
+    if (chain.codes[step] == CL_SUCCESS)
+        chain.codes[step] = clSetEventCallback(next, CL_COMPLETE, chain_next, NULL);
+    if (next)
+        clReleaseEvent(next);
+    clFlush(q);
+    if (chain.codes[step] != CL_SUCCESS)
+        clSetUserEventStatus(chain.done, CL_COMPLETE);
+}
+
+static void chain_of_callbacks(int read_back)
+{
+    start(0);
+    chain.b = particles(1.0f);
+    chain.scratch = particles(2.0f);
+    chain.done = user_event();
+    chain.left = CHAIN_STEPS;
+    chain.host = read_back ? malloc(BYTES) : NULL;
+    if (chain.host)
+        memset(chain.host, 0xab, BYTES);
+    advance(chain.scratch);
+    cl_event first;
+    rc("first step", advance_on(q, chain.b, 0, NULL, &first));
+    rc("callback", clSetEventCallback(first, CL_COMPLETE, chain_next, NULL));
+    clReleaseEvent(first);
+    rc("flush", clFlush(q));
+    rc("wait for the chain", clWaitForEvents(1, &chain.done));
+    for (int i = 0; i < CHAIN_STEPS; i++)
+        printf("step %d: %d\n", i + 1, chain.codes[i]);
+    if (chain.host) {
+        printf("read in a callback: %d\n", chain.read_code);
+        sum("b as the callback read it", chain.host, BYTES);
+        free(chain.host);
+    }
+    show("b", chain.b, BYTES);
+    clReleaseEvent(chain.done);
+    clReleaseMemObject(chain.b);
+    finish();
+}
+
+static void callback_launches_next_step(void)
+{
+    chain_of_callbacks(0);
+}
+
+/* The same, and the last step reads the buffer back (in ASTA under clayout) without blocking,
+ * from the callback: the read's own callback ends the chain. */
+static void callback_reads_back(void)
+{
+    chain_of_callbacks(1);
+}
+
 CASES({"gate-other-queue-finish", gate_other_queue_finish, "timeout=5"},
       {"gate-other-queue-read", gate_other_queue_read, "timeout=5"},
       {"gate-other-queue-event", gate_other_queue_event, "timeout=5"},
@@ -567,5 +672,7 @@ CASES({"gate-other-queue-finish", gate_other_queue_finish, "timeout=5"},
       {"blocking-read-behind-gate", blocking_read_behind_gate_fresh, "timeout=5"},
       {"blocking-read-behind-gate-launched", blocking_read_behind_gate_launched, "timeout=5"},
       {"timed-launch-behind-gate", timed_launch_behind_gate, "policy=auto env=CLAYOUT_BUILD_AFTER=wait timeout=20"},
+      {"callback-launches-next-step", callback_launches_next_step, "auto timeout=20"},
+      {"callback-reads-back", callback_reads_back, "auto timeout=20"},
       {"timed-launch-behind-gate-profiled", timed_launch_behind_gate,
        "policy=auto env=CLAYOUT_BUILD_AFTER=wait env=CLAYOUT_PROFILE=1 timeout=20"})

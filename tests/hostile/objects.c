@@ -781,6 +781,119 @@ static void fork_child_exits_mid_build(void)
     finish();
 }
 
+/* ---- callbacks that call OpenCL: a destructor's, a build's --------------------------------- */
+
+/* Waits up to two seconds for *flag to be set by a callback the driver may run on a thread of
+ * its own, later than the call that caused it. */
+static int waited_for(int *flag)
+{
+    for (int i = 0; i < 2000 && !__atomic_load_n(flag, __ATOMIC_ACQUIRE); i++)
+        usleep(1000);
+    return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+}
+
+static cl_mem tied;
+static int tied_released;
+
+static void CL_CALLBACK release_tied(cl_mem m, void *data)
+{
+    (void)m;
+    (void)data;
+    clReleaseMemObject(tied);
+    __atomic_store_n(&tied_released, 1, __ATOMIC_RELEASE);
+}
+
+/* A buffer whose destructor callback releases another one (a staging buffer whose life an
+ * application ties to its main buffer's), both launched on, so in ASTA under clayout, when the
+ * first goes; then a new buffer at work. Whatever clayout's release of the first holds, the
+ * callback's release of the second, inside it on PoCL, must not need. */
+static void destructor_releases_another(void)
+{
+    start(0);
+    cl_mem a = particles(1.0f);
+    tied = particles(2.0f);
+    advance(a);
+    advance(tied);
+    show("a", a, BYTES);
+    advance(a);
+    rc("destructor callback", clSetMemObjectDestructorCallback(a, release_tied, NULL));
+    rc("finish", clFinish(q));
+    rc("release a", clReleaseMemObject(a));
+    printf("the callback released the other: %d\n", waited_for(&tied_released));
+    cl_mem c = particles(3.0f);
+    advance(c);
+    show("c", c, BYTES);
+    clReleaseMemObject(c);
+    finish();
+}
+
+static int context_gone;
+
+static void CL_CALLBACK context_destroyed(cl_context c, void *data)
+{
+    (void)c;
+    (void)data;
+    __atomic_store_n(&context_gone, 1, __ATOMIC_RELEASE);
+}
+
+/* A program that waits for its context's destructor callback once it has released everything
+ * (to free what the context used, or to know the device is free again): the context must go
+ * when the application's last reference does, whatever clayout made on it (its programs,
+ * queues, scratch buffers) for the launches and conversions before. Then a second context is
+ * made and used the same way. */
+static void context_destructor_callback(void)
+{
+    for (int round = 0; round < 2; round++) {
+        context_gone = 0;
+        start(0);
+        cl_mem b = particles(1.0f);
+        advance(b);
+        advance(b);
+        show("b", b, BYTES);
+        advance(b);
+        rc("finish", clFinish(q));
+        rc("destructor callback", clSetContextDestructorCallback(ctx, context_destroyed, NULL));
+        clReleaseMemObject(b);
+        finish();
+        printf("round %d: the context went: %d\n", round, waited_for(&context_gone));
+    }
+}
+
+static cl_kernel made_in_build;
+static cl_int made_code = 1;
+static int build_notified;
+
+static void CL_CALLBACK make_kernel_when_built(cl_program p, void *data)
+{
+    (void)data;
+    made_in_build = clCreateKernel(p, "advance", &made_code);
+    __atomic_store_n(&build_notified, 1, __ATOMIC_RELEASE);
+}
+
+/* A build with a callback that creates the program's kernel (hosts that build asynchronously
+ * and go on when told): the callback may run inside the build call (PoCL) or after it, before
+ * clayout has read the program at all, or while it does. The kernel then runs as any other. */
+static void kernel_made_in_build_callback(void)
+{
+    open_device(0);
+    cl_int err;
+    prog = clCreateProgramWithSource(ctx, 1, &PARTICLES_CL, NULL, &err);
+    need("create the program", err);
+    rc("build", clBuildProgram(prog, 1, &dev, "", make_kernel_when_built, NULL));
+    printf("notified: %d, kernel: %d\n", waited_for(&build_notified), made_code);
+    if (made_code != CL_SUCCESS)
+        return;
+    k_advance = made_in_build;
+    k_pair = kernel(prog, "pair");
+    k_words = kernel(prog, "words");
+    cl_mem b = particles(1.0f);
+    advance(b);
+    advance(b);
+    show("b", b, BYTES);
+    clReleaseMemObject(b);
+    finish();
+}
+
 CASES({"image1d-buffer-after-launch", image_after_launch, ""},
       {"image1d-buffer-before-launch", image_before_launch, ""}, {"image1d-buffer-write", image_write, ""},
       {"image1d-buffer-map", image_map, ""},
@@ -801,5 +914,8 @@ CASES({"image1d-buffer-after-launch", image_after_launch, ""},
       {"leak-kernel", leak_kernel, "stats=no_leak"}, {"leak-user-event", leak_user_event, "stats=no_leak"},
       {"leak-sampler", leak_sampler, "stats=no_leak"}, {"leak-image", leak_image, "stats=no_leak"},
       {"leak-nothing", no_leak, "stats=no_leak"}, {"marshal-time", marshal_time, "stats=device_ns timeout=60"},
+      {"destructor-releases-another", destructor_releases_another, "auto timeout=20"},
+      {"kernel-made-in-build-callback", kernel_made_in_build_callback, "auto timeout=20"},
+      {"context-destructor-callback", context_destructor_callback, "auto timeout=20"},
       {"fork-child-exits", fork_child_exits, "auto timeout=20"},
       {"fork-child-exits-mid-build", fork_child_exits_mid_build, "auto timeout=20"})
