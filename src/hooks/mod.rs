@@ -1024,6 +1024,30 @@ pub unsafe fn clWaitForEvents(num_events: cl_uint, event_list: *const cl_event) 
     api().clWaitForEvents(num_events, event_list)
 }
 
+/// An event's callback, counted while registered (`runtime::callbacks`): the driver may run it
+/// on its own thread, where it may call clayout.
+pub unsafe fn clSetEventCallback(
+    event: cl_event,
+    command_exec_callback_type: cl_int,
+    pfn_notify: Option<unsafe extern "C" fn(cl_event, cl_int, *mut c_void)>,
+    user_data: *mut c_void,
+) -> cl_int {
+    crate::runtime::callbacks::event(pfn_notify, user_data, |f, data| {
+        api().clSetEventCallback(event, command_exec_callback_type, f, data)
+    })
+}
+
+/// A buffer's destructor callback, counted as an event's (`clSetEventCallback`).
+pub unsafe fn clSetMemObjectDestructorCallback(
+    memobj: cl_mem,
+    pfn_notify: Option<unsafe extern "C" fn(cl_mem, *mut c_void)>,
+    user_data: *mut c_void,
+) -> cl_int {
+    crate::runtime::callbacks::mem_destructor(pfn_notify, user_data, |f, data| {
+        api().clSetMemObjectDestructorCallback(memobj, f, data)
+    })
+}
+
 pub unsafe fn clGetEventInfo(
     event: cl_event,
     param_name: cl_event_info,

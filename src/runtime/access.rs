@@ -404,12 +404,18 @@ pub unsafe fn blocking_host_access<
             // A declined run left untracked counts its epochs: the host sees these buffers.
             crate::guard("untracked access", || super::untracked::host_sees(needs.iter().map(|n| n.0)));
         }
-        if b.blocking == CL_FALSE || (n == 0 && order::fast_free() && !crate::fault::inject("wait")) {
-            // Non-blocking, or blocking on work that completes without the application's help
-            // (nothing enqueued so far had a wait list): the call as the application made it.
-            // The first annotated program's creation, which waits for the fast path's calls in
-            // flight, then waits no longer than the device takes.
+        if b.blocking == CL_FALSE {
             return (b.call)(n, list, b.blocking, b.event);
+        }
+        if n == 0 && order::fast_free() && !crate::fault::inject("wait") {
+            if let Some(_quiet) = super::callbacks::quiet() {
+                // Blocking on work that completes without the application's help (nothing
+                // enqueued so far had a wait list, no callback of its can run meanwhile): the
+                // call as the application made it. The first annotated program's creation,
+                // which waits for the fast path's calls in flight, then waits no longer than
+                // the device takes.
+                return (b.call)(n, list, b.blocking, b.event);
+            }
         }
         // Enqueued within the fast path's window, waited for outside it: no call that may wait
         // for the application stays in flight while it blocks (`order::annotated_program_created`
@@ -456,11 +462,14 @@ pub unsafe fn blocking_host_access<
         Ok(w) => w,
         Err(e) => return (b.failed)(e),
     };
-    if b.blocking != CL_FALSE && w.free && !crate::fault::inject("wait") {
-        // Everything the command waits for completes without the application's help: the
-        // blocking call itself, with the buffers' locks held until it returns, cannot wait on
-        // another thread. Enqueued non-blocking and then waited for, a small read cost 35-40 us
-        // more on the H100 (bench/blockwait.c).
+    let quiet =
+        (b.blocking != CL_FALSE && w.free && !crate::fault::inject("wait")).then(super::callbacks::quiet).flatten();
+    if quiet.is_some() {
+        // Everything the command waits for completes without the application's help, and no
+        // callback of its can run on the driver's thread meanwhile: the blocking call itself,
+        // with the buffers' locks held until it returns, cannot wait on another thread.
+        // Enqueued non-blocking and then waited for, a small read cost 35-40 us more on the
+        // H100 (bench/blockwait.c).
         let r = (b.call)(w.len(), w.ptr(), CL_TRUE, b.event);
         if !(b.enqueued)(&r) {
             w.failed();

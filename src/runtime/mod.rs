@@ -2,7 +2,8 @@
 //! layout an annotated kernel needs before it runs, and back before the host can see them.
 //!
 //! From the bottom (each file imports only the ones above it in this list):
-//! - `stop`: the process-wide stop of conversions; `suggest`: what `CLAYOUT_SUGGEST` writes; `state`: the per-buffer state machine
+//! - `callbacks`: the application's callbacks that the driver runs on its threads; `stop`: the
+//!   process-wide stop of conversions; `suggest`: what `CLAYOUT_SUGGEST` writes; `state`: the per-buffer state machine
 //!   (pure, read this one first); `tile`: which tile a build uses; `probe`: clayout's small
 //!   programs; `timing`: device time of conversions; `plan`, `dims`: what a launch asks;
 //! - `cost/`: the cost model, its inputs, what it learns and measures;
@@ -21,6 +22,7 @@
 
 pub mod access;
 pub mod buffers;
+pub mod callbacks;
 pub mod chunked;
 pub mod context;
 pub mod convert;

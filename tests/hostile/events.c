@@ -654,6 +654,64 @@ static void callback_reads_back(void)
     chain_of_callbacks(1);
 }
 
+/* A completion callback that launches a kernel reading a buffer while the host thread is inside
+ * a blocking read of that same buffer (the callback waits 30 ms first, so that the read is
+ * most likely enqueued first; the bytes do not depend on it, as the callback's kernel only
+ * reads the buffer). Under clayout the read brings the buffer back from ASTA and the
+ * callback's launch takes it there again: whatever the read's thread holds while it waits,
+ * the callback's thread must not need, as the read may wait for it (PoCL releases the commands
+ * after an event only once its callbacks have returned). */
+static struct {
+    cl_kernel gather;
+    cl_mem b, c;
+    cl_event done;
+    cl_int code;
+} during;
+
+static void CL_CALLBACK gather_during_read(cl_event e, cl_int status, void *data)
+{
+    (void)e;
+    (void)data;
+    usleep(30 * 1000);
+    cl_uint n = N;
+    size_t g = GLOBAL;
+    clSetKernelArg(during.gather, 0, sizeof during.c, &during.c);
+    clSetKernelArg(during.gather, 1, sizeof during.b, &during.b);
+    clSetKernelArg(during.gather, 2, sizeof n, &n);
+    during.code = status == CL_COMPLETE ? clEnqueueNDRangeKernel(q, during.gather, 1, NULL, &g, NULL, 0, NULL, NULL)
+                                        : status;
+    clFlush(q);
+    clSetUserEventStatus(during.done, CL_COMPLETE);
+}
+
+static void callback_launches_during_blocking_read(void)
+{
+    start(0);
+    during.gather = kernel(prog, "gather");
+    cl_mem a = particles(1.0f);
+    during.b = particles(2.0f);
+    during.c = particles(3.0f);
+    during.done = user_event();
+    advance(during.b);
+    cl_event e;
+    rc("words on a", words_on(q, a, N * 5));
+    rc("advance a", advance_on(q, a, 0, NULL, &e));
+    rc("callback", clSetEventCallback(e, CL_COMPLETE, gather_during_read, NULL));
+    clReleaseEvent(e);
+    show("b while the callback launches", during.b, BYTES);
+    rc("wait for the callback", clWaitForEvents(1, &during.done));
+    printf("the callback's launch: %d\n", during.code);
+    show("c", during.c, BYTES);
+    show("b after", during.b, BYTES);
+    show("a", a, BYTES);
+    clReleaseEvent(during.done);
+    clReleaseMemObject(a);
+    clReleaseMemObject(during.b);
+    clReleaseMemObject(during.c);
+    clReleaseKernel(during.gather);
+    finish();
+}
+
 CASES({"gate-other-queue-finish", gate_other_queue_finish, "timeout=5"},
       {"gate-other-queue-read", gate_other_queue_read, "timeout=5"},
       {"gate-other-queue-event", gate_other_queue_event, "timeout=5"},
@@ -674,5 +732,6 @@ CASES({"gate-other-queue-finish", gate_other_queue_finish, "timeout=5"},
       {"timed-launch-behind-gate", timed_launch_behind_gate, "policy=auto env=CLAYOUT_BUILD_AFTER=wait timeout=20"},
       {"callback-launches-next-step", callback_launches_next_step, "auto timeout=20"},
       {"callback-reads-back", callback_reads_back, "auto timeout=20"},
+      {"callback-launches-during-blocking-read", callback_launches_during_blocking_read, "auto timeout=20"},
       {"timed-launch-behind-gate-profiled", timed_launch_behind_gate,
        "policy=auto env=CLAYOUT_BUILD_AFTER=wait env=CLAYOUT_PROFILE=1 timeout=20"})
