@@ -781,6 +781,38 @@ static void fork_child_exits_mid_build(void)
     finish();
 }
 
+/* ---- OpenCL from the application's exit handlers ----------------------------------------- */
+
+/* A program that saves its results from an exit handler (or a C++ global's destructor), which
+ * runs after clayout's worker's handler (registered at the worker's start, inside the run's
+ * first annotated build) and before the OpenCL implementation's (registered when it was set
+ * up): the handler reads a buffer the run left in ASTA, launches on it again and reads it
+ * again. (A build in such a handler crashes PoCL 3.1 with or without clayout.) */
+static cl_mem at_exit_b;
+
+static void save_at_exit(void)
+{
+    show("b at exit", at_exit_b, BYTES);
+    rc("advance at exit", advance_on(q, at_exit_b, 0, NULL, NULL));
+    show("b at exit again", at_exit_b, BYTES);
+    clReleaseMemObject(at_exit_b);
+    finish();
+}
+
+static void exit_handler_reads_back(void)
+{
+    open_device(0);
+    atexit(save_at_exit);
+    prog = build(PARTICLES_CL, "");
+    k_advance = kernel(prog, "advance");
+    k_pair = kernel(prog, "pair");
+    k_words = kernel(prog, "words");
+    at_exit_b = particles(1.0f);
+    advance(at_exit_b);
+    advance(at_exit_b);
+    rc("finish", clFinish(q));
+}
+
 /* ---- callbacks that call OpenCL: a destructor's, a build's --------------------------------- */
 
 /* Waits up to two seconds for *flag to be set by a callback the driver may run on a thread of
@@ -917,5 +949,6 @@ CASES({"image1d-buffer-after-launch", image_after_launch, ""},
       {"destructor-releases-another", destructor_releases_another, "auto timeout=20"},
       {"kernel-made-in-build-callback", kernel_made_in_build_callback, "auto timeout=20"},
       {"context-destructor-callback", context_destructor_callback, "auto timeout=20"},
+      {"exit-handler-reads-back", exit_handler_reads_back, "auto timeout=20"},
       {"fork-child-exits", fork_child_exits, "auto timeout=20"},
       {"fork-child-exits-mid-build", fork_child_exits_mid_build, "auto timeout=20"})
