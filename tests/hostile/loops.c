@@ -533,7 +533,59 @@ static void threads_swap(void)
     finish_loops();
 }
 
-CASES({"swap-only", swap_only, "auto"}, {"swap-only-never", swap_only, "policy=never"},
+/* A loop whose launches run through the express lanes while a completion callback, on the
+ * driver's thread, releases a kernel object of the program and makes it again, and makes and
+ * lets go a small buffer (an application that renews its helpers when a step ends): under
+ * clayout a kernel's record going, or a buffer's, changes what every lane checks, while the loop's thread may be inside a lane's
+ * enqueue. The callback fires at step STEPS of 4 STEPS. */
+static struct {
+    cl_kernel made;
+    cl_event done;
+    cl_int code;
+} remade;
+
+static void CL_CALLBACK remake_kernel(cl_event e, cl_int status, void *data)
+{
+    (void)e;
+    (void)data;
+    usleep(2000);
+    clReleaseKernel(remade.made);
+    remade.made = clCreateKernel(prog, "advance", &remade.code);
+    cl_mem t = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, NULL, NULL);
+    if (t)
+        clReleaseMemObject(t);
+    clSetUserEventStatus(remade.done, status == CL_COMPLETE ? CL_COMPLETE : -1);
+}
+
+static void callback_remakes_kernel_midloop(void)
+{
+    start_loops(0);
+    remade.made = kernel(prog, "advance");
+    cl_int err;
+    remade.done = clCreateUserEvent(ctx, &err);
+    need("create a user event", err);
+    cl_mem a = particles(1.0f), b = particles(2.0f);
+    cl_int r[4 * STEPS];
+    for (int s = 0; s < 4 * STEPS; s++) {
+        cl_event ev = NULL;
+        r[s] = gather_on(q, k_gather, b, a, N, 0, NULL, s == STEPS ? &ev : NULL);
+        if (ev) {
+            rc("callback", clSetEventCallback(ev, CL_COMPLETE, remake_kernel, NULL));
+            clReleaseEvent(ev);
+            clFlush(q);
+        }
+        trade(&a, &b);
+    }
+    rc("wait for the callback", clWaitForEvents(1, &remade.done));
+    printf("kernel made again: %d\n", remade.code);
+    clReleaseEvent(remade.done);
+    clReleaseKernel(remade.made);
+    end_two(r, 4 * STEPS, a, b);
+}
+
+CASES({"swap-only", swap_only, "auto"},
+      {"callback-remakes-kernel-midloop", callback_remakes_kernel_midloop, "auto timeout=20"},
+      {"callback-remakes-kernel-midloop-never", callback_remakes_kernel_midloop, "policy=never timeout=20"}, {"swap-only-never", swap_only, "policy=never"},
       {"swap-only-as-written", swap_only, "policy=never env=CLAYOUT_STAGED=0"},
       {"swap-only-runtime", swap_only, "env=CLAYOUT_REWRITE=0"},
       {"swap-read-between", swap_read_between, "auto"}, {"swap-map-between", swap_map_between, "auto"},
