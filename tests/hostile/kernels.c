@@ -258,6 +258,80 @@ static void geometry_null_local(void)
     run(&l);
 }
 
+/* ---- launches with a global work offset: a buffer processed in chunks ---- */
+
+/* A kernel whose subscript is the work-item's global id, which includes the launch's global
+ * work offset: a program that processes its structures in chunks (to bound a launch's time,
+ * or to overlap them with transfers) launches it over [offset, offset + size) each time.
+ * Whatever clayout runs instead (its ASTA copy, its staged copy, whose work-groups then start
+ * where no tile does, a launch that converts its buffers as it runs) must touch the same
+ * structures. */
+static const char *DRIFT_CL = BODY5
+    "//DL: AoS: p[n]\n"
+    "__kernel void drift(__global body *p, uint n)\n"
+    "{ uint i = get_global_id(0); if (i >= n) return;\n"
+    "  body b = p[i]; b.x += b.m * 0.5f; b.y -= b.w * 0.25f; b.z = b.x * b.y + (float)(i % 3);\n"
+    "  p[i] = b; }\n";
+
+/* Three rounds over the chunks [offsets[c], offsets[c] + sizes[c]) of n structures, each
+ * launched with work-groups of `local` (0: NULL). */
+static void chunks(size_t n, const size_t *offsets, const size_t *sizes, int count, size_t local)
+{
+    open_device(0);
+    cl_program p = build(DRIFT_CL, "");
+    cl_kernel k = kernel(p, "drift");
+    size_t bytes = n * 5 * 4;
+    cl_mem b = words_buffer(n * 5);
+    cl_uint nn = (cl_uint)n;
+    rc("arg 0", clSetKernelArg(k, 0, sizeof b, &b));
+    rc("arg 1", clSetKernelArg(k, 1, sizeof nn, &nn));
+    for (int round = 0; round < 3; round++)
+        for (int c = 0; c < count; c++) {
+            char what[64];
+            snprintf(what, sizeof what, "round %d chunk %d", round, c);
+            rc(what, clEnqueueNDRangeKernel(q, k, 1, &offsets[c], &sizes[c], local ? &local : NULL, 0, NULL, NULL));
+        }
+    show("p", b, bytes);
+    clReleaseMemObject(b);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+}
+
+static void offset_chunks_whole(void)
+{
+    size_t offsets[] = {0, 1024, 2048, 3072}, sizes[] = {1024, 1024, 1024, 1024};
+    chunks(4096, offsets, sizes, 4, 64);
+}
+
+static void offset_chunks_null_local(void)
+{
+    size_t offsets[] = {0, 1024, 2048, 3072}, sizes[] = {1024, 1024, 1024, 1024};
+    chunks(4096, offsets, sizes, 4, 0);
+}
+
+static void offset_chunks_reversed(void)
+{
+    size_t offsets[] = {3072, 2048, 1024, 0}, sizes[] = {1024, 1024, 1024, 1024};
+    chunks(4096, offsets, sizes, 4, 64);
+}
+
+/* Offsets where no tile starts: work-groups of 4 from structure 100, and one of 36 from 28. */
+static void offset_unaligned(void)
+{
+    size_t offsets[] = {0, 100, 28}, sizes[] = {100, 900, 72};
+    chunks(1000, offsets, sizes, 3, 4);
+    size_t o2[] = {28}, s2[] = {972};
+    chunks(1000, o2, s2, 1, 36);
+}
+
+static void offset_unaligned_null_local(void)
+{
+    size_t offsets[] = {0, 100}, sizes[] = {100, 900};
+    chunks(1000, offsets, sizes, 2, 0);
+}
+
 /* ---- item 10: bytes of the source that are not UTF-8 ---- */
 
 static const char *LATIN1_CL = BODY5
@@ -504,6 +578,9 @@ CASES({"escape-vload4", escape_vload4, ""}, {"escape-vstore2", escape_vstore2, "
       {"tile-option-expression", tile_expression, ""}, {"tile-option-sixteen", tile_sixteen, ""},
       {"staged-null-local", staged_null_local, "policy=never cachedir=off"},
       {"staged-given-local", staged_given_local, "policy=never cachedir=off"},
+      {"offset-chunks-whole", offset_chunks_whole, "auto"}, {"offset-chunks-null-local", offset_chunks_null_local, "auto"},
+      {"offset-chunks-reversed", offset_chunks_reversed, ""}, {"offset-unaligned", offset_unaligned, "auto"},
+      {"offset-unaligned-null-local", offset_unaligned_null_local, ""},
       {"geometry-null-local", geometry_null_local, "auto"}, {"source-latin1-literal", source_latin1_literal, ""},
       {"source-latin1-comment", source_latin1_comment, ""}, {"counter-first", counter_first, ""},
       {"counter-second", counter_second, ""}, {"padding-vec3", padding_vec3, ""},
