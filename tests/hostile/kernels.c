@@ -332,6 +332,58 @@ static void offset_unaligned_null_local(void)
     chunks(1000, offsets, sizes, 2, 0);
 }
 
+/* An image of pixels kept as structures, processed by a two-dimensional launch (each
+ * work-item one pixel, its subscript row * width + column), and then by bands of rows (the
+ * offset in the second dimension). */
+static const char *PIXELS_CL = "#pragma OPENCL FP_CONTRACT OFF\n"
+                               "typedef struct { float r, g, b, a; } pixel;\n"
+                               "//DL: AoS: img[w * h]\n"
+                               "__kernel void shade(__global pixel *img, uint w, uint h)\n"
+                               "{ uint x = get_global_id(0), y = get_global_id(1);\n"
+                               "  if (x >= w || y >= h) return;\n"
+                               "  uint i = y * w + x;\n"
+                               "  pixel p = img[i];\n"
+                               "  p.r = p.r * 0.75f + p.g * 0.25f; p.b += (float)y; p.a = p.r - p.b;\n"
+                               "  img[i] = p; }\n";
+
+static void two_dimensions(size_t local0, size_t local1)
+{
+    open_device(0);
+    cl_program p = build(PIXELS_CL, "");
+    cl_kernel k = kernel(p, "shade");
+    cl_uint w = 100, h = 40;
+    size_t bytes = (size_t)w * h * 4 * 4;
+    cl_mem b = words_buffer((size_t)w * h * 4);
+    rc("arg 0", clSetKernelArg(k, 0, sizeof b, &b));
+    rc("arg 1", clSetKernelArg(k, 1, sizeof w, &w));
+    rc("arg 2", clSetKernelArg(k, 2, sizeof h, &h));
+    size_t local[2] = {local0, local1};
+    size_t whole[2] = {w, h};
+    for (int i = 0; i < 3; i++)
+        rc("whole image", clEnqueueNDRangeKernel(q, k, 2, NULL, whole, local0 ? local : NULL, 0, NULL, NULL));
+    show("image", b, bytes);
+    for (size_t band = 0; band < h; band += 10) {
+        size_t offset[2] = {0, band}, size[2] = {w, 10};
+        rc("band", clEnqueueNDRangeKernel(q, k, 2, offset, size, local0 ? local : NULL, 0, NULL, NULL));
+    }
+    show("image after the bands", b, bytes);
+    clReleaseMemObject(b);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+}
+
+static void two_dimensions_null_local(void)
+{
+    two_dimensions(0, 0);
+}
+
+static void two_dimensions_given_local(void)
+{
+    two_dimensions(20, 5);
+}
+
 /* ---- item 10: bytes of the source that are not UTF-8 ---- */
 
 static const char *LATIN1_CL = BODY5
@@ -581,6 +633,8 @@ CASES({"escape-vload4", escape_vload4, ""}, {"escape-vstore2", escape_vstore2, "
       {"offset-chunks-whole", offset_chunks_whole, "auto"}, {"offset-chunks-null-local", offset_chunks_null_local, "auto"},
       {"offset-chunks-reversed", offset_chunks_reversed, ""}, {"offset-unaligned", offset_unaligned, "auto"},
       {"offset-unaligned-null-local", offset_unaligned_null_local, ""},
+      {"two-dimensions-null-local", two_dimensions_null_local, "auto"},
+      {"two-dimensions-given-local", two_dimensions_given_local, "auto"},
       {"geometry-null-local", geometry_null_local, "auto"}, {"source-latin1-literal", source_latin1_literal, ""},
       {"source-latin1-comment", source_latin1_comment, ""}, {"counter-first", counter_first, ""},
       {"counter-second", counter_second, ""}, {"padding-vec3", padding_vec3, ""},
