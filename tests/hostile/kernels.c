@@ -384,6 +384,27 @@ static void two_dimensions_given_local(void)
     two_dimensions(20, 5);
 }
 
+/* A kernel that requires its work-group size (`reqd_work_group_size`), launched with that size
+ * and with none given (the implementation then uses the required one): a copy of clayout's
+ * must keep the requirement, and its staged copy, which may want a size of its own, must not
+ * run with another. */
+static const char *REQD_CL = BODY5
+    "//DL: AoS: p[n]\n"
+    "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"
+    "void pinned(__global body *p, uint n)\n"
+    "{ uint i = get_global_id(0); if (i >= n) return;\n"
+    "  body b = p[i]; b.m += (float)get_local_size(0); b.w += (float)get_local_id(0); p[i] = b; }\n";
+
+static void required_group_size(void)
+{
+    struct launch given = {REQD_CL, "", "pinned", 5, 4096, 4096, 64, 4, 0};
+    run(&given);
+    struct launch none = {REQD_CL, "", "pinned", 5, 4096, 4096, 0, 4, 0};
+    run(&none);
+    struct launch partial = {REQD_CL, "", "pinned", 5, 1000, 1024, 64, 4, 0};
+    run(&partial);
+}
+
 /* ---- item 10: bytes of the source that are not UTF-8 ---- */
 
 static const char *LATIN1_CL = BODY5
@@ -635,6 +656,8 @@ CASES({"escape-vload4", escape_vload4, ""}, {"escape-vstore2", escape_vstore2, "
       {"offset-unaligned-null-local", offset_unaligned_null_local, ""},
       {"two-dimensions-null-local", two_dimensions_null_local, "auto"},
       {"two-dimensions-given-local", two_dimensions_given_local, "auto"},
+      {"required-group-size", required_group_size, "auto"},
+      {"required-group-size-never", required_group_size, "policy=never"},
       {"geometry-null-local", geometry_null_local, "auto"}, {"source-latin1-literal", source_latin1_literal, ""},
       {"source-latin1-comment", source_latin1_comment, ""}, {"counter-first", counter_first, ""},
       {"counter-second", counter_second, ""}, {"padding-vec3", padding_vec3, ""},
