@@ -405,6 +405,60 @@ static void required_group_size(void)
     run(&partial);
 }
 
+/* An n-body step as the classic samples write it: each work-group copies a tile of bodies
+ * into local memory given as an argument (`clSetKernelArg` with a size and no value), waits at
+ * a barrier, and every work-item sums the pull of the tile's bodies on its own; the result goes
+ * to a second array of structures. Bodies move between the global arrays (in ASTA under
+ * clayout) and the local tile (in the application's layout) whole. */
+static const char *NBODY_CL = BODY5
+    "//DL: AoS: p[n], out[n]\n"
+    "__kernel void pull(__global const body *p, __global body *out, uint n, __local body *tile)\n"
+    "{\n"
+    "    uint i = get_global_id(0), lid = get_local_id(0), lsz = get_local_size(0);\n"
+    "    body me = p[min(i, n - 1)];\n"
+    "    float ax = 0.0f, ay = 0.0f;\n"
+    "    for (uint t = 0; t < n; t += lsz) {\n"
+    "        uint j = t + lid;\n"
+    "        if (j < n) tile[lid] = p[j];\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "        for (uint k = 0; k < lsz && t + k < n; k++) {\n"
+    "            float dx = tile[k].x - me.x, dy = tile[k].y - me.y;\n"
+    "            float inv = tile[k].m / (dx * dx + dy * dy + 0.5f);\n"
+    "            ax += dx * inv; ay += dy * inv;\n"
+    "        }\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    }\n"
+    "    if (i < n) { me.z = ax; me.w = ay; me.x += ax * 0.001f; out[i] = me; }\n"
+    "}\n";
+
+static void nbody_local_tile(void)
+{
+    open_device(0);
+    cl_program p = build(NBODY_CL, "");
+    cl_kernel k = kernel(p, "pull");
+    cl_uint n = 1000;
+    size_t bytes = n * 5 * 4, local = 64, g = 1024;
+    cl_mem a = words_buffer(n * 5), b = words_buffer(n * 5);
+    rc("arg n", clSetKernelArg(k, 2, sizeof n, &n));
+    rc("arg tile", clSetKernelArg(k, 3, local * 5 * 4, NULL));
+    for (int step = 0; step < 4; step++) {
+        rc("arg p", clSetKernelArg(k, 0, sizeof a, &a));
+        rc("arg out", clSetKernelArg(k, 1, sizeof b, &b));
+        rc("pull", clEnqueueNDRangeKernel(q, k, 1, NULL, &g, &local, 0, NULL, NULL));
+        cl_mem t = a;
+        a = b;
+        b = t;
+    }
+    show("a", a, bytes);
+    show("b", b, bytes);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+}
+
 /* ---- item 10: bytes of the source that are not UTF-8 ---- */
 
 static const char *LATIN1_CL = BODY5
@@ -657,6 +711,7 @@ CASES({"escape-vload4", escape_vload4, ""}, {"escape-vstore2", escape_vstore2, "
       {"two-dimensions-null-local", two_dimensions_null_local, "auto"},
       {"two-dimensions-given-local", two_dimensions_given_local, "auto"},
       {"required-group-size", required_group_size, "auto"},
+      {"nbody-local-tile", nbody_local_tile, "auto"}, {"nbody-local-tile-never", nbody_local_tile, "policy=never"},
       {"required-group-size-never", required_group_size, "policy=never"},
       {"geometry-null-local", geometry_null_local, "auto"}, {"source-latin1-literal", source_latin1_literal, ""},
       {"source-latin1-comment", source_latin1_comment, ""}, {"counter-first", counter_first, ""},
