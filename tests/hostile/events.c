@@ -578,22 +578,29 @@ static void CL_CALLBACK chain_end(cl_event e, cl_int status, void *data)
     clSetUserEventStatus(chain.done, CL_COMPLETE);
 }
 
+/* After step `step`'s enqueue, whose code is in chain.codes and whose event is `ev`: `then` goes
+ * on from its completion, or the chain ends where the enqueue or the registration failed. */
+static void chain_on(int step, cl_event ev, void(CL_CALLBACK *then)(cl_event, cl_int, void *))
+{
+    if (chain.codes[step] == CL_SUCCESS)
+        chain.codes[step] = clSetEventCallback(ev, CL_COMPLETE, then, NULL);
+    if (ev)
+        clReleaseEvent(ev);
+    clFlush(q);
+    if (chain.codes[step] != CL_SUCCESS)
+        chain_end(NULL, chain.codes[step], NULL);
+}
+
 static void CL_CALLBACK chain_next(cl_event e, cl_int status, void *data)
 {
     (void)e;
     (void)data;
     int step = CHAIN_STEPS - chain.left;
     chain.left--;
+    cl_event ev = NULL;
     if (status == CL_COMPLETE && chain.left == 0 && chain.host) {
-        cl_event read = NULL;
-        chain.codes[step] = clEnqueueReadBuffer(q, chain.b, CL_FALSE, 0, BYTES, chain.host, 0, NULL, &read);
-        if (chain.codes[step] == CL_SUCCESS)
-            chain.codes[step] = clSetEventCallback(read, CL_COMPLETE, chain_end, NULL);
-        if (read)
-            clReleaseEvent(read);
-        clFlush(q);
-        if (chain.codes[step] != CL_SUCCESS)
-            chain_end(NULL, chain.codes[step], NULL);
+        chain.codes[step] = clEnqueueReadBuffer(q, chain.b, CL_FALSE, 0, BYTES, chain.host, 0, NULL, &ev);
+        chain_on(step, ev, chain_end);
         return;
     }
     if (status != CL_COMPLETE || chain.left == 0) {
@@ -601,15 +608,8 @@ static void CL_CALLBACK chain_next(cl_event e, cl_int status, void *data)
         chain_end(NULL, status, NULL);
         return;
     }
-    cl_event next = NULL;
-    chain.codes[step] = advance_on(q, chain.b, 0, NULL, &next);
-    if (chain.codes[step] == CL_SUCCESS)
-        chain.codes[step] = clSetEventCallback(next, CL_COMPLETE, chain_next, NULL);
-    if (next)
-        clReleaseEvent(next);
-    clFlush(q);
-    if (chain.codes[step] != CL_SUCCESS)
-        clSetUserEventStatus(chain.done, CL_COMPLETE);
+    chain.codes[step] = advance_on(q, chain.b, 0, NULL, &ev);
+    chain_on(step, ev, chain_next);
 }
 
 static void chain_of_callbacks(int read_back)
