@@ -255,10 +255,11 @@ impl Stretch {
 }
 
 /// A stretch whose marker could not be had: its launches are waited for when nothing on their
-/// queue waits for the application; otherwise nothing can be ordered after them, and
-/// conversions stop.
+/// queue waits for the application, nor for a callback of its (`callbacks::quiet`); otherwise
+/// nothing can be ordered after them, and conversions stop.
 fn waited_instead(queue: Option<&Queue>, free: bool, why: &str) -> Marker {
-    let waited = free && queue.is_some_and(|q| cmd::finish(q.raw()).is_ok());
+    let waited =
+        free && super::callbacks::quiet().is_some_and(|_quiet| queue.is_some_and(|q| cmd::finish(q.raw()).is_ok()));
     if !waited {
         super::stop::stop_converting(&format!(
             "launches enqueued without an event could not be ordered before a conversion: {why}"
