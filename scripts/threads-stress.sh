@@ -12,6 +12,7 @@
 # as answered from a driver cache, so that `auto` weighs the copies as on NVIDIA); built here if
 # not given. THREADS (8) and ROUNDS (20) size each run; LIMIT (60) is in seconds; CL_FLAGS adds
 # compiler flags (the GPU machine's headers and loader: -I.devcarry/rt/include -L.devcarry/rt/lib);
+# MODES picks dl_threads' modes (all six by default);
 # CL_PLATFORM_NAME picks the platform (tests/include/pick_platform.h).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +29,7 @@ bin=$work/dl_threads
 gcc -O2 -Wall ${CL_FLAGS:-} -o "$bin" tests/dl/dl_threads.c -Itests/include -lOpenCL -lpthread || exit 1
 kernels=$PWD/tests/dl/particles_aos.cl
 configs=("always" "never" "auto:wait" "auto:auto")
-modes=(gather repeat late build churn)
+read -r -a modes <<<"${MODES:-gather repeat late build churn callbacks}"
 failed=0 runs=0
 for mode in "${modes[@]}"; do
     "$bin" "$kernels" "$threads" "$rounds" "$mode" >"$work/plain-$mode" 2>&1 || {

@@ -271,6 +271,24 @@ fn kernels_made_and_released_while_launches_open_their_lanes() {
     }
 }
 
+/// Four host threads whose every `advance` launch asks its event, whose completion callback
+/// launches `gather` from the shared buffer on the thread's queue, from the driver's thread,
+/// while the threads read that shared buffer now and then (`dl_threads callbacks`). A blocking
+/// read whose commands completed without the application's help was passed through with its
+/// buffer locked until it returned; PoCL runs an event's callbacks before it releases the
+/// commands after the event, so the callback waited for the lock and the read for the
+/// callback: the run hung in 10 of 12 runs (`MODES=callbacks scripts/threads-stress.sh 3`).
+/// The results are the plain run's, under `always` and `auto`.
+#[test]
+fn callbacks_launch_while_threads_block_in_reads() {
+    let cmd = dl_threads(4, 20, "callbacks");
+    let base = run(&cmd, TIMEOUT);
+    assert_ok(&base);
+    for policy in ["always", "auto"] {
+        same_as_plain_all_undone(&cmd, &base, &format!("threads-callbacks-{policy}"), &[("CLAYOUT_POLICY", policy)]);
+    }
+}
+
 /// Six host threads that each build a program of their own from the same source, all at once
 /// (`dl_threads build`), then run the `gather` rounds on their buffers and a shared one: one
 /// build's reading may run on clayout's helper thread while the others get threads of their own

@@ -1,6 +1,6 @@
 /* Several host threads, each with its own queue and buffer, all reading one shared buffer
  * through annotated kernels and reading their results back, many times over.
- *   dl_threads KERNELS.cl [THREADS] [ROUNDS] [gather|exit|repeat|build|late|churn]
+ *   dl_threads KERNELS.cl [THREADS] [ROUNDS] [gather|exit|repeat|build|late|churn|callbacks]
  * Run plainly with the AoS kernels and under clayout with the ASTA ones: identical output.
  * With `gather`, each round also runs the kernel `gather` (own, shared, n) first: under the
  * transparent mode a rewritten kernel, so the shared buffer keeps moving between ASTA (for
@@ -18,7 +18,12 @@
  * workers' launches run through their express lanes. With `churn`, as `repeat` without `accumulate`
  * (which runs as written, on host-layout buffers), and the main thread creates kernel objects of the program, one every 200 us, until every worker is done,
  * then releases them: under clayout kernels' records are made while the workers' launches
- * repeat and open their lanes. */
+ * repeat and open their lanes. With `callbacks`, as `gather`, and each round's `advance` asks
+ * its event, whose completion callback launches `gather` from the shared buffer into a buffer
+ * of the thread's that only these callbacks touch, on the thread's queue (on the driver's
+ * thread, while the worker goes on enqueueing), and every tenth round the worker also reads the
+ * shared buffer: under clayout, launches and conversions made from callbacks while the
+ * application's threads block in reads of the buffers those launches use. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
@@ -56,6 +61,37 @@ static pthread_barrier_t start_line;
 static pthread_barrier_t midway;
 static int late;
 static int churn;
+static int with_callbacks;
+
+/* `callbacks`' state of a worker: its queue, the kernel object and buffer its callbacks launch
+ * (under `lock`: two callbacks may run at once), and how many have run. */
+struct side {
+    cl_command_queue q;
+    cl_kernel k;
+    cl_mem extra;
+    pthread_mutex_t lock;
+    int ran, failed;
+};
+
+static void CL_CALLBACK side_step(cl_event e, cl_int status, void *data)
+{
+    (void)e;
+    struct side *s = data;
+    pthread_mutex_lock(&s->lock);
+    cl_uint n = N;
+    size_t g = (N + 63) / 64 * 64;
+    cl_int r = status;
+    if (status == CL_COMPLETE) {
+        clSetKernelArg(s->k, 0, sizeof s->extra, &s->extra);
+        clSetKernelArg(s->k, 1, sizeof shared, &shared);
+        clSetKernelArg(s->k, 2, sizeof n, &n);
+        r = clEnqueueNDRangeKernel(s->q, s->k, 1, NULL, &g, NULL, 0, NULL, NULL);
+        clFlush(s->q);
+    }
+    s->failed += r != CL_SUCCESS;
+    __atomic_add_fetch(&s->ran, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_unlock(&s->lock);
+}
 static int finished;
 
 /* `late`'s program: annotated in its source for ASTA, so that clayout reads it at its build. */
@@ -97,6 +133,13 @@ static void *worker(void *arg)
     float dt = 0.01f;
     size_t g = (N + 63) / 64 * 64;
     uint64_t hash = 0;
+    struct side side = {q, NULL, NULL, PTHREAD_MUTEX_INITIALIZER, 0, 0};
+    if (with_callbacks) {
+        side.k = clCreateKernel(prog, "gather", &err);
+        CHECK(err);
+        side.extra = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, N * WORDS * sizeof(float), h, &err);
+        CHECK(err);
+    }
     for (int r = 0; r < rounds; r++) {
         int set = !set_once || r == 0;
         if (late && r == rounds / 2)
@@ -121,14 +164,35 @@ static void *worker(void *arg)
             CHECK(clSetKernelArg(adv, 1, sizeof n, &n));
             CHECK(clSetKernelArg(adv, 2, sizeof dt, &dt));
         }
-        CHECK(clEnqueueNDRangeKernel(q, adv, 1, NULL, &g, NULL, 0, NULL, NULL));
+        cl_event ev = NULL;
+        CHECK(clEnqueueNDRangeKernel(q, adv, 1, NULL, &g, NULL, 0, NULL, with_callbacks ? &ev : NULL));
+        if (ev) {
+            CHECK(clSetEventCallback(ev, CL_COMPLETE, side_step, &side));
+            CHECK(clReleaseEvent(ev));
+            CHECK(clFlush(q));
+        }
         if (r % 10 == 9) {
             CHECK(clEnqueueReadBuffer(q, own, CL_TRUE, 0, N * WORDS * sizeof(float), h, 0, NULL, NULL));
             hash ^= fnv(h, N * WORDS * sizeof(float)) + r;
+            if (with_callbacks) {
+                /* The buffer the callbacks' launches read, read here with theirs pending. */
+                CHECK(clEnqueueReadBuffer(q, shared, CL_TRUE, 0, N * WORDS * sizeof(float), h, 0, NULL, NULL));
+                hash ^= 5 * fnv(h, N * WORDS * sizeof(float));
+            }
         }
     }
     CHECK(clEnqueueReadBuffer(q, own, CL_TRUE, 0, N * WORDS * sizeof(float), h, 0, NULL, NULL));
     results[id] = hash ^ fnv(h, N * WORDS * sizeof(float));
+    if (with_callbacks) {
+        while (__atomic_load_n(&side.ran, __ATOMIC_SEQ_CST) < rounds)
+            usleep(1000);
+        pthread_mutex_lock(&side.lock);
+        CHECK(clEnqueueReadBuffer(q, side.extra, CL_TRUE, 0, N * WORDS * sizeof(float), h, 0, NULL, NULL));
+        results[id] ^= 3 * fnv(h, N * WORDS * sizeof(float)) + (uint64_t)side.failed;
+        pthread_mutex_unlock(&side.lock);
+        clReleaseMemObject(side.extra);
+        clReleaseKernel(side.k);
+    }
     clReleaseMemObject(own);
     clReleaseKernel(acc);
     clReleaseKernel(adv);
@@ -152,8 +216,9 @@ int main(int argc, char **argv)
     churn = argc > 4 && strcmp(argv[4], "churn") == 0;
     set_once = argc > 4 && (strcmp(argv[4], "repeat") == 0 || late || churn);
     own_build = argc > 4 && strcmp(argv[4], "build") == 0;
-    with_gather =
-        argc > 4 && (strcmp(argv[4], "gather") == 0 || strcmp(argv[4], "exit") == 0 || set_once || own_build);
+    with_callbacks = argc > 4 && strcmp(argv[4], "callbacks") == 0;
+    with_gather = argc > 4 && (strcmp(argv[4], "gather") == 0 || strcmp(argv[4], "exit") == 0 || set_once || own_build ||
+                               with_callbacks);
     int exit_early = argc > 4 && strcmp(argv[4], "exit") == 0;
     if (threads > 64)
         threads = 64;
