@@ -712,6 +712,50 @@ static void callback_launches_during_blocking_read(void)
     finish();
 }
 
+/* Registrations the library refuses, each with its own code: clayout's trampoline must hand
+ * back the same codes and count nothing (a callback counted and never run would keep every
+ * later blocking read off its short path, never wrong). Then one accepted, to show the count
+ * did not stick: a blocking read after it has returned. */
+static int registered_ran;
+
+static void CL_CALLBACK count_run(cl_event e, cl_int status, void *data)
+{
+    (void)e;
+    (void)status;
+    (void)data;
+    __atomic_add_fetch(&registered_ran, 1, __ATOMIC_SEQ_CST);
+}
+
+static void CL_CALLBACK mem_gone(cl_mem m, void *data)
+{
+    (void)m;
+    (void)data;
+    __atomic_add_fetch(&registered_ran, 1, __ATOMIC_SEQ_CST);
+}
+
+static void callback_registration_errors(void)
+{
+    start(0);
+    cl_mem b = particles(1.0f);
+    cl_event e;
+    rc("advance", advance_on(q, b, 0, NULL, &e));
+    rc("no function", clSetEventCallback(e, CL_COMPLETE, NULL, NULL));
+    rc("no event", clSetEventCallback(NULL, CL_COMPLETE, count_run, NULL));
+    rc("a state that is none", clSetEventCallback(e, 42, count_run, NULL));
+    rc("queued", clSetEventCallback(e, CL_QUEUED, count_run, NULL));
+    rc("destructor without a function", clSetMemObjectDestructorCallback(b, NULL, NULL));
+    rc("destructor without a buffer", clSetMemObjectDestructorCallback(NULL, mem_gone, NULL));
+    rc("accepted", clSetEventCallback(e, CL_COMPLETE, count_run, NULL));
+    rc("wait", clWaitForEvents(1, &e));
+    for (int i = 0; i < 2000 && __atomic_load_n(&registered_ran, __ATOMIC_SEQ_CST) < 1; i++)
+        usleep(1000);
+    printf("callbacks run: %d\n", registered_ran);
+    clReleaseEvent(e);
+    show("b", b, BYTES);
+    clReleaseMemObject(b);
+    finish();
+}
+
 CASES({"gate-other-queue-finish", gate_other_queue_finish, "timeout=5"},
       {"gate-other-queue-read", gate_other_queue_read, "timeout=5"},
       {"gate-other-queue-event", gate_other_queue_event, "timeout=5"},
@@ -732,6 +776,7 @@ CASES({"gate-other-queue-finish", gate_other_queue_finish, "timeout=5"},
       {"timed-launch-behind-gate", timed_launch_behind_gate, "policy=auto env=CLAYOUT_BUILD_AFTER=wait timeout=20"},
       {"callback-launches-next-step", callback_launches_next_step, "auto timeout=20"},
       {"callback-reads-back", callback_reads_back, "auto timeout=20"},
+      {"callback-registration-errors", callback_registration_errors, "timeout=20"},
       {"callback-launches-during-blocking-read", callback_launches_during_blocking_read, "auto timeout=20"},
       {"timed-launch-behind-gate-profiled", timed_launch_behind_gate,
        "policy=auto env=CLAYOUT_BUILD_AFTER=wait env=CLAYOUT_PROFILE=1 timeout=20"})
