@@ -781,6 +781,88 @@ static void fork_child_exits_mid_build(void)
     finish();
 }
 
+/* ---- several contexts on one device ---------------------------------------------------- */
+
+/* One context's world: its queue, the particles program and `advance`, one buffer. */
+struct world {
+    cl_context ctx;
+    cl_command_queue q;
+    cl_program prog;
+    cl_kernel advance;
+    cl_mem b;
+};
+
+static struct world world_open(float seed)
+{
+    struct world w;
+    cl_int err;
+    w.ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    need("create a context", err);
+    w.q = clCreateCommandQueue(w.ctx, dev, 0, &err);
+    need("create a queue", err);
+    w.prog = clCreateProgramWithSource(w.ctx, 1, &PARTICLES_CL, NULL, &err);
+    need("create the program", err);
+    need("build", clBuildProgram(w.prog, 1, &dev, "", NULL, NULL));
+    w.advance = clCreateKernel(w.prog, "advance", &err);
+    need("advance", err);
+    particle *h = malloc(BYTES);
+    fill(h, N, seed);
+    w.b = clCreateBuffer(w.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, BYTES, h, &err);
+    need("create a buffer", err);
+    free(h);
+    return w;
+}
+
+static void world_step(struct world *w, const char *what)
+{
+    cl_uint n = N;
+    float dt = 0.01f;
+    size_t g = GLOBAL;
+    clSetKernelArg(w->advance, 0, sizeof w->b, &w->b);
+    clSetKernelArg(w->advance, 1, sizeof n, &n);
+    clSetKernelArg(w->advance, 2, sizeof dt, &dt);
+    rc(what, clEnqueueNDRangeKernel(w->q, w->advance, 1, NULL, &g, NULL, 0, NULL, NULL));
+}
+
+static void world_close(struct world *w, const char *what)
+{
+    show_on(w->q, what, w->b, 0, BYTES);
+    clReleaseMemObject(w->b);
+    clReleaseKernel(w->advance);
+    clReleaseProgram(w->prog);
+    clReleaseCommandQueue(w->q);
+    clReleaseContext(w->ctx);
+}
+
+/* An application with a context per part of its work on one device (or per library it links):
+ * the same annotated program built in each, launches and reads interleaved, the first context
+ * released whole mid-run, a third made after it. Whatever clayout keeps per context (its
+ * conversion kernels, scratch buffers, copies) must never serve another. */
+static void contexts_interleaved(void)
+{
+    plat = pick_platform();
+    if (!plat) {
+        printf("no platform\n");
+        return;
+    }
+    need("get a device", clGetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
+    struct world one = world_open(1.0f), two = world_open(2.0f);
+    for (int i = 0; i < 3; i++) {
+        world_step(&one, "one");
+        world_step(&two, "two");
+    }
+    show_on(one.q, "one midway", one.b, 0, BYTES);
+    world_step(&one, "one");
+    world_close(&one, "one at its end");
+    struct world three = world_open(3.0f);
+    for (int i = 0; i < 3; i++) {
+        world_step(&three, "three");
+        world_step(&two, "two");
+    }
+    world_close(&two, "two at its end");
+    world_close(&three, "three at its end");
+}
+
 /* ---- OpenCL from the application's exit handlers ----------------------------------------- */
 
 /* A program that saves its results from an exit handler (or a C++ global's destructor), which
@@ -950,5 +1032,6 @@ CASES({"image1d-buffer-after-launch", image_after_launch, ""},
       {"kernel-made-in-build-callback", kernel_made_in_build_callback, "auto timeout=20"},
       {"context-destructor-callback", context_destructor_callback, "auto timeout=20"},
       {"exit-handler-reads-back", exit_handler_reads_back, "auto timeout=20"},
+      {"contexts-interleaved", contexts_interleaved, "auto timeout=30"},
       {"fork-child-exits", fork_child_exits, "auto timeout=20"},
       {"fork-child-exits-mid-build", fork_child_exits_mid_build, "auto timeout=20"})
