@@ -107,3 +107,53 @@ pub unsafe fn mem_destructor(
     }
     unsafe { through(notify, user_data, trampoline as MemNotify, register) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    unsafe extern "C" fn app(_: cl_event, status: cl_int, data: *mut c_void) {
+        // SAFETY: the tests pass a pointer to their counter.
+        unsafe { *data.cast::<i32>() += status + 1 };
+    }
+
+    /// A refused registration counts nothing; an accepted one counts until the application's
+    /// function returns, whether the driver calls it later or inside the registration, and the
+    /// function gets its own argument and the status.
+    #[test]
+    fn a_callback_counts_from_its_registration_until_it_returns() {
+        let mut ran = 0i32;
+        let data = (&mut ran as *mut i32).cast::<c_void>();
+        let refused = unsafe { event(Some(app), data, |_, _| CL_INVALID_VALUE) };
+        assert_eq!(refused, CL_INVALID_VALUE);
+        assert!(quiet().is_some());
+        let none = unsafe { event(None, data, |f, _| if f.is_none() { CL_INVALID_VALUE } else { CL_SUCCESS }) };
+        assert_eq!(none, CL_INVALID_VALUE);
+        assert!(quiet().is_some());
+
+        let mut held = None;
+        let later = unsafe {
+            event(Some(app), data, |f, d| {
+                held = f.map(|f| (f, d));
+                CL_SUCCESS
+            })
+        };
+        assert_eq!(later, CL_SUCCESS);
+        assert!(quiet().is_none(), "pending until it has run");
+        let (f, d) = held.expect("the trampoline was registered");
+        unsafe { f(std::ptr::null_mut(), CL_COMPLETE, d) };
+        assert_eq!(ran, 1);
+        assert!(quiet().is_some());
+
+        let inside = unsafe {
+            event(Some(app), data, |f, d| {
+                assert!(quiet().is_none(), "counted before the registration");
+                unsafe { f.expect("the trampoline")(std::ptr::null_mut(), CL_COMPLETE, d) };
+                CL_SUCCESS
+            })
+        };
+        assert_eq!(inside, CL_SUCCESS);
+        assert_eq!(ran, 2);
+        assert!(quiet().is_some());
+    }
+}
