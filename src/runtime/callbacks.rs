@@ -148,7 +148,7 @@ mod tests {
         let inside = unsafe {
             event(Some(app), data, |f, d| {
                 assert!(quiet().is_none(), "counted before the registration");
-                unsafe { f.expect("the trampoline")(std::ptr::null_mut(), CL_COMPLETE, d) };
+                f.expect("the trampoline")(std::ptr::null_mut(), CL_COMPLETE, d);
                 CL_SUCCESS
             })
         };
