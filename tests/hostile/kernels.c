@@ -32,6 +32,15 @@ static cl_mem words_buffer(size_t count)
     return b;
 }
 
+/* The end of a case of one program and kernel: both, the queue and the context let go. */
+static void close_kernel(cl_program p, cl_kernel k)
+{
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+}
+
 static void run(const struct launch *l)
 {
     open_device(0);
@@ -58,10 +67,7 @@ static void run(const struct launch *l)
         free(h);
     }
     clReleaseMemObject(b);
-    clReleaseKernel(k);
-    clReleaseProgram(p);
-    clReleaseCommandQueue(q);
-    clReleaseContext(ctx);
+    close_kernel(p, k);
 }
 
 #define BODY5                                                                                     \
@@ -293,10 +299,7 @@ static void chunks(size_t n, const size_t *offsets, const size_t *sizes, int cou
         }
     show("p", b, bytes);
     clReleaseMemObject(b);
-    clReleaseKernel(k);
-    clReleaseProgram(p);
-    clReleaseCommandQueue(q);
-    clReleaseContext(ctx);
+    close_kernel(p, k);
 }
 
 static void offset_chunks_whole(void)
@@ -368,10 +371,7 @@ static void two_dimensions(size_t local0, size_t local1)
     }
     show("image after the bands", b, bytes);
     clReleaseMemObject(b);
-    clReleaseKernel(k);
-    clReleaseProgram(p);
-    clReleaseCommandQueue(q);
-    clReleaseContext(ctx);
+    close_kernel(p, k);
 }
 
 static void two_dimensions_null_local(void)
@@ -453,10 +453,7 @@ static void nbody_local_tile(void)
     show("b", b, bytes);
     clReleaseMemObject(a);
     clReleaseMemObject(b);
-    clReleaseKernel(k);
-    clReleaseProgram(p);
-    clReleaseCommandQueue(q);
-    clReleaseContext(ctx);
+    close_kernel(p, k);
 }
 
 /* ---- item 10: bytes of the source that are not UTF-8 ---- */
@@ -649,10 +646,7 @@ static void alias(const char *kname, int a_kind, int b_kind)
     clReleaseMemObject(subs[1]);
     clReleaseMemObject(subs[2]);
     clReleaseMemObject(parent);
-    clReleaseKernel(k);
-    clReleaseProgram(p);
-    clReleaseCommandQueue(q);
-    clReleaseContext(ctx);
+    close_kernel(p, k);
 }
 
 /* The kernel qualifies for the staged copy (each work-item touches only its own structures):
