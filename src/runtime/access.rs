@@ -462,9 +462,8 @@ pub unsafe fn blocking_host_access<
         Ok(w) => w,
         Err(e) => return (b.failed)(e),
     };
-    let quiet =
-        (b.blocking != CL_FALSE && w.free && !crate::fault::inject("wait")).then(super::callbacks::quiet).flatten();
-    if quiet.is_some() {
+    let holds = b.blocking != CL_FALSE && w.free && !crate::fault::inject("wait");
+    if let Some(_quiet) = holds.then(super::callbacks::quiet).flatten() {
         // Everything the command waits for completes without the application's help, and no
         // callback of its can run on the driver's thread meanwhile: the blocking call itself,
         // with the buffers' locks held until it returns, cannot wait on another thread.
