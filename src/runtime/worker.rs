@@ -253,9 +253,12 @@ pub fn wait_for(ticket: &Ticket, limit: Duration) -> bool {
 pub fn settle(context: Option<usize>, limit: Duration) {
     let Some(w) = worker() else { return };
     let mut jobs = w.jobs.lock();
-    let (keep, dropped): (VecDeque<Queued>, VecDeque<Queued>) =
-        std::mem::take(&mut jobs.queue).into_iter().partition(|q| context.is_some_and(|c| q.context != c));
-    jobs.queue = keep;
+    let take = |queue: &mut VecDeque<Queued>| -> VecDeque<Queued> {
+        let (keep, dropped) = std::mem::take(queue).into_iter().partition(|q| context.is_some_and(|c| q.context != c));
+        *queue = keep;
+        dropped
+    };
+    let mut dropped = take(&mut jobs.queue);
     // A job of no particular context may build for this one: it is waited for, not stopped.
     let stop = |r: Option<usize>| r.is_some_and(|r| context.is_none_or(|c| r == c));
     let waits = |r: Option<usize>| r.is_some_and(|r| context.is_none_or(|c| r == c || r == 0));
@@ -268,6 +271,10 @@ pub fn settle(context: Option<usize>, limit: Duration) {
             break;
         }
     }
+    // What the job that was running queued meanwhile: a build of the copies queues the tile
+    // search held back a minute, whose reference on the context kept the context alive that
+    // long after the application's last release (its destructor callback came a minute late).
+    dropped.extend(take(&mut jobs.queue));
     drop(jobs);
     // Outside the lock: a dropped job releases the references it held.
     for q in dropped {
@@ -324,5 +331,36 @@ mod tests {
         assert!(!b.is_done(), "the job of another context was touched");
         b.wait();
         assert!(!b.dropped());
+    }
+
+    /// A job that queues another for its context while the context's settling waits for it (a
+    /// load of the copies queues the tile search, held back a minute): the queued job is dropped
+    /// too, with the references it holds, before the settling returns. It was kept, and its
+    /// reference on the application's context kept the context from going for that minute.
+    #[test]
+    fn settling_drops_the_jobs_the_running_one_queues_meanwhile() {
+        const CONTEXT: usize = 0x5e77_1e03;
+        let (started, queued) = (Arc::new(AtomicBool::new(false)), Arc::new(Mutex::new(None)));
+        let held = Arc::new(());
+        let running = {
+            let (started, queued, held) = (started.clone(), queued.clone(), held.clone());
+            submit_after(CONTEXT, None, move || {
+                started.store(true, Ordering::SeqCst);
+                let asked = Instant::now() + Duration::from_secs(10);
+                while !cancelled() && Instant::now() < asked {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                let far = Some(Instant::now() + Duration::from_secs(3600));
+                *queued.lock() = Some(submit_after(CONTEXT, far, move || drop(held)));
+            })
+        };
+        while !started.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        settle(Some(CONTEXT), Duration::from_secs(20));
+        assert!(running.is_done());
+        let later = queued.lock().take().expect("the running job queued one");
+        assert!(later.dropped(), "the job queued while the context settled was kept");
+        assert_eq!(Arc::strong_count(&held), 1, "the dropped job still holds its references");
     }
 }
