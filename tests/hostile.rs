@@ -89,6 +89,9 @@ struct Run {
     case: String,
     policy: String,
     flags: Flags,
+    /// `CLAYOUT_FAULT` for the shimmed run, through the fault-injection build: clayout's own
+    /// calls at that site fail, and the case must still print what it prints without clayout.
+    fault: Option<&'static str>,
 }
 
 #[derive(Debug)]
@@ -130,7 +133,7 @@ fn known_broken() -> BTreeMap<String, (String, String)> {
     out
 }
 
-fn list_cases(program: &'static str, side: Option<&'static str>, bin: &Path) -> Vec<Run> {
+fn list_cases(program: &'static str, side: Option<&'static str>, bin: &Path, fault: Option<&'static str>) -> Vec<Run> {
     let out = run(&Cmd::new([bin.as_os_str(), "--list".as_ref()]), TIMEOUT);
     assert!(out.code == Some(0), "{program} --list failed\n{}", out.show("list"));
     let mut runs = Vec::new();
@@ -138,8 +141,16 @@ fn list_cases(program: &'static str, side: Option<&'static str>, bin: &Path) -> 
         let (case, flags) = line.split_once('\t').unwrap_or((line, ""));
         let flags = parse_flags(flags);
         let policy = flags.policy.clone().unwrap_or_else(|| "always".into());
-        let base =
-            Run { id: case.to_string(), program, side, bin: bin.to_path_buf(), case: case.to_string(), policy, flags };
+        let base = Run {
+            id: case.to_string(),
+            program,
+            side,
+            bin: bin.to_path_buf(),
+            case: case.to_string(),
+            policy,
+            flags,
+            fault,
+        };
         if base.flags.auto {
             let mut auto = base.clone();
             auto.id = format!("{case}@auto");
@@ -203,7 +214,13 @@ fn shimmed(r: &Run, extra_env: &[(&str, OsString)]) -> (Output, Option<Value>) {
     if r.flags.cache_off {
         env.push(("CLAYOUT_CACHE_DIR", "off".into()));
     }
-    let cmd = command(r, &env).shimmed();
+    if let Some(site) = r.fault {
+        env.push(("CLAYOUT_FAULT", site.into()));
+    }
+    let cmd = match r.fault {
+        Some(_) => command(r, &env).shimmed_with(fault_lib()),
+        None => command(r, &env).shimmed(),
+    };
     let timeout = r.flags.timeout.unwrap_or(DEFAULT_TIMEOUT);
     let (out, rss_kib) = match r.flags.rss_mib {
         Some(_) => run_measured(&cmd, timeout),
@@ -366,7 +383,9 @@ fn stats_check(r: &Run, shim: &Output, stats: Option<&Value>) -> Option<String> 
 fn judge(r: &Run, plain: &Output) -> Verdict {
     let start = Instant::now();
     let (shim, stats) = shimmed(r, &[]);
-    let diff = first_difference(plain, &shim).or_else(|| stats_check(r, &shim, stats.as_ref()));
+    // Under a fault the statistics tell a fallback, not what the case checks them for.
+    let diff = first_difference(plain, &shim)
+        .or_else(|| r.fault.map_or_else(|| stats_check(r, &shim, stats.as_ref()), |_| None));
     Verdict {
         id: r.id.clone(),
         plain: summary(plain),
@@ -393,22 +412,36 @@ fn plain_run(r: &Run) -> Result<Output, String> {
 fn hostile_programs_behave_the_same_under_clayout() {
     let mut failures = Vec::new();
     for (suffix, defines) in [("", &[][..]), ("-n1024", &["-DN=1024"][..])] {
-        let (table, failed) = suite(suffix, defines);
+        let (table, failed) = suite(suffix, defines, None);
         let _ = std::io::stderr().write_all(table.as_bytes());
         failures.extend(failed.into_iter().map(|f| format!("{f}{}", if suffix.is_empty() { "" } else { " (N=1024)" })));
     }
     assert!(failures.is_empty(), "hostile suite:\n{}", failures.join("\n"));
 }
 
-/// Runs every case of the programs built with `defines` (named with `suffix`); the table of
-/// verdicts, and the failures.
-fn suite(suffix: &str, defines: &[&str]) -> (String, Vec<String>) {
+/// Every case again where every conversion back to the host's layout fails (the fault-injection
+/// build, `CLAYOUT_FAULT=conversion-back`): the buffers reach ASTA as before, and each one that
+/// goes back (before a read, a map, a copy, a fill, a launch of a kernel as written, a release)
+/// goes back through the host fallback, or the application gets an OpenCL error where no
+/// correct path is left. Every case must still print what it prints without clayout. Every other
+/// site of `CLAYOUT_FAULT` was run over the suite by hand (`scripts/hostile-faults.sh`,
+/// docs/reliability.md).
+#[test]
+fn hostile_programs_behave_the_same_when_conversions_back_fail() {
+    let (table, failed) = suite("", &[], Some("conversion-back"));
+    let _ = std::io::stderr().write_all(table.as_bytes());
+    assert!(failed.is_empty(), "hostile suite, conversions back failing:\n{}", failed.join("\n"));
+}
+
+/// Runs every case of the programs built with `defines` (named with `suffix`), the shimmed runs
+/// with clayout's calls at the `fault` site failing; the table of verdicts, and the failures.
+fn suite(suffix: &str, defines: &[&str], fault: Option<&'static str>) -> (String, Vec<String>) {
     let suite_start = Instant::now();
     let mut runs = Vec::new();
     for (program, side) in PROGRAMS {
         let args: Vec<&str> = defines.iter().copied().chain(["-lOpenCL"]).collect();
         let bin = build_c_as("tests/hostile", program, &format!("{program}{suffix}"), &args);
-        runs.extend(list_cases(program, side, &bin));
+        runs.extend(list_cases(program, side, &bin, fault));
     }
     let known = known_broken();
     let ids: BTreeSet<&str> = runs.iter().filter(|r| !r.id.contains('@')).map(|r| r.id.as_str()).collect();
@@ -463,7 +496,8 @@ fn suite(suffix: &str, defines: &[&str]) -> (String, Vec<String>) {
         // A variant under the cost model (`@auto`) converts only when the model decides to,
         // which depends on the times it has measured: it shares its base case's entry, may
         // differ where the base case is known broken, and is never reported fixed.
-        let (base, variant) = v.id.split_once('@').map_or((v.id.as_str(), false), |(b, _)| (b, true));
+        // Likewise every case of a pass under a fault, where the defect's path may not be taken.
+        let (base, variant) = v.id.split_once('@').map_or((v.id.as_str(), fault.is_some()), |(b, _)| (b, true));
         let listed = known.get(base);
         let verdict = match (&v.bad_case, &v.diff, listed) {
             (None, None, Some(_)) if variant => {
@@ -495,8 +529,9 @@ fn suite(suffix: &str, defines: &[&str]) -> (String, Vec<String>) {
     }
     let _ = writeln!(
         table,
-        "{} cases{suffix}: {same} the same, {broken} known broken, {} failing; {:.0} s",
+        "{} cases{suffix}{}: {same} the same, {broken} known broken, {} failing; {:.0} s",
         verdicts.len(),
+        fault.map(|f| format!(" (CLAYOUT_FAULT={f})")).unwrap_or_default(),
         failures.len(),
         suite_start.elapsed().as_secs_f64()
     );

@@ -355,7 +355,7 @@ impl<'a> Chunks<'a> {
     /// The `shape` at byte `at` back from ASTA to AoS, after `self.wait`: its last event and
     /// the bytes it moved.
     fn convert(&self, at: u64, shape: Shape) -> Result<(Event, u64), String> {
-        if crate::fault::inject("conversion") {
+        if crate::fault::inject("conversion") || crate::fault::inject("conversion-back") {
             return Err("injected failure of a conversion".into());
         }
         let (from, to) = (self.from.device, self.from.host);

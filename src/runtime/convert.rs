@@ -274,7 +274,9 @@ struct StepError {
 }
 
 fn run_step(queue: cl_command_queue, buffer: &Buffer, step: Step, wait: &[cl_event]) -> Result<Event, StepError> {
-    if crate::fault::inject("conversion") {
+    // `conversion-back`: only the conversions back to the host's layout fail, so that buffers
+    // reach a device layout and the host fallback must bring them back.
+    if crate::fault::inject("conversion") || (step.to_host && crate::fault::inject("conversion-back")) {
         return Err(StepError { untouched: true, reason: "injected failure of a conversion".into() });
     }
     let done = crate::marshal::enqueue_conversion(queue, buffer.mem(), 0, step.shape, step.from, step.to, wait)
