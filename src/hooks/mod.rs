@@ -750,8 +750,14 @@ pub unsafe fn clSetKernelArg(
     if r == CL_SUCCESS {
         guard("clSetKernelArg", || {
             use crate::runtime::lane::{self, Known};
-            match lane::set_again(kernel, arg_index, arg_size, arg_value) {
+            // The buffer that the kernel object's other lane has there: never a scalar that a
+            // lane lets change (`lane::scalar_set`).
+            let told = |f: &KernelInfo, h, mems| {
+                change_arg(f, &mut f.args.lock(), arg_index, ArgValue::Mem(h), mems);
+            };
+            match lane::set_again(kernel, arg_index, arg_size, arg_value, told) {
                 Known::Same => {}
+                Known::Recorded => crate::runtime::kernels::arg_set(key(kernel), arg_index),
                 Known::Differs(facts) => set_new(kernel, arg_index, arg_size, arg_value, Some(facts)),
                 Known::Unknown => set_new(kernel, arg_index, arg_size, arg_value, None),
             }
@@ -760,10 +766,9 @@ pub unsafe fn clSetKernelArg(
     r
 }
 
-/// `clSetKernelArg` where no lane of this thread tells the value is the argument's already:
-/// recorded unless the kernel's record has it. `facts`: the record, from a lane that tells the
-/// value differs, which saves its lookups (a loop that swaps two buffers sets one of them at
-/// every step).
+/// `clSetKernelArg` where no lane of this thread tells the value is the argument's already, nor
+/// holds the buffer it names: recorded unless the kernel's record has it. `facts`: the record,
+/// from a lane that tells the value differs, which saves its lookups.
 ///
 /// # Safety
 /// As for [`registry::arg_value`].
@@ -779,28 +784,21 @@ unsafe fn set_new(
     // Before anything tells what the value is: a buffer created or released after this read
     // makes the value's stamp stale (`KernelInfo::has`).
     let mems = registry::mems_changed();
-    let handle = arg_size == std::mem::size_of::<cl_mem>() && !arg_value.is_null();
-    if let Some((f, h)) = handle.then(|| lane::buffer_at(kernel, arg_index, arg_size, arg_value)).flatten() {
-        // The buffer that the kernel object's other lane has there. Never a scalar that a lane
-        // lets change (`lane::scalar_set`).
-        change_arg(&f, &mut f.args.lock(), arg_index, ArgValue::Mem(h), mems);
-    } else {
-        if facts.is_none() && set_again(kernel, arg_index, arg_size, arg_value) {
-            return;
-        }
-        let record = |v| match &facts {
-            Some(f) => Some(record_arg(f, arg_index, v, mems)),
-            None => set_arg(kernel, arg_index, v, mems),
+    if facts.is_none() && set_again(kernel, arg_index, arg_size, arg_value) {
+        return;
+    }
+    let record = |v| match &facts {
+        Some(f) => Some(record_arg(f, arg_index, v, mems)),
+        None => set_arg(kernel, arg_index, v, mems),
+    };
+    if !lane::scalar_set(kernel, arg_index, arg_size, arg_value, record) {
+        let v = registry::arg_value(reg(), arg_size, arg_value);
+        let change = |f: &KernelInfo| {
+            change_arg(f, &mut f.args.lock(), arg_index, v, mems);
         };
-        if !lane::scalar_set(kernel, arg_index, arg_size, arg_value, record) {
-            let v = registry::arg_value(reg(), arg_size, arg_value);
-            let change = |f: &KernelInfo| {
-                change_arg(f, &mut f.args.lock(), arg_index, v, mems);
-            };
-            match &facts {
-                Some(f) => change(f),
-                None => reg().kernels.with(key(kernel), change).unwrap_or_default(),
-            }
+        match &facts {
+            Some(f) => change(f),
+            None => reg().kernels.with(key(kernel), change).unwrap_or_default(),
         }
     }
     crate::runtime::kernels::arg_set(key(kernel), arg_index);

@@ -436,6 +436,8 @@ pub unsafe fn again(
 pub enum Known {
     /// The argument has the value already: no change.
     Same,
+    /// A buffer that a lane of the kernel object holds there: recorded (`set_again`'s `record`).
+    Recorded,
     /// It has another: the kernel's record, to record the value in.
     Differs(Arc<KernelInfo>),
     Unknown,
@@ -445,11 +447,23 @@ pub enum Known {
 /// this thread's lanes for it tells without a lock: the handle still names the lane's kernel
 /// record, the argument was not set since the lane's list was the kernel's (`KernelInfo::
 /// set_at`), and no buffer was created or released since it was set (`KernelInfo::stamps`).
-/// `Unknown` where no lane can tell (the caller then asks the kernel's record).
+/// Where it has not, and `value` is the handle of a buffer that one of the lanes holds there
+/// (a loop that swaps two buffers sets, at each step, the one that the kernel object's other
+/// lane has there), `record` records that buffer in the kernel's record with the count of
+/// buffers made and released read before the lane told it (`registry::mems_changed`), in the
+/// same look at the lanes: what `registry::arg_value` would make of the value, without its
+/// lookup among the buffers. `Unknown` where no lane can tell (the caller then asks the
+/// kernel's record).
 ///
 /// # Safety
 /// As for `registry::arg_value`.
-pub unsafe fn set_again(kernel: cl_kernel, i: cl_uint, size: usize, value: *const std::ffi::c_void) -> Known {
+pub unsafe fn set_again(
+    kernel: cl_kernel,
+    i: cl_uint,
+    size: usize,
+    value: *const std::ffi::c_void,
+    record: impl FnOnce(&KernelInfo, Handle, u64),
+) -> Known {
     let i = i as usize;
     OPEN.try_with(|open| {
         let Ok(open) = open.try_borrow() else { return Known::Unknown };
@@ -465,33 +479,41 @@ pub unsafe fn set_again(kernel: cl_kernel, i: cl_uint, size: usize, value: *cons
             // recorded as any value set.
             differs = Some(l);
         }
-        differs.map_or(Known::Unknown, |l| Known::Differs(l.facts.clone()))
+        if size != std::mem::size_of::<cl_mem>() || value.is_null() {
+            return differs.map_or(Known::Unknown, |l| Known::Differs(l.facts.clone()));
+        }
+        held_or_differs(&open, key(kernel), i, size, value, differs, record)
     })
     .unwrap_or(Known::Unknown)
 }
 
-/// The buffer that `value` (`size` bytes, as `clSetKernelArg` takes them) names as argument
-/// `i` of `kernel`, where one of this thread's lanes for it holds that buffer there, and the
-/// kernel's record: what `registry::arg_value` would make of the value, without its lookup among
-/// the buffers (a loop that swaps two buffers sets, at each step, the one that the kernel
-/// object's other lane has there). The caller reads `registry::mems_changed()` before, and
-/// passes only values of a handle's size.
+/// [`set_again`] for a value of a handle's size that no lane has already: the buffer a lane
+/// holds there, recorded, or the record of `differs`, the lane that tells the value differs. Out
+/// of line, where the look-up at every set of a value the argument has already (a loop that sets
+/// every argument before every launch) would otherwise save more registers (ten instructions a
+/// launch on PoCL).
 ///
 /// # Safety
 /// As for `registry::arg_value`.
-pub unsafe fn buffer_at(
-    kernel: cl_kernel,
-    i: cl_uint,
+#[inline(never)]
+unsafe fn held_or_differs(
+    open: &[Lane],
+    kernel: Handle,
+    i: usize,
     size: usize,
     value: *const std::ffi::c_void,
-) -> Option<(Arc<KernelInfo>, Handle)> {
-    OPEN.try_with(|open| {
-        let open = open.try_borrow().ok()?;
-        let mut mine = open.iter().filter(|l| l.kernel == key(kernel));
-        mine.find_map(|l| Some((l.facts.clone(), l.buffer_at(i as usize, size, value)?)))
-    })
-    .ok()
-    .flatten()
+    differs: Option<&Lane>,
+    record: impl FnOnce(&KernelInfo, Handle, u64),
+) -> Known {
+    // Before the lane tells what the value is: a buffer created or released after this read
+    // makes the value's stamp stale (`KernelInfo::has`).
+    let mems = crate::registry::mems_changed();
+    let mut mine = open.iter().filter(|l| l.kernel == kernel);
+    if let Some((l, h)) = mine.find_map(|l| Some((l, l.buffer_at(i, size, value)?))) {
+        record(&l.facts, h, mems);
+        return Known::Recorded;
+    }
+    differs.map_or(Known::Unknown, |l| Known::Differs(l.facts.clone()))
 }
 
 /// A scalar argument of `kernel` that this thread's lane for it does not read (a time step) set
