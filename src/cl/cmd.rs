@@ -335,6 +335,37 @@ pub fn map(queue: cl_command_queue, mem: cl_mem, offset: usize, len: usize, wait
     Ok(Mapped { ptr: p as *mut u8, len })
 }
 
+/// Maps `len` bytes of `mem` at `offset` for reading and writing without blocking: the bytes
+/// are the device's once the returned event completes, and given back by [`unmap_at`].
+pub fn map_later(
+    queue: cl_command_queue,
+    mem: cl_mem,
+    offset: usize,
+    len: usize,
+    wait: &[cl_event],
+) -> Result<(*mut u8, Event)> {
+    let (n, l) = list(wait);
+    let (mut err, mut ev) = (CL_SUCCESS, ptr::null_mut());
+    // SAFETY: live queue and buffer; the pointer is not read here.
+    let p = unsafe {
+        api().clEnqueueMapBuffer(queue, mem, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, offset, len, n, l, &mut ev, &mut err)
+    };
+    let ev = event("clEnqueueMapBuffer", err, ev, queue)?;
+    if p.is_null() {
+        return Err(Error::new("clEnqueueMapBuffer", CL_MAP_FAILURE));
+    }
+    Ok((p as *mut u8, ev))
+}
+
+/// Gives the bytes [`map_later`] mapped at `ptr` back to the device.
+pub fn unmap_at(queue: cl_command_queue, mem: cl_mem, ptr: *mut u8, wait: &[cl_event]) -> Result<Event> {
+    let (n, l) = list(wait);
+    let mut ev = ptr::null_mut();
+    // SAFETY: the pointer came from mapping this buffer, and the caller gives it back once.
+    let r = unsafe { api().clEnqueueUnmapMemObject(queue, mem, ptr as *mut c_void, n, l, &mut ev) };
+    event("clEnqueueUnmapMemObject", r, ev, queue)
+}
+
 /// Gives the mapped bytes back to the device.
 pub fn unmap(queue: cl_command_queue, mem: cl_mem, mapped: Mapped, wait: &[cl_event]) -> Result<Event> {
     let (n, l) = list(wait);

@@ -302,6 +302,15 @@ pub fn host_permute(queue: cl_command_queue, buffer: &Buffer, step: Step, wait: 
 }
 
 /// `host_permute` of the `step.shape` at byte `offset` of the buffer.
+///
+/// Without blocking: the caller holds the buffer's lock, and a blocking map waits for every
+/// command before it on an in-order queue, one of which may have a callback of the
+/// application's pending that needs that lock (PoCL releases the commands after an event only
+/// once its callbacks have returned): the blocking map waited for ever there. The bytes are
+/// permuted in a callback of the map's completion instead, on the driver's thread, and the
+/// unmap, enqueued at once, waits for a user event that the callback completes. A map that
+/// fails fails the user event, and with it the unmap and everything after it (the bytes
+/// untouched, as `watch_failure` takes them).
 pub fn host_permute_at(
     queue: cl_command_queue,
     buffer: &Buffer,
@@ -313,11 +322,24 @@ pub fn host_permute_at(
         return Err("CLAYOUT_STRICT=1 forbids the host fallback".into());
     }
     let bytes = step.shape.bytes() as usize;
-    let mut mapped =
-        cmd::map(queue, buffer.mem(), offset, bytes, wait).map_err(|e| format!("mapping the buffer failed ({e})"))?;
-    permute_host(mapped.bytes(), step.shape, step.from, step.to);
-    let ev = cmd::unmap(queue, buffer.mem(), mapped, &[])
-        .map_err(|e: cl::Error| format!("unmapping the buffer failed ({e})"))?;
+    let context = cl::info::queue_context(queue).ok_or("the queue's context is unknown")?;
+    let permuted = cmd::user_event(context).map_err(|e| format!("no user event for the host fallback ({e})"))?;
+    let (ptr, mapped) = cmd::map_later(queue, buffer.mem(), offset, bytes, wait)
+        .map_err(|e| format!("mapping the buffer failed ({e})"))?;
+    // Before the permutation is arranged: bytes permuted in a mapping never given back would
+    // be the buffer's own where the mapping is its memory (CL_MEM_USE_HOST_PTR on a CPU).
+    let ev = cmd::unmap_at(queue, buffer.mem(), ptr, &[permuted.raw()])
+        .map_err(|e| format!("unmapping the buffer failed ({e})"))?;
+    let permute = Box::new(Permute { ptr, len: bytes, step, permuted });
+    let gate = permute.permuted.raw();
+    let user = Box::into_raw(permute) as *mut c_void;
+    if let Err(e) = cmd::on_complete(mapped.raw(), permute_mapped, user) {
+        // SAFETY: the callback was not registered, so the box is still ours. Its user event,
+        // failed, fails the unmap: the bytes stay as they are, and the command after fails.
+        drop(unsafe { Box::from_raw(user as *mut Permute) });
+        let _ = cmd::set_user_event_status(gate, CL_OUT_OF_RESOURCES);
+        return Err(format!("the host fallback's callback could not be registered ({e})"));
+    }
     let dir = if step.to_host { Direction::ToHost } else { Direction::ToDevice };
     stats::marshal(dir, 2 * bytes as u64, 0);
     stats::fallback(
@@ -325,4 +347,28 @@ pub fn host_permute_at(
         "converted on the host (map, permute, unmap) because the device conversion could not run",
     );
     Ok(ev)
+}
+
+/// The host fallback's permutation, run when its map completes (`host_permute_at`).
+struct Permute {
+    ptr: *mut u8,
+    len: usize,
+    step: Step,
+    /// Completed once the bytes are permuted; the unmap waits for it.
+    permuted: Event,
+}
+
+extern "C" fn permute_mapped(_ev: cl_event, status: cl_int, user: *mut c_void) {
+    // SAFETY: `user` is the box `host_permute_at` leaked, handed to exactly one callback.
+    let p = unsafe { Box::from_raw(user as *mut Permute) };
+    let done = status == CL_COMPLETE
+        && crate::guard("host fallback", || {
+            // SAFETY: the map completed: its `len` bytes are mapped for reading and writing
+            // until the unmap, which waits for `permuted`.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(p.ptr, p.len) };
+            permute_host(bytes, p.step.shape, p.step.from, p.step.to);
+        })
+        .is_some();
+    let status = if done { CL_COMPLETE } else { status.min(CL_OUT_OF_RESOURCES) };
+    let _ = cmd::set_user_event_status(p.permuted.raw(), status);
 }
