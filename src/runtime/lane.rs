@@ -24,7 +24,7 @@
 //! again first, where the other lane gave it others (`Give`). Without it every
 //! such launch closed one lane and opened the other through the slower repeat: 1,839
 //! instructions of clayout's own code a step on PoCL, and the allocations they made, against
-//! 563 now and 410 for a loop that swaps nothing (`scripts/setarg-loops.sh`). The buffer such a
+//! 503 now and 412 for a loop that swaps nothing (`scripts/setarg-loops.sh`). The buffer such a
 //! loop sets at each step is the one the other lane holds there, which tells it from a scalar
 //! without the lookup among the buffers (`buffer_at`), and of the two lanes the one that
 //! launched less recently is tried first.
