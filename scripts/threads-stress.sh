@@ -12,7 +12,8 @@
 # as answered from a driver cache, so that `auto` weighs the copies as on NVIDIA); built here if
 # not given. THREADS (8) and ROUNDS (20) size each run; LIMIT (60) is in seconds; CL_FLAGS adds
 # compiler flags (the GPU machine's headers and loader: -I.devcarry/rt/include -L.devcarry/rt/lib);
-# MODES picks dl_threads' modes (all six by default);
+# MODES picks dl_threads' modes (all six by default); FAULT adds fault sites (conversion-back: every
+# conversion back to the host's layout goes through the host fallback);
 # CL_PLATFORM_NAME picks the platform (tests/include/pick_platform.h).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +48,7 @@ for i in $(seq 1 "$times"); do
             mkdir -p "$cache"
             log=$work/run-$i-$mode-$policy-$after
             env LD_PRELOAD="$lib" CLAYOUT_ANNOTATIONS="$PWD/tests/dl/particles.dl" CLAYOUT_POLICY="$policy" \
-                CLAYOUT_BUILD_AFTER="$after" CLAYOUT_STAGED=1 CLAYOUT_FAULT=quick-build CLAYOUT_CACHE_DIR="$cache" \
+                CLAYOUT_BUILD_AFTER="$after" CLAYOUT_STAGED=1 CLAYOUT_FAULT=quick-build${FAULT:+,$FAULT} CLAYOUT_CACHE_DIR="$cache" \
                 "$bin" "$kernels" "$threads" "$rounds" "$mode" >"$log.out" 2>"$log.err" &
             pid=$!
             waited=0
