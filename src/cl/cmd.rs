@@ -295,46 +295,6 @@ pub fn write(queue: cl_command_queue, mem: cl_mem, offset: usize, data: &[u8], w
     check("clEnqueueWriteBuffer", r)
 }
 
-/// Bytes of a buffer mapped by a blocking map, until [`unmap`] gives them back.
-pub struct Mapped {
-    ptr: *mut u8,
-    len: usize,
-}
-
-impl Mapped {
-    pub fn bytes(&mut self) -> &mut [u8] {
-        // SAFETY: a blocking map succeeded for `len` bytes, readable and writable, and they stay
-        // mapped until `unmap` consumes `self`.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-}
-
-/// Maps `len` bytes of `mem` at `offset` for reading and writing, blocking.
-pub fn map(queue: cl_command_queue, mem: cl_mem, offset: usize, len: usize, wait: &[cl_event]) -> Result<Mapped> {
-    let (n, l) = list(wait);
-    let mut err = CL_SUCCESS;
-    // SAFETY: live queue and buffer; a blocking map, so the pointer is usable on return.
-    let p = unsafe {
-        api().clEnqueueMapBuffer(
-            queue,
-            mem,
-            CL_TRUE,
-            CL_MAP_READ | CL_MAP_WRITE,
-            offset,
-            len,
-            n,
-            l,
-            ptr::null_mut(),
-            &mut err,
-        )
-    };
-    check("clEnqueueMapBuffer", err)?;
-    if p.is_null() {
-        return Err(Error::new("clEnqueueMapBuffer", CL_MAP_FAILURE));
-    }
-    Ok(Mapped { ptr: p as *mut u8, len })
-}
-
 /// Maps `len` bytes of `mem` at `offset` for reading and writing without blocking: the bytes
 /// are the device's once the returned event completes, and given back by [`unmap_at`].
 pub fn map_later(
@@ -363,16 +323,6 @@ pub fn unmap_at(queue: cl_command_queue, mem: cl_mem, ptr: *mut u8, wait: &[cl_e
     let mut ev = ptr::null_mut();
     // SAFETY: the pointer came from mapping this buffer, and the caller gives it back once.
     let r = unsafe { api().clEnqueueUnmapMemObject(queue, mem, ptr as *mut c_void, n, l, &mut ev) };
-    event("clEnqueueUnmapMemObject", r, ev, queue)
-}
-
-/// Gives the mapped bytes back to the device.
-pub fn unmap(queue: cl_command_queue, mem: cl_mem, mapped: Mapped, wait: &[cl_event]) -> Result<Event> {
-    let (n, l) = list(wait);
-    let mut ev = ptr::null_mut();
-    // SAFETY: the pointer came from mapping this buffer and is given back once (`mapped` is
-    // consumed).
-    let r = unsafe { api().clEnqueueUnmapMemObject(queue, mem, mapped.ptr as *mut c_void, n, l, &mut ev) };
     event("clEnqueueUnmapMemObject", r, ev, queue)
 }
 
