@@ -542,11 +542,11 @@ fn noted(
             return CL_SUCCESS;
         }
         // With no wait list, the marker completes after every command enqueued before it.
-        let own = crate::cl::cmd::marker(queue, &[]).ok().or_else(|| {
+        let own = crate::cl::cmd::marker(queue, &[]).map_err(|e| {
             // Nothing to stand for the launch: it is waited for, so that later conversions
-            // need not wait for it.
-            let _ = crate::cl::cmd::finish(queue);
-            None
+            // need not wait for it, where that cannot hang.
+            let why = format!("a marker could not be enqueued after a first launch ({e})");
+            super::order::finished_instead(Some(queue), super::order::free(queue, &[]), &why);
         });
         // SAFETY: `ev` is the pointer the launch path passed for the launch's event.
         unsafe { *ev = own.map_or(std::ptr::null_mut(), |e| e.into_raw()) };

@@ -254,18 +254,24 @@ impl Stretch {
     }
 }
 
-/// A stretch whose marker could not be had: its launches are waited for when nothing on their
-/// queue waits for the application, nor for a callback of its (`callbacks::quiet`); otherwise
-/// nothing can be ordered after them, and conversions stop.
+/// A stretch whose marker could not be had: its launches are waited for, or conversions stop
+/// (`finished_instead`).
 fn waited_instead(queue: Option<&Queue>, free: bool, why: &str) -> Marker {
-    let waited =
-        free && super::callbacks::quiet().is_some_and(|_quiet| queue.is_some_and(|q| cmd::finish(q.raw()).is_ok()));
+    finished_instead(queue.map(Queue::raw), free, why);
+    Marker { event: None, free: true }
+}
+
+/// Launches on `queue` that no marker can stand for: waited for when nothing on the queue waits
+/// for the application (`free`), nor for a callback of its (`callbacks::quiet`), which a finish
+/// with the caller's locks held could wait for for ever; otherwise nothing can be ordered after
+/// them, and conversions stop.
+pub fn finished_instead(queue: Option<cl_command_queue>, free: bool, why: &str) {
+    let waited = free && super::callbacks::quiet().is_some_and(|_quiet| queue.is_some_and(|q| cmd::finish(q).is_ok()));
     if !waited {
         super::stop::stop_converting(&format!(
             "launches enqueued without an event could not be ordered before a conversion: {why}"
         ));
     }
-    Marker { event: None, free: true }
 }
 
 /// The latest command clayout knows of on a queue (for an out-of-order queue, the latest one
