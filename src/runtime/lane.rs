@@ -24,7 +24,7 @@
 //! again first, where the other lane gave it others (`Give`). Without it every
 //! such launch closed one lane and opened the other through the slower repeat: 1,839
 //! instructions of clayout's own code a step on PoCL, and the allocations they made, against
-//! 503 now and 412 for a loop that swaps nothing (`scripts/setarg-loops.sh`). The buffer such a
+//! 434 now and 340 for a loop that swaps nothing (`scripts/setarg-loops.sh`). The buffer such a
 //! loop sets at each step is the one the other lane holds there, which tells it from a scalar
 //! without the lookup among the buffers (`buffer_at`), and of the two lanes the one that
 //! launched less recently is tried first.
@@ -201,6 +201,9 @@ impl Lane {
     ///
     /// Nothing after the enqueue may panic (the exported entry point would forward the call
     /// again): plain counts, and the one call that locks, guarded.
+    // Forced: left to the inliner, an unrelated change elsewhere in the crate once put it out
+    // of line, 60-70 instructions more a launch on PoCL (docs/results.md, "Inlining").
+    #[inline(always)]
     fn again(
         &mut self,
         queue: cl_command_queue,
