@@ -15,11 +15,12 @@ cd "$(dirname "$0")/.."
 iters=${1:-200}
 NAME=declined-launches LIB_ARG=${2:-}
 . scripts/valgrind-particles.sh
+# The history under the profile's own command line (`under`).
+VG=(valgrind --tool=callgrind --collect-atstart=no --toggle-collect=clEnqueueNDRangeKernel --callgrind-out-file="$work/cg.out" -q)
 under always 4096 1
 for _ in 1 2 3 4 5 6 7; do under auto 4096 1; done
-env CLAYOUT_FAULT=quick-build CLAYOUT_CACHE_DIR="$work/cache" CLAYOUT_ANNOTATIONS="$ann" CLAYOUT_STATS="$work/stats.json" \
-    LD_PRELOAD="$lib" valgrind --tool=callgrind --collect-atstart=no --toggle-collect=clEnqueueNDRangeKernel \
-    --callgrind-out-file="$work/cg.out" -q "$bin" -n 4096 -i "$iters" >/dev/null 2>&1
+EXTRA=(CLAYOUT_STATS="$work/stats.json")
+under auto 4096 "$iters"
 total=$(callgrind_annotate --inclusive=yes "$work/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
 python3 - "$work/stats.json" "$total" "$iters" "$(basename "$lib")" <<'PY'
 import json, sys

@@ -4,7 +4,12 @@
 # makes every build count as answered from a driver cache, as NVIDIA's are), `work` (a temporary
 # directory, removed at exit unless KEEP is set), `bin` (particles built there) and `ann` (its
 # side file), moves to samples/particles, and defines `under POLICY N ITERS`: one run of N
-# particles and ITERS iterations under valgrind's fastest tool, on the cache in $work/cache.
+# particles and ITERS iterations under the valgrind command line of the array VG (set by the
+# caller: the profile's own), on the cache in $work/cache, with the variables of the array EXTRA
+# (may be empty) added. Every run of a history goes through the same command line as the run
+# profiled: clayout weighs the runs made with the same arguments (/proc/self/cmdline, which
+# under valgrind holds valgrind's options), and a history made under other options is not the
+# profiled run's (under `valgrind --tool=none` its copies were loaded, not declined).
 if [ -n "$LIB_ARG" ]; then
     lib=$(readlink -f "$LIB_ARG")
 else
@@ -17,7 +22,8 @@ make -s -C samples OUT="$work/smp" >/dev/null
 bin=$work/smp/particles/particles
 ann=$PWD/samples/particles/particles.dl
 cd samples/particles
+EXTRA=()
 under() {
     env CLAYOUT_FAULT=quick-build CLAYOUT_CACHE_DIR="$work/cache" CLAYOUT_ANNOTATIONS="$ann" CLAYOUT_POLICY="$1" \
-        LD_PRELOAD="$lib" valgrind --tool=none -q "$bin" -n "$2" -i "$3" >/dev/null 2>&1
+        ${EXTRA[@]+"${EXTRA[@]}"} LD_PRELOAD="$lib" "${VG[@]}" "$bin" -n "$2" -i "$3" >/dev/null 2>&1
 }
