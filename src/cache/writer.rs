@@ -4,8 +4,9 @@
 //! records its length, a buffer released in ASTA records a habit. Writing the file there (a
 //! temporary file, written and renamed) left the application waiting behind the disk: three
 //! records in one read took 0.5 ms of a 0.9 ms run of particles on PoCL. A record is therefore
-//! only handed over here; one thread of clayout's writes it, and the exit (or anyone who calls
-//! [`flush`]) writes what is still pending. A record handed over and not yet written is what
+//! only handed over here; one thread of clayout's writes it (looking for records by itself while
+//! they come, so that handing one over wakes no thread: `POLL`), and the exit (or anyone who
+//! calls [`flush`]) writes what is still pending. A record handed over and not yet written is what
 //! this process reads back ([`pending`]), so deferring a write never makes a read stale.
 //!
 //! A process killed before its exit loses what was still pending, as it would lose the records
@@ -40,6 +41,9 @@ struct Pending {
     serial: u64,
     /// Whether the writing thread was started (or could not be: then `flush` writes).
     started: bool,
+    /// Whether the writing thread waits to be woken (`run`): else it looks again within `POLL`
+    /// by itself, and a record handed over wakes nobody.
+    idle: bool,
 }
 
 static PENDING: Lazy<Mutex<Pending>> = Lazy::new(Default::default);
@@ -51,6 +55,17 @@ static WRITING: Mutex<()> = Mutex::new(());
 /// How long the thread lets records gather before writing them: a burst of launches and reads
 /// changes the same few records many times, and each version would otherwise be a file.
 const GATHER: Duration = Duration::from_millis(20);
+
+/// How often the thread looks for records by itself while the application hands some over. A
+/// record handed over inside an application's call then costs no wake of the thread: on the
+/// H200 the wake took 4-18 us of a blocking read that ended a short run's epochs, where the
+/// whole of clayout's time in such a run is some 100 us (docs/results.md, "The cache's writer
+/// woken no more"). A run shorter than this never has the thread write: its exit does.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Looks in a row that find nothing after which the thread waits to be woken: an application
+/// that hands nothing over for a while costs no wake-ups.
+const IDLE_AFTER: u32 = 10;
 
 /// Hands the file `path` (its whole bytes) to the writer; a newer version replaces one not yet
 /// written.
@@ -64,8 +79,17 @@ pub fn submit(path: PathBuf, bytes: Vec<u8>) {
     let serial = p.serial;
     p.records.insert(path, Record { bytes: Arc::new(bytes), serial });
     start_locked(&mut p);
+    wake(p);
+}
+
+/// Wakes the writing thread where it waits to be woken (`Pending::idle`), read under the lock
+/// the thread sets it under, so that no record is left waiting for a look that never comes.
+fn wake(p: parking_lot::MutexGuard<'_, Pending>) {
+    let idle = p.idle;
     drop(p);
-    WORK.notify_one();
+    if idle {
+        WORK.notify_one();
+    }
 }
 
 /// Hands over `make`, which makes a record and submits it ([`submit`]), to be run on the writing
@@ -81,8 +105,7 @@ pub fn submit_later(make: Later) {
     let mut p = PENDING.lock();
     p.later.push(make);
     start_locked(&mut p);
-    drop(p);
-    WORK.notify_one();
+    wake(p);
 }
 
 /// Held while records handed over are made, so that a reader who finds none left to make also
@@ -150,13 +173,22 @@ fn forked() -> bool {
 }
 
 fn run() {
+    // Started ahead of the first record, by a run that will likely hand some over: looking.
+    let mut empty = 0;
     loop {
         {
             let mut p = PENDING.lock();
             while p.records.is_empty() && p.later.is_empty() {
-                WORK.wait(&mut p);
+                if empty >= IDLE_AFTER {
+                    p.idle = true;
+                    WORK.wait(&mut p);
+                    p.idle = false;
+                } else if WORK.wait_for(&mut p, POLL).timed_out() {
+                    empty += 1;
+                }
             }
         }
+        empty = 0;
         std::thread::sleep(GATHER);
         make_later();
         let _w = WRITING.lock();
@@ -252,6 +284,29 @@ mod tests {
             std::thread::sleep(Duration::from_millis(5));
         }
         assert_eq!(fs::read(&path).unwrap(), b"written by the thread");
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_record_handed_over_after_the_thread_went_idle_is_written_without_a_flush() {
+        let d = crate::cache::test_dir("writer-idle");
+        let written = |path: &Path| {
+            let start = std::time::Instant::now();
+            while pending(path).is_some() && start.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            fs::read(path).ok()
+        };
+        let first = d.join("first.bin");
+        submit(first.clone(), b"while looking".to_vec());
+        assert_eq!(written(&first).as_deref(), Some(&b"while looking"[..]));
+        // Long enough for the thread to stop looking by itself, unless other tests hand it
+        // records meanwhile: either way the next record must land.
+        std::thread::sleep(POLL * (IDLE_AFTER + 2));
+        let second = d.join("second.bin");
+        let p = second.clone();
+        submit_later(Box::new(move || submit(p, b"after idling".to_vec())));
+        assert_eq!(written(&second).as_deref(), Some(&b"after idling"[..]));
         let _ = fs::remove_dir_all(&d);
     }
 
