@@ -38,7 +38,7 @@ echo "particles -n 4096 -i $iters, copies declined: $declined, $(basename "$lib"
 echo "| call | instructions | code lines first met | data lines first met |"
 echo "| --- | ---: | ---: | ---: |"
 row() { # FILE NAME PATTERN
-    callgrind_annotate --inclusive=yes "$1" 2>/dev/null | { grep -E "$3" || true; } | head -1 | sed 's/([^)]*)//g' |
+    callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null | { grep -E "$3" || true; } | head -1 | sed 's/([^)]*)//g' |
         awk -v n="$2" '{printf "| %s | %s | %s | %s |\n", n, $1, $4, $5}'
 }
 # The application's thread: callgrind numbers it 01.
