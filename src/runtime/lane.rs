@@ -202,7 +202,8 @@ impl Lane {
     /// Nothing after the enqueue may panic (the exported entry point would forward the call
     /// again): plain counts, and the one call that locks, guarded.
     // Forced: left to the inliner, an unrelated change elsewhere in the crate once put it out
-    // of line, 60-70 instructions more a launch on PoCL (docs/results.md, "Inlining").
+    // of line, 60-70 instructions more a launch on PoCL (docs/results.md, "Inlining, and what
+    // is left of a short run's time").
     #[inline(always)]
     fn again(
         &mut self,
