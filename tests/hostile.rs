@@ -214,11 +214,11 @@ fn shimmed(r: &Run, extra_env: &[(&str, OsString)]) -> (Output, Option<Value>) {
     if r.flags.cache_off {
         env.push(("CLAYOUT_CACHE_DIR", "off".into()));
     }
-    if let Some(site) = r.fault {
-        env.push(("CLAYOUT_FAULT", site.into()));
-    }
     let cmd = match r.fault {
-        Some(_) => command(r, &env).shimmed_with(fault_lib()),
+        Some(site) => {
+            env.push(("CLAYOUT_FAULT", site.into()));
+            command(r, &env).shimmed_with(fault_lib())
+        }
         None => command(r, &env).shimmed(),
     };
     let timeout = r.flags.timeout.unwrap_or(DEFAULT_TIMEOUT);
