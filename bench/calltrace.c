@@ -6,7 +6,8 @@
  *   gcc -O2 -shared -fPIC -DSIDE='"app"' -o /tmp/ct-app.so bench/calltrace.c -ldl -lpthread
  *   gcc -O2 -shared -fPIC -DSIDE='"drv"' -o /tmp/ct-drv.so bench/calltrace.c -ldl -lpthread
  *   CALLTRACE_DIR=/tmp/ct LD_PRELOAD="/tmp/ct-app.so libclayout.so /tmp/ct-drv.so" ./sample ...
- * Writes CALLTRACE_DIR/SIDE-PID.txt: "tid start_us length_us name" per call, start times from
+ * Writes CALLTRACE_DIR/SIDE-PID.txt: "tid start_us length_us name faults" per call (faults: the
+ * thread's page faults inside the call, counted only where built with -DFAULTS, else 0), start times from
  * CLOCK_MONOTONIC, so that the two files of a run merge by time. Diagnostic for
  * docs/results.md. */
 #define _GNU_SOURCE
@@ -16,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,6 +30,7 @@ static struct {
     double t0, d;
     const char *name;
     int tid;
+    long faults;
 } rec[MAX];
 static atomic_int used;
 
@@ -38,11 +41,25 @@ static int tid(void)
     return t;
 }
 
-static void note(const char *name, double t0)
+/* The calling thread's minor page faults so far, where built with -DFAULTS (a getrusage call
+ * on each side of every call, about a microsecond: for counting faults, not for timing). */
+static long faults(void)
+{
+#ifdef FAULTS
+    struct rusage u;
+    getrusage(RUSAGE_THREAD, &u);
+    return u.ru_minflt + u.ru_majflt;
+#else
+    return 0;
+#endif
+}
+
+static void note(const char *name, double t0, long f0)
 {
     double d = bench_now_us() - t0;
+    long f = faults() - f0;
     int i = atomic_fetch_add(&used, 1);
-    if (i < MAX) rec[i].t0 = t0, rec[i].d = d, rec[i].name = name, rec[i].tid = tid();
+    if (i < MAX) rec[i].t0 = t0, rec[i].d = d, rec[i].name = name, rec[i].tid = tid(), rec[i].faults = f;
 }
 
 __attribute__((destructor)) static void report(void)
@@ -54,7 +71,7 @@ __attribute__((destructor)) static void report(void)
     snprintf(path, sizeof path, "%s/%s-%d.txt", dir, SIDE, (int)getpid());
     FILE *f = fopen(path, "w");
     if (!f) return;
-    for (int i = 0; i < n && i < MAX; i++) fprintf(f, "%d %.1f %.1f %s\n", rec[i].tid, rec[i].t0, rec[i].d, rec[i].name);
+    for (int i = 0; i < n && i < MAX; i++) fprintf(f, "%d %.1f %.1f %s %ld\n", rec[i].tid, rec[i].t0, rec[i].d, rec[i].name, rec[i].faults);
     fclose(f);
 }
 
@@ -64,9 +81,10 @@ __attribute__((destructor)) static void report(void)
     {                                                                               \
         static __typeof__(&name) ct_real_;                                            \
         if (!ct_real_) ct_real_ = (__typeof__(&name))dlsym(RTLD_NEXT, #name);               \
+        long ct_f0_ = faults();                                                        \
         double ct_t0_ = bench_now_us();                                                \
         ret ct_r_ = ct_real_ args;                                                        \
-        note(#name, ct_t0_);                                                           \
+        note(#name, ct_t0_, ct_f0_);                                                   \
         return ct_r_;                                                                 \
     }
 

@@ -31,7 +31,7 @@ ENTRIES = ["clEnqueueWriteBuffer", "clSetKernelArg", "clEnqueueNDRangeKernel", "
 def load(path):
     rows = []
     for line in open(path):
-        tid, start, length, name = line.split()
+        tid, start, length, name = line.split()[:4]
         rows.append((int(tid), float(start), float(length), name))
     return sorted(rows, key=lambda r: r[1])
 

@@ -148,6 +148,8 @@ extern "C" fn at_exit() {
     }
     // This thread's express lanes add their last launches to the statistics.
     crate::guard::guard("lanes at exit", crate::runtime::lane::close_all);
+    // What the untracked run's journal holds, before what it counts is written and said.
+    crate::guard::guard("journal at exit", crate::runtime::untracked::drain_journal);
     // The last launches' times, for the cache and the statistics.
     crate::guard::guard("kernel times at exit", crate::runtime::cost::measure::harvest);
     crate::guard::guard("annotations at exit", crate::runtime::program::report_unattached);

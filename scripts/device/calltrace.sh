@@ -20,7 +20,7 @@ sample=${2:-particles}
 size=${3:--n 64000}
 iters=${4:-2}
 for side in app drv; do
-    $CC -O2 -shared -fPIC -DCL_USE_DEPRECATED_OPENCL_1_1_APIS -DCL_USE_DEPRECATED_OPENCL_1_2_APIS -DSIDE="\"$side\"" \
+    $CC -O2 ${CT_CFLAGS:-} -shared -fPIC -DCL_USE_DEPRECATED_OPENCL_1_1_APIS -DCL_USE_DEPRECATED_OPENCL_1_2_APIS -DSIDE="\"$side\"" \
         -o /tmp/ct-$side.so bench/calltrace.c -ldl -lpthread || exit 1
 done
 # CPUS=l3 in a configuration: the processors that share the last-level cache of processor 0

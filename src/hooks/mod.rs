@@ -147,7 +147,14 @@ pub unsafe fn clReleaseContext(context: cl_context) -> cl_int {
 
 refcounted!(clRetainProgram, clReleaseProgram, cl_program, programs, crate::runtime::program::released);
 refcounted!(clRetainKernel, clReleaseKernel, cl_kernel, kernels, crate::runtime::kernels::released);
-refcounted!(clRetainMemObject, clReleaseMemObject, cl_mem, buffers, crate::runtime::buffers::released);
+refcounted!(clRetainMemObject, clReleaseMemObject, cl_mem, buffers, mem_released);
+
+/// A buffer's last reference is gone: what the untracked run's journal holds is counted first,
+/// while the buffer's record can still be found by its handle.
+fn mem_released(h: registry::Handle) {
+    crate::runtime::untracked::drain_journal();
+    crate::runtime::buffers::released(h);
+}
 
 // ---- command queues -------------------------------------------------------------------------
 

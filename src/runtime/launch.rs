@@ -38,8 +38,13 @@ pub unsafe fn launch(
     enqueue: impl Enqueue,
 ) -> cl_int {
     // A declined run left untracked (`untracked`): its launches are counted, and run on the
-    // fast path until one needs commands tracked.
+    // fast path until one needs commands tracked; the first of them are noted in the journal.
     let pre = if super::untracked::counting() {
+        if n == 0 && super::untracked::journal_open() {
+            if let Some(r) = journaled(kernel, &dims, event, &enqueue) {
+                return r;
+            }
+        }
         crate::guard("untracked launch", || untracked_launch(kernel, &dims, n, list)).flatten()
     } else {
         None
@@ -128,6 +133,55 @@ pub unsafe fn launch(
         }
     }
     launch_with(queue, kernel, k, planned, dims, n, list, event, enqueue, counted)
+}
+
+/// A launch of a declined run left untracked, noted in the journal (`untracked`'s comment) and
+/// enqueued as written on the fast path: None where the journal does not take it (a kernel of
+/// no untracked program, or at a size the model would time it at) or the fast path is closed,
+/// and the caller takes the launch's usual path.
+fn journaled(kernel: cl_kernel, dims: &Dims, event: *mut cl_event, enqueue: &impl Enqueue) -> Option<cl_int> {
+    let k = crate::guard("journal", || kernels::get(key(kernel))).flatten()?;
+    let program = k.program.as_ref()?;
+    if !program.untracked.untracked()
+        || !program.journal_takes(&k.facts.name, super::transparent::launch::items_class(dims))
+    {
+        return None;
+    }
+    let fast = super::order::fast(0)?;
+    let r = enqueue(kernel, None, 0, std::ptr::null(), event);
+    drop(fast);
+    if r == CL_SUCCESS {
+        crate::guard("journal", || {
+            let (args, _) = k.facts.args_now();
+            let at = super::cost::worth::clock_ns();
+            let dims = *dims;
+            let count = Box::new(move || replay_untracked(&k, &dims, &args, at));
+            if let Err(refused) = super::untracked::note(super::untracked::Noted::Launch(count)) {
+                // Full since it was looked at: counted now, after what it holds.
+                super::untracked::drain_journal();
+                refused.replay();
+            }
+        });
+    }
+    Some(r)
+}
+
+/// What `untracked_launch` counts of a launch noted in the journal (`journaled`), launched
+/// with arguments `args` at `at` (`worth::clock_ns`): its buffers' epochs, what it forgoes, and
+/// the statistics. The rest (handing over, timing, buying, the ticket) needed the launch, and
+/// is the next launch's counted in its call.
+fn replay_untracked(k: &kernels::Kernel, dims: &Dims, args: &[Option<ArgValue>], at: u64) {
+    if k.has_plan() {
+        return;
+    }
+    if let Some((program, rewritten, items)) = declined(k, dims) {
+        if let Some(gain) = super::program::forgone_per_launch(program, rewritten, items) {
+            program.forgone.forgoes_at(gain, at);
+        }
+    }
+    if counted_with(k, dims, Some(args)).is_some() {
+        untracked_as_written(k);
+    }
 }
 
 /// Test builds (fault site `untracked-race`): the tracking starts between a launch's count
@@ -232,6 +286,8 @@ fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_
         // A kernel of another program, not annotated: nothing to count.
         return None;
     }
+    // Counted in this call: after what the journal holds.
+    super::untracked::drain_journal();
     match repeat_untracked(&k, program, dims) {
         Some(Ok((ticket, nth, opening))) => {
             crate::stats::repeated_launch(k.copies.decisions(&k.facts.name), Variant::Written.form());
@@ -853,6 +909,12 @@ fn timing_while_building(
 /// 30-launch runs on the H100, docs/cost-model.md). The kernel's buffer arguments are taken in
 /// the order the cost model numbers them: its rewritten parameters by argument index.
 fn counted_while_building(k: &kernels::Kernel, dims: &Dims) -> Option<Counted> {
+    counted_with(k, dims, None)
+}
+
+/// `counted_while_building`, with the arguments the launch had (`args`, where it was noted in
+/// the untracked run's journal) or has now (None).
+fn counted_with(k: &kernels::Kernel, dims: &Dims, args: Option<&[Option<ArgValue>]>) -> Option<Counted> {
     let items = super::transparent::launch::items_class(dims);
     let program = k.program.as_ref()?;
     let dl = program.dl()?;
@@ -868,8 +930,7 @@ fn counted_while_building(k: &kernels::Kernel, dims: &Dims) -> Option<Counted> {
     drop(built_with);
     let mut indices: Few<usize> = rewritten.indices.values().copied().collect();
     indices.sort_unstable();
-    let handles: Few<_> = {
-        let args = k.facts.args.lock();
+    let bound = |args: &[Option<ArgValue>]| -> Few<_> {
         indices
             .iter()
             .map(|&i| match args.get(i) {
@@ -877,6 +938,10 @@ fn counted_while_building(k: &kernels::Kernel, dims: &Dims) -> Option<Counted> {
                 _ => 0,
             })
             .collect()
+    };
+    let handles = match args {
+        Some(args) => bound(args),
+        None => bound(&k.facts.args.lock()),
     };
     let mut first = None;
     let mut converted = Few::new();

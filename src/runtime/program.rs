@@ -51,6 +51,26 @@ pub struct Program {
     declined_times: Mutex<Vec<(String, crate::runtime::cost::kernel::TimesByClass)>>,
     /// Whether its run is tracked, or left untracked until its copies are bought (`untracked`).
     pub untracked: super::untracked::Mark,
+    /// For each kernel of its declined copies, by name, the work-item buckets
+    /// (`launch::items_class`, one bit each) at which its time as written is settled: its
+    /// launches there are not timed, and the untracked run's journal may take them (`journal_takes`).
+    quiet_items: Mutex<Vec<(String, u64)>>,
+    /// How many more of its launches the untracked run's journal may take: fewer than would
+    /// forgo what the copies' load costs (`journal_budget`), so that the launch that buys them
+    /// is counted in its call.
+    journal_left: std::sync::atomic::AtomicU32,
+}
+
+impl Program {
+    /// Whether the untracked run's journal may take a launch of its kernel `name` of work-item
+    /// bucket `items`: the model would not time it (`quiet_items`), and it cannot be the launch
+    /// that buys the copies (`journal_left`, which it takes one of).
+    pub fn journal_takes(&self, name: &str, items: u8) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        items < 64
+            && self.quiet_items.lock().iter().any(|(n, m)| n == name && m & (1 << items) != 0)
+            && self.journal_left.fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1)).is_ok()
+    }
 }
 
 /// A build that takes at most this long came from the driver's cache: compiling any of the
@@ -181,6 +201,8 @@ pub fn created(h: Handle, facts: Arc<ProgramInfo>) {
             app_build_ns: Default::default(),
             declined_times: Default::default(),
             untracked: Default::default(),
+            quiet_items: Default::default(),
+            journal_left: Default::default(),
         },
     );
 }
@@ -876,6 +898,10 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     let build = (build > 0).then_some(build as f64);
     let verdict = worth::verdict(record.as_ref(), gains.as_deref(), build, load > 0.0, alike);
     program.forgone.reset(verdict.is_err(), load as u64);
+    let quiet = if verdict.is_err() { quiet_items(dl, &kernels, &times) } else { Vec::new() };
+    let left = journal_budget(&kernels, &times, &quiet, load as u64);
+    *program.quiet_items.lock() = quiet;
+    program.journal_left.store(left, std::sync::atomic::Ordering::Relaxed);
     // Noted now, loaded or not: a load that finds the copies not all in clayout's cache times
     // nothing, and the record must learn the run's epochs all the same (it learnt none before a
     // load was made, and the runs until then loaded whatever they would gain).
@@ -900,6 +926,65 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
         }
     }
     Load::No { bought_only: load > 0.0 && untimed_whole.unwrap_or_else(whole_in_cache) }
+}
+
+/// How many launches the untracked run's journal may take (`Program::journal_left`): at most
+/// `untracked::JOURNAL_LAUNCHES`, and fewer than the least that could forgo the load's cost
+/// `load_ns` at the buckets `quiet` lets it take (each launch forgoing the most any kernel there
+/// may, at the top of its bucket, `worth::forgone_per_launch`). With the load's cost unknown
+/// (0) no launch buys the copies.
+fn journal_budget(
+    kernels: &KeyedKernels,
+    times: &[Option<crate::runtime::cost::kernel::TimesByClass>],
+    quiet: &[(String, u64)],
+    load_ns: u64,
+) -> u32 {
+    let most = super::untracked::JOURNAL_LAUNCHES;
+    if load_ns == 0 {
+        return most;
+    }
+    let buckets = quiet.iter().fold(0u64, |m, (_, b)| m | b);
+    let gain = kernels
+        .iter()
+        .zip(times)
+        .filter_map(|(_, t)| t.as_ref())
+        .flat_map(|t| {
+            (0..64u32)
+                .filter(move |b| buckets & (1 << b) != 0)
+                .filter_map(move |b| crate::runtime::cost::worth::forgone_per_launch(t, (2u64 << b) - 1))
+        })
+        .fold(0.0f64, f64::max);
+    if gain <= 0.0 {
+        return most;
+    }
+    // Fewer than would reach the load: the launch that reaches it is counted in its call.
+    let reach = (load_ns as f64 / gain).ceil() as u64;
+    reach.saturating_sub(1).min(most as u64) as u32
+}
+
+/// For each kernel of the copies, by name, the work-item buckets at which its time as written
+/// in `times` (in the order of `kernels`) is settled, one bit each (`Program::quiet_items`).
+fn quiet_items(
+    dl: &ProgramDl,
+    kernels: &KeyedKernels,
+    times: &[Option<crate::runtime::cost::kernel::TimesByClass>],
+) -> Vec<(String, u64)> {
+    use crate::runtime::cost::model::Variant;
+    let Some(rw) = dl.rewrites.as_ref() else { return Vec::new() };
+    let settled = |t: &crate::runtime::cost::kernel::TimesByClass| {
+        t.classes
+            .iter()
+            .filter(|(c, times)| c.items < 64 && !times.unsettled(Variant::Written))
+            .fold(0u64, |m, (c, _)| m | 1 << c.items)
+    };
+    rw.rewritten
+        .kernels
+        .iter()
+        .filter_map(|(name, rk)| {
+            let at = kernels.iter().position(|(k, _)| Arc::ptr_eq(k, rk))?;
+            Some((name.clone(), settled(times.get(at)?.as_ref()?)))
+        })
+        .collect()
 }
 
 /// What the runs the verdict weighs (those of the program's `record` with this process's

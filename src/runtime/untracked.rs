@@ -17,8 +17,27 @@
 //! program's build when its copies are not declined, at the launch that buys them, that the
 //! model wants timed, that finds them built or that completes an inferred stride, and at the
 //! reading of any other annotated program.
+//!
+//! The journal: the first of those launches, and the host accesses among them, are not counted
+//! in the application's call but noted in a journal that is replayed later (`drain_journal`):
+//! when a launch it does not take comes, before commands become tracked, when a buffer is
+//! released, and at exit. A launch it takes runs as written on the fast path, as an untracked
+//! one does, and what the replay counts is what the launch would have counted: its buffers'
+//! epochs (with the arguments it was launched with) and what it forgoes. What needs the launch
+//! itself is left to the launches it does not take (`Program::journal_takes`): it takes at
+//! most [`JOURNAL_LAUNCHES`] in the process, none at a size where the model would time the
+//! kernel as written (its time there unsettled), and fewer of a program's than could forgo what
+//! the copies' load costs, so that the launch that buys them is counted in its call; the
+//! repeats' tickets and lanes start after it.
+//!
+//! Why: on the H200 a declined particles run of two iterations spent 17-25 us of clayout's own
+//! time in its first launch and 4-7 us in each other kernel's first, nearly all of it code met
+//! for the first time in the process (its third kernel's first launch took 3.5 us, a repeat
+//! 0.8), and 3-5 us ending its buffers' epochs in its last read: in a run of one millisecond,
+//! more than the 2 % issue 17 allows. A run of a few launches now pays for them where it
+//! releases its buffers or exits, and a long run at its 33rd launch.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 
 /// Set, never cleared, once a program's run is left untracked: from then on, until commands are
 /// tracked, launches and host accesses look their records up to count epochs.
@@ -97,6 +116,8 @@ pub fn start(why: &str) {
     if super::order::annotated_program_created() {
         // What the untracked commands before wrote is not known: every buffer may hold data.
         super::buffers::all_defined();
+        // Counted before the tracked commands are (no untracked one is in flight any more).
+        drain_journal();
         if ANY.load(Ordering::Acquire) {
             crate::log::debug_with(|| format!("commands are tracked from now on: {why}"));
         }
@@ -104,11 +125,101 @@ pub fn start(why: &str) {
 }
 
 /// A host access to `mems` on the fast path while epochs are counted there (`counting`): each
-/// buffer's epoch ends, as on the tracked path.
+/// buffer's epoch ends, as on the tracked path, in the journal while it is open.
 pub fn host_sees(mems: impl Iterator<Item = opencl_sys::cl_mem>) {
-    for m in mems {
-        if let Some(b) = super::buffers::get(crate::registry::key(m)) {
+    let keys: smallvec::SmallVec<[crate::registry::Handle; 2]> = mems.map(crate::registry::key).collect();
+    let Err(refused) = note(Noted::Host(keys)) else { return };
+    drain_journal();
+    refused.replay();
+}
+
+/// Ends the epochs of the buffers of handles `keys`.
+fn epochs_end(keys: &[crate::registry::Handle]) {
+    for &h in keys {
+        if let Some(b) = super::buffers::get(h) {
             b.bytes_owner().lock().cost().host_access();
         }
+    }
+}
+
+/// The most launches the journal takes (the module's comment): particles' three kernels over
+/// eight iterations, the stress sequence's short runs.
+pub const JOURNAL_LAUNCHES: u32 = 32;
+
+/// The most host accesses it takes besides, so that a loop of reads between few launches does
+/// not grow it without end.
+const JOURNAL_HOST: u32 = 96;
+
+/// One entry of the journal: a launch's count, made by the launch path (`launch::journaled`),
+/// or a host access's end of its buffers' epochs.
+pub enum Noted {
+    Launch(Box<dyn FnOnce() + Send>),
+    Host(smallvec::SmallVec<[crate::registry::Handle; 2]>),
+}
+
+impl Noted {
+    /// What the call noted it for would have done: done now.
+    pub fn replay(self) {
+        match self {
+            Noted::Launch(count) => count(),
+            Noted::Host(keys) => epochs_end(&keys),
+        }
+    }
+}
+
+static JOURNAL: parking_lot::Mutex<Vec<Noted>> = parking_lot::const_mutex(Vec::new());
+
+/// The entries the journal holds now, and the launches and host accesses it ever took: it
+/// takes none once those reach their bounds, for the rest of the process.
+static NOTED: AtomicU32 = AtomicU32::new(0);
+static LAUNCHES: AtomicU32 = AtomicU32::new(0);
+static HOST: AtomicU32 = AtomicU32::new(0);
+
+/// Held while a drain replays, so that a drain that finds the journal empty (a launch to be
+/// counted in its call, the exit) does not go on before what another drain took is counted.
+static REPLAY: parking_lot::Mutex<()> = parking_lot::const_mutex(());
+
+/// Whether the journal may take a launch now (it may still refuse it, `note`); where it may
+/// not, the caller drains it before counting the launch in its call.
+pub fn journal_open() -> bool {
+    LAUNCHES.load(Ordering::Acquire) < JOURNAL_LAUNCHES && !crate::fault::inject("no-journal")
+}
+
+/// Notes `what` in the journal; handed back where the journal takes no more of its kind, for
+/// the caller to drain the journal and then replay it.
+pub fn note(what: Noted) -> Result<(), Noted> {
+    if crate::fault::inject("no-journal") {
+        return Err(what);
+    }
+    let (count, bound) = match what {
+        Noted::Launch(_) => (&LAUNCHES, JOURNAL_LAUNCHES),
+        Noted::Host(_) => (&HOST, JOURNAL_HOST),
+    };
+    let mut j = JOURNAL.lock();
+    if count.load(Ordering::Acquire) >= bound {
+        return Err(what);
+    }
+    count.fetch_add(1, Ordering::AcqRel);
+    j.push(what);
+    NOTED.store(j.len() as u32, Ordering::Release);
+    Ok(())
+}
+
+/// Counts what the journal holds, in order, on the calling thread.
+pub fn drain_journal() {
+    if NOTED.load(Ordering::Acquire) == 0 && !REPLAY.is_locked() {
+        return;
+    }
+    let _replaying = REPLAY.lock();
+    let noted = {
+        let mut j = JOURNAL.lock();
+        NOTED.store(0, Ordering::Release);
+        std::mem::take(&mut *j)
+    };
+    if !noted.is_empty() {
+        crate::log::debug_with(|| format!("the untracked run's journal counted: {} entries", noted.len()));
+    }
+    for n in noted {
+        crate::guard("journal", || n.replay());
     }
 }

@@ -474,7 +474,7 @@ impl Bought {
 }
 
 /// Nanoseconds of a monotonic clock, never 0.
-fn clock_ns() -> u64 {
+pub fn clock_ns() -> u64 {
     static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     EPOCH.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64 + 1
 }
@@ -494,10 +494,15 @@ impl Forgone {
     /// and the full path in turn (`forgoes`, `program::buys_copies`), and counted once: before,
     /// it added its gain up to three times to what the statistics say was forgone.
     pub fn add(&self, gain: u64) -> (u64, u64) {
+        self.add_at(gain, None)
+    }
+
+    /// `add`, for a launch made at `at` (`clock_ns`; None: now).
+    fn add_at(&self, gain: u64, at: Option<u64>) -> (u64, u64) {
         use std::sync::atomic::Ordering::Relaxed;
         let load = self.load_ns.load(Relaxed);
         if gain > 0 && self.first_ns.load(Relaxed) == 0 {
-            let _ = self.first_ns.compare_exchange(0, clock_ns(), Relaxed, Relaxed);
+            let _ = self.first_ns.compare_exchange(0, at.unwrap_or_else(clock_ns), Relaxed, Relaxed);
         }
         let before = self.forgone_ns.fetch_update(Relaxed, Relaxed, |f| (f < load).then(|| f.saturating_add(gain)));
         let forgone = match before {
@@ -517,6 +522,15 @@ impl Forgone {
         }
         let (forgone, load) = self.add(gain);
         forgone >= load
+    }
+
+    /// A launch made at `at` (`clock_ns`) and counted later, from the untracked run's journal,
+    /// adds `gain`: what it forwent counts towards the purchase that the next launch counted in
+    /// its call makes (`buys`), and its time is the first's where it was.
+    pub fn forgoes_at(&self, gain: u64, at: u64) {
+        if self.declined.load(std::sync::atomic::Ordering::Relaxed) {
+            self.add_at(gain, Some(at));
+        }
     }
 
     /// A launch on the full path adds `gain`: where the launches have now forgone the load's
