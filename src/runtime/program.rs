@@ -53,7 +53,8 @@ pub struct Program {
     pub untracked: super::untracked::Mark,
     /// For each kernel of its declined copies, by name, the work-item buckets
     /// (`launch::items_class`, one bit each) at which its time as written is settled: its
-    /// launches there are not timed, and the untracked run's journal may take them (`journal_takes`).
+    /// launches there are not timed, and the untracked run's journal may take them
+    /// (`journal_takes`, `JournalFacts`).
     quiet_items: Mutex<Vec<(String, u64)>>,
     /// How many more of its launches the untracked run's journal may take: fewer than would
     /// forgo what the copies' load costs (`journal_budget`), so that the launch that buys them
@@ -148,6 +149,8 @@ struct Ahead {
     /// worked out from the records here rather than in the build call.
     gains: Option<Vec<crate::runtime::cost::worth::RunGain>>,
     alike: crate::runtime::cost::worth::Alike,
+    /// What the journal may take if the verdict declines the copies.
+    journal: JournalFacts,
 }
 
 /// Scalar arguments and the values a plan assumed for them.
@@ -590,10 +593,11 @@ impl Build {
     /// and habits into their tables. Under `auto` only, where that verdict is made.
     pub fn read_ahead(&self, program: &Program) {
         let Some(dl) = self.dl.as_ref().filter(|dl| !dl.marshals() && worth_decides()) else { return };
-        let Some((key, kernels)) = worth_keys(program, dl) else { return };
+        let Some((key, keyed)) = worth_keys(program, dl) else { return };
         let _ = dl.seen_before.set(seen_before(&key));
-        let kernels: Vec<Arc<str>> = kernels.into_iter().map(|(_, k)| k).collect();
+        let kernels: Vec<Arc<str>> = keyed.iter().map(|(_, k)| k.clone()).collect();
         let (times, worth) = verdict_records(&key, &kernels);
+        let journal = JournalFacts::of(dl, &keyed, &times);
         kernels.iter().for_each(crate::runtime::cost::habits::preload);
         let whole = dl.rewrites.as_ref().is_some_and(|rw| rw.whole_in_cache());
         // The verdict weighs the runs with these arguments (`weighed_gains`): read here, where
@@ -602,7 +606,7 @@ impl Build {
         let _ = dl
             .building_plans
             .set(dl.kernels.keys().filter_map(|name| Some((name.clone(), plan_while_building(dl, name)?))).collect());
-        *dl.ahead.lock() = Some(Ahead { times, worth, whole, gains, alike });
+        *dl.ahead.lock() = Some(Ahead { times, worth, whole, gains, alike, journal });
         // The models the verdict loads start the records' writer, and its jobs clayout's
         // worker: their threads are started here.
         crate::cache::disk::start_writer();
@@ -873,15 +877,15 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     let keys: Vec<Arc<str>> = kernels.iter().map(|(_, k)| k.clone()).collect();
     // Read beside the application's build where they were, for the same keys (`worth_keys`).
     let ahead = dl.ahead.lock().take();
-    let (times, record, whole, gains, alike) = match ahead {
+    let (times, record, whole, gains, alike, journal) = match ahead {
         Some(a) => {
             crate::log::debug("the copies' records for the verdict were read beside the application's build");
-            (a.times, a.worth, Some(a.whole), a.gains, a.alike)
+            (a.times, a.worth, Some(a.whole), a.gains, a.alike, Some(a.journal))
         }
         None => {
             let (times, record) = verdict_records(&key, &keys);
             let (gains, alike) = weighed_gains(&times, record.as_ref());
-            (times, record, None, gains, alike)
+            (times, record, None, gains, alike, None)
         }
     };
     let build = program.app_build_ns.load(std::sync::atomic::Ordering::Relaxed);
@@ -898,10 +902,13 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     let build = (build > 0).then_some(build as f64);
     let verdict = worth::verdict(record.as_ref(), gains.as_deref(), build, load > 0.0, alike);
     program.forgone.reset(verdict.is_err(), load as u64);
-    let quiet = if verdict.is_err() { quiet_items(dl, &kernels, &times) } else { Vec::new() };
-    let left = journal_budget(&kernels, &times, &quiet, load as u64);
-    *program.quiet_items.lock() = quiet;
-    program.journal_left.store(left, std::sync::atomic::Ordering::Relaxed);
+    let facts = match (verdict.is_err(), journal) {
+        (false, _) => JournalFacts::default(),
+        (true, Some(facts)) => facts,
+        (true, None) => JournalFacts::of(dl, &kernels, &times),
+    };
+    program.journal_left.store(facts.budget(load as u64), std::sync::atomic::Ordering::Relaxed);
+    *program.quiet_items.lock() = facts.quiet;
     // Noted now, loaded or not: a load that finds the copies not all in clayout's cache times
     // nothing, and the record must learn the run's epochs all the same (it learnt none before a
     // load was made, and the runs until then loaded whatever they would gain).
@@ -928,63 +935,68 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     Load::No { bought_only: load > 0.0 && untimed_whole.unwrap_or_else(whole_in_cache) }
 }
 
-/// How many launches the untracked run's journal may take (`Program::journal_left`): at most
-/// `untracked::JOURNAL_LAUNCHES`, and fewer than the least that could forgo the load's cost
-/// `load_ns` at the buckets `quiet` lets it take (each launch forgoing the most any kernel there
-/// may, at the top of its bucket, `worth::forgone_per_launch`). With the load's cost unknown
-/// (0) no launch buys the copies.
-fn journal_budget(
-    kernels: &KeyedKernels,
-    times: &[Option<crate::runtime::cost::kernel::TimesByClass>],
-    quiet: &[(String, u64)],
-    load_ns: u64,
-) -> u32 {
-    let most = super::untracked::JOURNAL_LAUNCHES;
-    if load_ns == 0 {
-        return most;
-    }
-    let buckets = quiet.iter().fold(0u64, |m, (_, b)| m | b);
-    let gain = kernels
-        .iter()
-        .zip(times)
-        .filter_map(|(_, t)| t.as_ref())
-        .flat_map(|t| {
-            (0..64u32)
-                .filter(move |b| buckets & (1 << b) != 0)
-                .filter_map(move |b| crate::runtime::cost::worth::forgone_per_launch(t, (2u64 << b) - 1))
-        })
-        .fold(0.0f64, f64::max);
-    if gain <= 0.0 {
-        return most;
-    }
-    // Fewer than would reach the load: the launch that reaches it is counted in its call.
-    let reach = (load_ns as f64 / gain).ceil() as u64;
-    reach.saturating_sub(1).min(most as u64) as u32
+/// What the untracked run's journal may take of a declined run's launches
+/// (`Program::journal_takes`), worked out from the kernels' times beside the application's
+/// build where they were read there (`Build::read_ahead`).
+#[derive(Debug, Default)]
+struct JournalFacts {
+    /// For each kernel of the copies, by name, the work-item buckets at which its time as
+    /// written is settled, one bit each (`Program::quiet_items`).
+    quiet: Vec<(String, u64)>,
+    /// The most a launch at those buckets forgoes, in ns: at the top of its bucket, of the
+    /// kernel that forgoes most (`worth::forgone_per_launch`).
+    gain: f64,
 }
 
-/// For each kernel of the copies, by name, the work-item buckets at which its time as written
-/// in `times` (in the order of `kernels`) is settled, one bit each (`Program::quiet_items`).
-fn quiet_items(
-    dl: &ProgramDl,
-    kernels: &KeyedKernels,
-    times: &[Option<crate::runtime::cost::kernel::TimesByClass>],
-) -> Vec<(String, u64)> {
-    use crate::runtime::cost::model::Variant;
-    let Some(rw) = dl.rewrites.as_ref() else { return Vec::new() };
-    let settled = |t: &crate::runtime::cost::kernel::TimesByClass| {
-        t.classes
+impl JournalFacts {
+    /// For the copies' `kernels` and their `times` (in that order).
+    fn of(
+        dl: &ProgramDl,
+        kernels: &KeyedKernels,
+        times: &[Option<crate::runtime::cost::kernel::TimesByClass>],
+    ) -> Self {
+        use crate::runtime::cost::model::Variant;
+        let Some(rw) = dl.rewrites.as_ref() else { return JournalFacts::default() };
+        let settled = |t: &crate::runtime::cost::kernel::TimesByClass| {
+            t.classes
+                .iter()
+                .filter(|(c, times)| c.items < 64 && !times.unsettled(Variant::Written))
+                .fold(0u64, |m, (c, _)| m | 1 << c.items)
+        };
+        let quiet: Vec<(String, u64)> = rw
+            .rewritten
+            .kernels
             .iter()
-            .filter(|(c, times)| c.items < 64 && !times.unsettled(Variant::Written))
-            .fold(0u64, |m, (c, _)| m | 1 << c.items)
-    };
-    rw.rewritten
-        .kernels
-        .iter()
-        .filter_map(|(name, rk)| {
-            let at = kernels.iter().position(|(k, _)| Arc::ptr_eq(k, rk))?;
-            Some((name.clone(), settled(times.get(at)?.as_ref()?)))
-        })
-        .collect()
+            .filter_map(|(name, rk)| {
+                let at = kernels.iter().position(|(k, _)| Arc::ptr_eq(k, rk))?;
+                Some((name.clone(), settled(times.get(at)?.as_ref()?)))
+            })
+            .collect();
+        let buckets = quiet.iter().fold(0u64, |m, (_, b)| m | b);
+        let gain = times
+            .iter()
+            .flatten()
+            .flat_map(|t| {
+                (0..64u32)
+                    .filter(move |b| buckets & (1 << b) != 0)
+                    .filter_map(move |b| crate::runtime::cost::worth::forgone_per_launch(t, (2u64 << b) - 1))
+            })
+            .fold(0.0f64, f64::max);
+        JournalFacts { quiet, gain }
+    }
+
+    /// How many launches the journal may take (`Program::journal_left`): at most
+    /// `untracked::JOURNAL_LAUNCHES`, and fewer than could forgo the load's cost `load_ns`, so
+    /// that the launch that reaches it is counted in its call. With the load's cost unknown (0)
+    /// no launch buys the copies.
+    fn budget(&self, load_ns: u64) -> u32 {
+        let most = super::untracked::JOURNAL_LAUNCHES;
+        if load_ns == 0 || self.gain <= 0.0 {
+            return most;
+        }
+        let reach = (load_ns as f64 / self.gain).ceil() as u64;
+        reach.saturating_sub(1).min(most as u64) as u32
+    }
 }
 
 /// What the runs the verdict weighs (those of the program's `record` with this process's
@@ -1499,7 +1511,7 @@ fn rewritten_params(
 
 #[cfg(test)]
 mod tests {
-    use super::{mentions_asta, Purchase};
+    use super::{mentions_asta, JournalFacts, Purchase};
     use crate::runtime::cost::worth::Bought;
 
     #[test]
@@ -1512,6 +1524,17 @@ mod tests {
         assert_eq!(at(10.1, 0.155), Purchase::Wait);
         assert_eq!(at(8.0, 1.0), Purchase::Wait, "at the margin");
         assert_eq!(at(0.001, 0.0), Purchase::Wait, "no host time known: the first launch bought them");
+    }
+
+    #[test]
+    fn the_journal_takes_fewer_launches_than_could_buy_the_copies() {
+        let at = |gain: f64, load: u64| JournalFacts { quiet: Vec::new(), gain }.budget(load);
+        assert_eq!(at(3.0, 10), 3, "three forgo 9 ns; the fourth, which reaches the load, is counted in its call");
+        assert_eq!(at(1.0, 10), 9);
+        assert_eq!(at(5.0, 1), 0, "the first launch buys them");
+        assert_eq!(at(1.0, 1_000_000), crate::runtime::untracked::JOURNAL_LAUNCHES);
+        assert_eq!(at(1.0, 0), crate::runtime::untracked::JOURNAL_LAUNCHES, "the load's cost unknown: nothing buys");
+        assert_eq!(at(0.0, 10), crate::runtime::untracked::JOURNAL_LAUNCHES, "nothing forgone: nothing buys");
     }
 
     #[test]
