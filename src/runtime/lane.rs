@@ -55,6 +55,18 @@ thread_local! {
     static OPEN: RefCell<Vec<Lane>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Set, never cleared, once a lane was opened on any thread: until then no thread has one, and
+/// the calls that look for the thread's lanes leave `OPEN` alone. Why: a thread-local with a
+/// destructor registers it at its first touch on the thread, code met nowhere else; in a short
+/// declined run on the H200 that was 2.1-2.5 us of the first `clSetKernelArg`'s 6.
+static EVER_OPEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this thread may have a lane open (`EVER_OPEN`): a thread sees its own opening.
+#[inline(always)]
+fn may_have_lanes() -> bool {
+    EVER_OPEN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Every lane's launches not yet in the statistics, so that those of threads still running at
 /// exit are counted too: a lane's own thread writes its count, the exit's thread takes it.
 static UNREPORTED: parking_lot::Mutex<Vec<Weak<Unreported>>> = parking_lot::Mutex::new(Vec::new());
@@ -394,6 +406,9 @@ pub unsafe fn again(
     sizes: &WorkSizes,
     enqueue: impl FnOnce(cl_kernel, Option<usize>) -> cl_int,
 ) -> Option<cl_int> {
+    if !may_have_lanes() {
+        return None;
+    }
     OPEN.try_with(|open| {
         let mut open = open.try_borrow_mut().ok()?;
         let mut enqueue = Some(enqueue);
@@ -468,6 +483,9 @@ pub unsafe fn set_again(
     value: *const std::ffi::c_void,
     record: impl FnOnce(&KernelInfo, Handle, u64),
 ) -> Known {
+    if !may_have_lanes() {
+        return Known::Unknown;
+    }
     let i = i as usize;
     OPEN.try_with(|open| {
         let Ok(open) = open.try_borrow() else { return Known::Unknown };
@@ -535,6 +553,9 @@ pub unsafe fn scalar_set(
     record: impl FnOnce(crate::registry::ArgValue) -> Option<(u64, Args)>,
 ) -> bool {
     use crate::registry::ArgValue;
+    if !may_have_lanes() {
+        return false;
+    }
     let i = i as usize;
     OPEN.try_with(|open| {
         let Ok(mut open) = open.try_borrow_mut() else { return false };
@@ -570,6 +591,7 @@ pub unsafe fn scalar_set(
 /// Opens `lane` on this thread, in place of the kernel object's lane for the same arguments,
 /// beside its latest for others (a loop that swaps two buffers keeps one for each list).
 pub fn open(lane: Lane) {
+    EVER_OPEN.store(true, std::sync::atomic::Ordering::Relaxed);
     let _ = OPEN.try_with(|open| {
         let Ok(mut open) = open.try_borrow_mut() else { return };
         let mut kept = false;
@@ -596,11 +618,13 @@ pub fn open(lane: Lane) {
 /// Closes this thread's lanes and adds every other thread's launches not yet in the statistics
 /// (at exit, before they are written: other threads' lanes stay open until their threads end).
 pub fn close_all() {
-    let _ = OPEN.try_with(|open| {
-        if let Ok(mut open) = open.try_borrow_mut() {
-            open.clear();
-        }
-    });
+    if may_have_lanes() {
+        let _ = OPEN.try_with(|open| {
+            if let Ok(mut open) = open.try_borrow_mut() {
+                open.clear();
+            }
+        });
+    }
     let open: Vec<Arc<Unreported>> = UNREPORTED.lock().iter().filter_map(Weak::upgrade).collect();
     for u in open {
         u.report();

@@ -4,13 +4,13 @@
 //! pieces; a transfer from pageable memory goes through the driver's staging and loses more by
 //! being split than a conversion costs (`chunked`).
 
-use once_cell::sync::Lazy;
 use opencl_sys::{cl_mem_flags, CL_MEM_ALLOC_HOST_PTR};
 use parking_lot::Mutex;
 
 /// The live maps of such buffers: (start address, length). A map can be made twice at the same
-/// address; each unmap takes one entry away.
-static MAPS: Lazy<Mutex<Vec<(usize, usize)>>> = Lazy::new(|| Mutex::new(Vec::new()));
+/// address; each unmap takes one entry away. Made at compile time: a short run's first read
+/// looks here, and a lazy static's first look ran its initialisation there.
+static MAPS: Mutex<Vec<(usize, usize)>> = parking_lot::const_mutex(Vec::new());
 
 /// A map of `len` bytes at `ptr` of a buffer created with `flags` succeeded.
 pub fn mapped(flags: cl_mem_flags, ptr: *mut libc::c_void, len: usize) {
