@@ -134,7 +134,10 @@ pub unsafe fn clReleaseContext(context: cl_context) -> cl_int {
     // clayout's own programs and scratch buffers hold the context too: drop them when the
     // application lets go of it, so that the context can really go away.
     if reg().contexts.refs(key(context)) == Some(1) {
-        guard("clReleaseContext", || crate::runtime::context::releasing(context));
+        guard("clReleaseContext", || {
+            crate::runtime::untracked::drain_journal();
+            crate::runtime::context::releasing(context)
+        });
     }
     let r = api().clReleaseContext(context);
     if r == CL_SUCCESS {
@@ -145,15 +148,27 @@ pub unsafe fn clReleaseContext(context: cl_context) -> cl_int {
     r
 }
 
-refcounted!(clRetainProgram, clReleaseProgram, cl_program, programs, crate::runtime::program::released);
-refcounted!(clRetainKernel, clReleaseKernel, cl_kernel, kernels, crate::runtime::kernels::released);
+refcounted!(clRetainProgram, clReleaseProgram, cl_program, programs, program_released);
+refcounted!(clRetainKernel, clReleaseKernel, cl_kernel, kernels, kernel_released);
 refcounted!(clRetainMemObject, clReleaseMemObject, cl_mem, buffers, mem_released);
 
-/// A buffer's last reference is gone: what the untracked run's journal holds is counted first,
-/// while the buffer's record can still be found by its handle.
+// The application's last reference to a buffer, kernel or program is gone: what the untracked
+// run's journal holds is counted first (`runtime::untracked`), while a buffer's record can still
+// be found by its handle, and so that no kernel record (with its copies' objects) outlives the
+// application's release in the journal.
 fn mem_released(h: registry::Handle) {
     crate::runtime::untracked::drain_journal();
     crate::runtime::buffers::released(h);
+}
+
+fn kernel_released(h: registry::Handle) {
+    crate::runtime::untracked::drain_journal();
+    crate::runtime::kernels::released(h);
+}
+
+fn program_released(h: registry::Handle) {
+    crate::runtime::untracked::drain_journal();
+    crate::runtime::program::released(h);
 }
 
 // ---- command queues -------------------------------------------------------------------------

@@ -20,8 +20,8 @@
 //!
 //! The journal: the first of those launches, and the host accesses among them, are not counted
 //! in the application's call but noted in a journal that is replayed later (`drain_journal`):
-//! when a launch it does not take comes, before commands become tracked, when a buffer is
-//! released, and at exit. A launch it takes runs as written on the fast path, as an untracked
+//! when a launch it does not take comes, before commands become tracked, when the application
+//! releases a buffer, kernel, program or context, and at exit. A launch it takes runs as written on the fast path, as an untracked
 //! one does, and what the replay counts is what the launch would have counted: its buffers'
 //! epochs (with the arguments it was launched with) and what it forgoes. What needs the launch
 //! itself is left to the launches it does not take (`Program::journal_takes`): it takes at
