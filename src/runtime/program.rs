@@ -57,8 +57,8 @@ pub struct Program {
     /// (`journal_takes`, `JournalFacts`).
     quiet_items: Mutex<Vec<(String, u64)>>,
     /// How many more of its launches the untracked run's journal may take: fewer than would
-    /// forgo what the copies' load costs (`journal_budget`), so that the launch that buys them
-    /// is counted in its call.
+    /// forgo what the copies' load costs (`JournalFacts::budget`), so that the launch that buys
+    /// them is counted in its call.
     journal_left: std::sync::atomic::AtomicU32,
 }
 
@@ -902,12 +902,16 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
     let build = (build > 0).then_some(build as f64);
     let verdict = worth::verdict(record.as_ref(), gains.as_deref(), build, load > 0.0, alike);
     program.forgone.reset(verdict.is_err(), load as u64);
-    let facts = match (verdict.is_err(), journal) {
-        (false, _) => JournalFacts::default(),
-        (true, Some(facts)) => facts,
-        (true, None) => JournalFacts::of(dl, &kernels, &times),
+    // Where the copies are declined, what the untracked run's journal may take of its launches.
+    let (facts, left) = match (verdict.is_err(), journal) {
+        (false, _) => (JournalFacts::default(), 0),
+        (true, facts) => {
+            let facts = facts.unwrap_or_else(|| JournalFacts::of(dl, &kernels, &times));
+            let left = facts.budget(load as u64);
+            (facts, left)
+        }
     };
-    program.journal_left.store(facts.budget(load as u64), std::sync::atomic::Ordering::Relaxed);
+    program.journal_left.store(left, std::sync::atomic::Ordering::Relaxed);
     *program.quiet_items.lock() = facts.quiet;
     // Noted now, loaded or not: a load that finds the copies not all in clayout's cache times
     // nothing, and the record must learn the run's epochs all the same (it learnt none before a
@@ -988,7 +992,9 @@ impl JournalFacts {
     /// How many launches the journal may take (`Program::journal_left`): at most
     /// `untracked::JOURNAL_LAUNCHES`, and fewer than could forgo the load's cost `load_ns`, so
     /// that the launch that reaches it is counted in its call. With the load's cost unknown (0)
-    /// no launch buys the copies.
+    /// no launch buys the copies. The bound counts the journal's launches only: where launches
+    /// counted in their calls come between them, their share can bring the purchase inside the
+    /// journal, and it comes at the first launch after it, a few launches late.
     fn budget(&self, load_ns: u64) -> u32 {
         let most = super::untracked::JOURNAL_LAUNCHES;
         if load_ns == 0 || self.gain <= 0.0 {
