@@ -1438,12 +1438,7 @@ fn declined_runs_of_every_host_sequence_give_the_plain_bytes() {
         for load in [1e15, 1.0] {
             set_times(&dir, 1000.0, 1.0);
             set_worth(&worth, serde_json::json!(load));
-            let twin = fresh_dir(&format!("untracked-{mode}-twin"));
-            std::fs::create_dir_all(&twin).unwrap();
-            for f in std::fs::read_dir(&dir).unwrap() {
-                let f = f.unwrap().path();
-                std::fs::copy(&f, twin.join(f.file_name().unwrap())).unwrap();
-            }
+            let twin = cache_copy(&dir, &format!("untracked-{mode}-twin"));
             let out = run(&cmd("auto"), TIMEOUT);
             assert_same(&base, &out);
             let counted = annotated(seq(mode).shimmed_with(fault_lib()), "auto", twin.as_os_str())
@@ -1475,6 +1470,17 @@ fn declined_runs_of_every_host_sequence_give_the_plain_bytes() {
     // Seven to ten of the eleven on PoCL: where the runs before left a kernel's time as written
     // unsettled, the model times a launch first and the journal takes none.
     assert!(journaled >= 5, "the journal took the launches of {journaled} sequences only");
+}
+
+/// A fresh directory `name` holding a copy of the cache `dir`'s records.
+fn cache_copy(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let copy = fresh_dir(name);
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in std::fs::read_dir(dir).unwrap() {
+        let f = f.unwrap().path();
+        std::fs::copy(&f, copy.join(f.file_name().unwrap())).unwrap();
+    }
+    copy
 }
 
 /// `cmd` under `auto` with the fault-injection build, its builds counted as answered from a
@@ -1514,16 +1520,7 @@ fn a_declined_run_that_swaps_two_buffers_repeats_both_bindings() {
     let (base, dir, worth) = primed_to_decline(&cmd, "untracked-swapped");
     set_times(&dir, 1000.0, 1.0);
     set_worth(&worth, serde_json::json!(1e15));
-    let copy = |name: &str| {
-        let twin = fresh_dir(name);
-        std::fs::create_dir_all(&twin).unwrap();
-        for f in std::fs::read_dir(&dir).unwrap() {
-            let f = f.unwrap().path();
-            std::fs::copy(&f, twin.join(f.file_name().unwrap())).unwrap();
-        }
-        twin
-    };
-    let (twin, journal) = (copy("untracked-swapped-twin"), copy("untracked-swapped-journal"));
+    let (twin, journal) = (cache_copy(&dir, "untracked-swapped-twin"), cache_copy(&dir, "untracked-swapped-journal"));
     let journal_json = scratch("untracked-swapped-journal").join("stats.json");
     let (journal_out, journal_stats) = with_stats(quick_auto(&cmd, &journal, "auto"), &journal_json);
     assert_same(&base, &journal_out);
