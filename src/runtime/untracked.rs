@@ -21,21 +21,22 @@
 //! The journal: the first of those launches, and the host accesses among them, are not counted
 //! in the application's call but noted in a journal that is replayed later (`drain_journal`):
 //! when a launch it does not take comes, before commands become tracked, when the application
-//! releases a buffer, kernel, program or context, and at exit. A launch it takes runs as written on the fast path, as an untracked
-//! one does, and what the replay counts is what the launch would have counted: its buffers'
-//! epochs (with the arguments it was launched with) and what it forgoes. What needs the launch
-//! itself is left to the launches it does not take (`Program::journal_takes`): it takes at
-//! most [`JOURNAL_LAUNCHES`] in the process, none at a size where the model would time the
-//! kernel as written (its time there unsettled), and fewer of a program's than could forgo what
-//! the copies' load costs, so that the launch that buys them is counted in its call; the
-//! repeats' tickets and lanes start after it.
+//! releases a buffer, kernel, program or context, and at exit. A launch it takes runs as
+//! written on the fast path, as an untracked one does, and what the replay counts is what the
+//! launch would have counted: its buffers' epochs (with the arguments it was launched with) and
+//! what it forgoes. What needs the launch itself is left to the launches it does not take
+//! (`Program::journal_takes`): it takes at most [`JOURNAL_LAUNCHES`] in the process, none at a
+//! size where the model would time the kernel as written (its time there unsettled), and fewer
+//! of a program's than could forgo what the copies' load costs, so that the launch that buys
+//! them is counted in its call; the repeats' tickets and lanes start after it.
 //!
-//! Why: on the H200 a declined particles run of two iterations spent 17-25 us of clayout's own
-//! time in its first launch and 4-7 us in each other kernel's first, nearly all of it code met
-//! for the first time in the process (its third kernel's first launch took 3.5 us, a repeat
-//! 0.8), and 3-5 us ending its buffers' epochs in its last read: in a run of one millisecond,
-//! more than the 2 % issue 17 allows. A run of a few launches now pays for them where it
-//! releases its buffers or exits, and a long run at its 33rd launch.
+//! Why: on the H200 a declined particles run of two iterations spent 15-20 us of clayout's own
+//! time in its first launch and 3.5-8 us in each other kernel's first, nearly all of it code met
+//! for the first time in the process (a repeat took 0.6-1.5), and 3.5-7 us in its last read,
+//! most of it ending its buffers' epochs: in a run of one millisecond, more than the 2 % issue
+//! 17 allows (docs/results.md, "The journal of a declined run": 59 us of clayout's own time in
+//! the run's calls before, 30 with the journal). A run of a few launches now pays for them
+//! where it releases its objects or exits, and a long run at its 33rd launch.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 
