@@ -68,7 +68,10 @@ pub unsafe fn clCreateContextFromType(
 }
 
 /// Retain and release of every tracked kind: forward, and on success follow the count; the
-/// runtime forgets its record at the application's last release.
+/// runtime forgets its record at the application's last release, after counting what the
+/// untracked run's journal holds (`runtime::untracked`): while a buffer's record can still be
+/// found by its handle, and so that no kernel record (with its copies' objects) outlives the
+/// application's release in the journal.
 macro_rules! refcounted {
     ($retain:ident, $release:ident, $ty:ty, $table:ident, $runtime:path) => {
         pub unsafe fn $retain(obj: $ty) -> cl_int {
@@ -83,6 +86,7 @@ macro_rules! refcounted {
             if r == CL_SUCCESS {
                 guard(stringify!($release), || {
                     if reg().$table.release(key(obj)).is_some() {
+                        crate::runtime::untracked::drain_journal();
                         $runtime(key(obj));
                     }
                 });
@@ -148,28 +152,9 @@ pub unsafe fn clReleaseContext(context: cl_context) -> cl_int {
     r
 }
 
-refcounted!(clRetainProgram, clReleaseProgram, cl_program, programs, program_released);
-refcounted!(clRetainKernel, clReleaseKernel, cl_kernel, kernels, kernel_released);
-refcounted!(clRetainMemObject, clReleaseMemObject, cl_mem, buffers, mem_released);
-
-// The application's last reference to a buffer, kernel or program is gone: what the untracked
-// run's journal holds is counted first (`runtime::untracked`), while a buffer's record can still
-// be found by its handle, and so that no kernel record (with its copies' objects) outlives the
-// application's release in the journal.
-fn mem_released(h: registry::Handle) {
-    crate::runtime::untracked::drain_journal();
-    crate::runtime::buffers::released(h);
-}
-
-fn kernel_released(h: registry::Handle) {
-    crate::runtime::untracked::drain_journal();
-    crate::runtime::kernels::released(h);
-}
-
-fn program_released(h: registry::Handle) {
-    crate::runtime::untracked::drain_journal();
-    crate::runtime::program::released(h);
-}
+refcounted!(clRetainProgram, clReleaseProgram, cl_program, programs, crate::runtime::program::released);
+refcounted!(clRetainKernel, clReleaseKernel, cl_kernel, kernels, crate::runtime::kernels::released);
+refcounted!(clRetainMemObject, clReleaseMemObject, cl_mem, buffers, crate::runtime::buffers::released);
 
 // ---- command queues -------------------------------------------------------------------------
 

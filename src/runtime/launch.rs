@@ -40,12 +40,14 @@ pub unsafe fn launch(
     // A declined run left untracked (`untracked`): its launches are counted, and run on the
     // fast path until one needs commands tracked; the first of them are noted in the journal.
     let pre = if super::untracked::counting() {
-        if n == 0 && super::untracked::journal_open() {
-            if let Some(r) = journaled(kernel, &dims, event, &enqueue) {
+        // One lookup of the kernel's record for the journal and the count in this call.
+        let k = kernels::get(key(kernel));
+        if let (Some(k), true) = (&k, n == 0 && super::untracked::journal_open()) {
+            if let Some(r) = journaled(k, kernel, &dims, event, &enqueue) {
                 return r;
             }
         }
-        crate::guard("untracked launch", || untracked_launch(kernel, &dims, n, list)).flatten()
+        k.and_then(|k| crate::guard("untracked launch", || untracked_launch(k, &dims, n, list)).flatten())
     } else {
         None
     };
@@ -139,8 +141,13 @@ pub unsafe fn launch(
 /// enqueued as written on the fast path: None where the journal does not take it (a kernel of
 /// no untracked program, or at a size the model would time it at) or the fast path is closed,
 /// and the caller takes the launch's usual path.
-fn journaled(kernel: cl_kernel, dims: &Dims, event: *mut cl_event, enqueue: &impl Enqueue) -> Option<cl_int> {
-    let k = crate::guard("journal", || kernels::get(key(kernel))).flatten()?;
+fn journaled(
+    k: &Arc<kernels::Kernel>,
+    kernel: cl_kernel,
+    dims: &Dims,
+    event: *mut cl_event,
+    enqueue: &impl Enqueue,
+) -> Option<cl_int> {
     let program = k.program.as_ref()?;
     if !program.untracked.untracked()
         || !program.journal_takes(&k.facts.name, super::transparent::launch::items_class(dims))
@@ -154,7 +161,7 @@ fn journaled(kernel: cl_kernel, dims: &Dims, event: *mut cl_event, enqueue: &imp
         crate::guard("journal", || {
             let (args, _) = k.facts.args_now();
             let at = super::cost::worth::clock_ns();
-            let dims = *dims;
+            let (k, dims) = (k.clone(), *dims);
             let count = Box::new(move || replay_untracked(&k, &dims, &args, at));
             if let Err(refused) = super::untracked::note(super::untracked::Noted::Launch(count)) {
                 // Full since it was looked at: counted now, after what it holds.
@@ -270,12 +277,11 @@ struct HandedOver {
 /// model wants it timed (which takes the launch's events), or the copies are not merely held
 /// back, when commands are tracked from now on and the launch takes the tracked path with what
 /// was worked out here (`HandOver`). None: a launch of another program, with nothing to count.
-fn untracked_launch(kernel: cl_kernel, dims: &Dims, n: cl_uint, list: *const cl_event) -> Option<Untracked> {
+fn untracked_launch(k: Arc<kernels::Kernel>, dims: &Dims, n: cl_uint, list: *const cl_event) -> Option<Untracked> {
     let hand_over = |program: &super::program::Program, why: &str, h: HandedOver| {
         super::untracked::hand_over(&program.untracked, why);
         Some(Untracked::HandOver(Box::new(h)))
     };
-    let k = kernels::get(key(kernel))?;
     let program = k.program.as_ref()?;
     if program.untracked.pending() {
         // Launched before the verdict on its build was made: not a way a program is run.
