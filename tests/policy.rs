@@ -424,15 +424,29 @@ fn rewrite_record(path: &std::path::Path, header: &str, record: &Value) {
 /// Every `times` record of clayout's cache in `cache` rewritten to time each of its kernels'
 /// sizes at `written` ns per structure as written and `asta` in ASTA.
 fn set_times(cache: &std::path::Path, written: f64, asta: f64) {
+    edit_times(cache, |class| {
+        class[1]["written"] = serde_json::json!(written);
+        class[1]["asta"] = serde_json::json!(asta);
+    });
+}
+
+/// Every size class of every kernel times record in `cache` (`[class, times]`) rewritten by `edit`.
+fn edit_times(cache: &std::path::Path, edit: impl Fn(&mut Value)) {
     for path in record_files(cache, "times") {
         let (header, payload) = read_record(&path);
         let mut times: Value = serde_json::from_slice(&payload).unwrap();
-        for class in times["classes"].as_array_mut().unwrap() {
-            class[1]["written"] = serde_json::json!(written);
-            class[1]["asta"] = serde_json::json!(asta);
-        }
+        times["classes"].as_array_mut().unwrap().iter_mut().for_each(&edit);
         rewrite_record(&path, &header, &times);
     }
+}
+
+/// The program's `worth` record in `cache` rewritten with the load `load_ns`.
+fn set_load(cache: &std::path::Path, load_ns: f64) {
+    let worth = record_files(cache, "worth");
+    let (header, bytes) = read_record(&worth[0]);
+    let mut record: Value = serde_json::from_slice(&bytes).unwrap();
+    record["load_ns"] = serde_json::json!(load_ns);
+    rewrite_record(&worth[0], &header, &record);
 }
 
 /// The program's `worth` record at `path` rewritten with the load `load_ns` and one run that
@@ -550,11 +564,7 @@ fn a_declined_run_is_left_untracked_and_learns_what_a_tracked_one_does() {
     cmd(&cache, "wait", "quick-build", "built");
     let (out, _, loaded) = cmd(&cache, "auto", "quick-build", "loaded");
     assert!(loaded, "{}", out.show("loaded"));
-    let worth = record_files(&cache, "worth");
-    let (header, bytes) = read_record(&worth[0]);
-    let mut record: Value = serde_json::from_slice(&bytes).unwrap();
-    record["load_ns"] = serde_json::json!(1e15);
-    rewrite_record(&worth[0], &header, &record);
+    set_load(&cache, 1e15);
     let twin = |name: &str| {
         let twin = dir.join(name);
         std::fs::create_dir_all(&twin).unwrap();
@@ -595,11 +605,7 @@ fn a_declined_run_is_left_untracked_and_learns_what_a_tracked_one_does() {
     // after the third through the express lane the third opened (`launch::untracked_lane`).
     assert_eq!(stats["launches_repeated"].as_u64(), Some(9), "{stats:#}");
     assert_eq!(stats["launches_in_lane"].as_u64(), Some(7), "{stats:#}");
-    let lengths = |dir: &std::path::Path| {
-        let mut files = record_files(dir, "lengths");
-        files.sort();
-        files.iter().map(|f| payload(f)).collect::<Vec<_>>()
-    };
+    let lengths = |dir: &std::path::Path| sorted_payloads(dir, "lengths");
     assert_eq!(lengths(&cache), lengths(&twin), "{}", out.show("untracked"));
     assert_eq!(lengths(&raced), lengths(&twin), "{}", raced_out.show("raced"));
     assert_eq!(lengths(&journal), lengths(&twin), "{}", journal_out.show("journal"));
@@ -607,6 +613,91 @@ fn a_declined_run_is_left_untracked_and_learns_what_a_tracked_one_does() {
     assert_eq!(runs(&cache), runs(&twin));
     assert_eq!(runs(&raced), runs(&twin));
     assert_eq!(runs(&journal), runs(&twin));
+}
+
+/// A declined run at a size where its kernel's time as written is not settled (timed once), or
+/// not known (timed at other sizes only): on a queue that profiles (`CLAYOUT_PROFILE=1`), the
+/// journal takes its launches all the same and times them by their events, so that the run
+/// stays untracked and learns the time; on one that does not, the model times a launch on the
+/// tracked path, as before. All give the plain run's bytes, and the same epoch lengths and runs
+/// as the run counted in its calls (the `no-journal` fault).
+#[test]
+fn a_declined_run_times_an_unsettled_kernel_by_its_events_from_the_journal() {
+    let base = run(&seq("launches"), TIMEOUT);
+    assert_ok(&base);
+    let dir = fresh_dir("policy-journal-timed");
+    let cache = dir.join("cache");
+    let cmd = |cache: &std::path::Path, after: &str, fault: &str, name: &str, profile: &str| {
+        let json = cache.with_file_name(format!("{name}.json"));
+        let cmd = annotated(seq("launches").shimmed_with(fault_lib()), "auto", cache.as_os_str())
+            .env("CLAYOUT_BUILD_AFTER", after)
+            .env("CLAYOUT_FAULT", fault)
+            .env("CLAYOUT_PROFILE", profile)
+            .env("CLAYOUT_LOG", "debug");
+        let (out, stats) = with_stats(cmd, &json);
+        assert_same(&base, &out);
+        (out, stats)
+    };
+    cmd(&cache, "wait", "quick-build", "built", "0");
+    cmd(&cache, "auto", "quick-build", "loaded", "0");
+    set_load(&cache, 1e15);
+    // Timed once as written, at every size: known, not settled.
+    edit_times(&cache, |class| {
+        class[1]["timed"] = serde_json::json!([1, 0, 0]);
+        class[1]["tries"] = serde_json::json!([1, 0, 0]);
+        class[1]["odd"] = serde_json::json!([null, null, null]);
+    });
+    let written_tries = |dir: &std::path::Path| -> u64 {
+        payloads(dir, "times")
+            .iter()
+            .flat_map(|t| t["classes"].as_array().unwrap().iter().map(|c| c[1]["tries"][0].as_u64().unwrap()))
+            .sum()
+    };
+    let before = written_tries(&cache);
+    let (tracked, counted) =
+        (cache_copy(&cache, "policy-journal-timed-tracked"), cache_copy(&cache, "policy-journal-timed-counted"));
+    // Timed at four buckets above the run's only.
+    let moved = cache_copy(&cache, "policy-journal-timed-moved");
+    edit_times(&moved, |class| class[0]["items"] = serde_json::json!(class[0]["items"].as_u64().unwrap() + 4));
+    let classes = |dir: &std::path::Path| -> usize {
+        payloads(dir, "times").iter().map(|t| t["classes"].as_array().unwrap().len()).sum()
+    };
+    let moved_classes = classes(&moved);
+    let (out, stats) = cmd(&cache, "auto", "quick-build", "journal", "1");
+    let said = |out: &Output, what: &str| out.shim_lines().iter().any(|l| l.contains(what));
+    assert!(said(&out, "run untracked until its copies are bought"), "{}", out.show("journal"));
+    assert!(said(&out, "journal counted: 12 entries"), "ten launches and two host accesses: {}", out.show("journal"));
+    assert!(!said(&out, "tracked from now on"), "{}", out.show("journal"));
+    assert_eq!(launches(&stats, "advance", "written"), 10, "{stats:#}");
+    assert!(written_tries(&cache) > before, "no launch was timed: {}", out.show("journal"));
+    let (moved_out, _) = cmd(&moved, "auto", "quick-build", "moved", "1");
+    assert!(said(&moved_out, "journal counted: 12 entries"), "{}", moved_out.show("moved"));
+    assert!(!said(&moved_out, "tracked from now on"), "{}", moved_out.show("moved"));
+    assert!(classes(&moved) > moved_classes, "no launch was timed at the run's size: {}", moved_out.show("moved"));
+    // The same run on a queue that does not profile: the model times a launch on the tracked
+    // path.
+    let (tracked_out, _) = cmd(&tracked, "auto", "quick-build", "tracked", "0");
+    assert!(
+        said(&tracked_out, "tracked from now on: the model times a launch as written"),
+        "{}",
+        tracked_out.show("tracked")
+    );
+    assert!(written_tries(&tracked) > before, "{}", tracked_out.show("tracked"));
+    // Counted in its calls, profiled: the same epochs and runs as the journal's.
+    let (counted_out, _) = cmd(&counted, "auto", "quick-build,no-journal", "counted", "1");
+    assert_eq!(
+        sorted_payloads(&cache, "lengths"),
+        sorted_payloads(&counted, "lengths"),
+        "{}",
+        counted_out.show("counted")
+    );
+    assert_eq!(
+        sorted_payloads(&cache, "lengths"),
+        sorted_payloads(&tracked, "lengths"),
+        "{}",
+        tracked_out.show("tracked")
+    );
+    assert_eq!(runs_less_stretch(&cache), runs_less_stretch(&counted), "{}", counted_out.show("counted"));
 }
 
 /// The load inside the application's build takes the copies whole or not at all: where
@@ -1445,19 +1536,8 @@ fn declined_runs_of_every_host_sequence_give_the_plain_bytes() {
                 .env("CLAYOUT_FAULT", "quick-build,no-journal")
                 .env("CLAYOUT_BUILD_AFTER", "auto");
             assert_same(&base, &run(&counted, TIMEOUT));
-            let records = |dir: &std::path::Path, kind: &str| {
-                let mut files = record_files(dir, kind);
-                files.sort();
-                files.iter().map(|f| payload(f)).collect::<Vec<_>>()
-            };
-            assert_eq!(records(&dir, "lengths"), records(&twin, "lengths"), "{}", out.show(mode));
-            // Each run's record less its host time (`stretch`), which no two runs share.
-            let runs = |dir: &std::path::Path| {
-                let mut runs = payloads(dir, "worth")[0]["runs"].clone();
-                runs.as_array_mut().unwrap().iter_mut().for_each(|r| r["stretch"] = Value::Null);
-                runs
-            };
-            assert_eq!(runs(&dir), runs(&twin), "{}", out.show(mode));
+            assert_eq!(sorted_payloads(&dir, "lengths"), sorted_payloads(&twin, "lengths"), "{}", out.show(mode));
+            assert_eq!(runs_less_stretch(&dir), runs_less_stretch(&twin), "{}", out.show(mode));
             if load > 2.0 && out.shim_lines().iter().any(|l| l.contains("journal counted")) {
                 journaled += 1;
             }
@@ -1470,6 +1550,21 @@ fn declined_runs_of_every_host_sequence_give_the_plain_bytes() {
     // Seven to ten of the eleven on PoCL: where the runs before left a kernel's time as written
     // unsettled, the model times a launch first and the journal takes none.
     assert!(journaled >= 5, "the journal took the launches of {journaled} sequences only");
+}
+
+/// The payloads of the records of `kind` in `dir`, in the order of their files' names.
+fn sorted_payloads(dir: &std::path::Path, kind: &str) -> Vec<Value> {
+    let mut files = record_files(dir, kind);
+    files.sort();
+    files.iter().map(|f| payload(f)).collect()
+}
+
+/// The runs of the program's `worth` record in `dir`, each less its host time (`stretch`),
+/// which no two runs share.
+fn runs_less_stretch(dir: &std::path::Path) -> Value {
+    let mut runs = payloads(dir, "worth")[0]["runs"].clone();
+    runs.as_array_mut().unwrap().iter_mut().for_each(|r| r["stretch"] = Value::Null);
+    runs
 }
 
 /// A fresh directory `name` holding a copy of the cache `dir`'s records.
@@ -1545,11 +1640,7 @@ fn a_declined_run_that_swaps_two_buffers_repeats_both_bindings() {
     assert_same(&base, &tracked_out);
     eprintln!("untracked: {stats:#}\ntracked: {tracked_stats:#}");
     assert_eq!(launches(&stats, "gather", "written"), 20, "{stats:#}");
-    let lengths = |dir: &std::path::Path| {
-        let mut files = record_files(dir, "lengths");
-        files.sort();
-        files.iter().map(|f| payload(f)).collect::<Vec<_>>()
-    };
+    let lengths = |dir: &std::path::Path| sorted_payloads(dir, "lengths");
     assert_eq!(lengths(&dir), lengths(&twin), "{}", out.show("untracked"));
     assert_eq!(lengths(&journal), lengths(&twin), "{}", journal_out.show("journal"));
     assert_eq!(payloads(&dir, "worth")[0]["runs"], payloads(&twin, "worth")[0]["runs"]);

@@ -43,7 +43,7 @@ pub unsafe fn launch(
         // One lookup of the kernel's record for the journal and the count in this call.
         let k = kernels::get(key(kernel));
         if let (Some(k), true) = (&k, n == 0 && super::untracked::journal_open()) {
-            if let Some(r) = journaled(k, kernel, &dims, event, &enqueue) {
+            if let Some(r) = journaled(k, (queue, kernel), &dims, event, &enqueue) {
                 return r;
             }
         }
@@ -139,30 +139,50 @@ pub unsafe fn launch(
 
 /// A launch of a declined run left untracked, noted in the journal (`untracked`'s comment) and
 /// enqueued as written on the fast path: None where the journal does not take it (a kernel of
-/// no untracked program, or at a size the model would time it at) or the fast path is closed,
-/// and the caller takes the launch's usual path.
+/// no untracked program, one whose time as written is not settled at the launch's size on a
+/// queue that does not profile, or the launch that could buy the copies) or the fast path is
+/// closed, and the caller takes the launch's usual path. Where the model may want the kernel
+/// timed as written at its size, the launch is timed by its event (`journal_timing`).
 fn journaled(
     k: &Arc<kernels::Kernel>,
-    kernel: cl_kernel,
+    (queue, kernel): (cl_command_queue, cl_kernel),
     dims: &Dims,
     event: *mut cl_event,
     enqueue: &impl Enqueue,
 ) -> Option<cl_int> {
     let program = k.program.as_ref()?;
-    if !program.untracked.untracked()
-        || !program.journal_takes(&k.facts.name, super::transparent::launch::items_class(dims))
-    {
+    if !program.untracked.untracked() {
         return None;
     }
+    let items = super::transparent::launch::items_class(dims);
+    let unsettled = program.journal_takes(&k.facts.name, items, || super::cost::measure::profiles(queue))?;
     let fast = super::order::fast(0)?;
-    let r = enqueue(kernel, None, 0, std::ptr::null(), event);
+    // Timed by clayout's own event only: one of the application's held in the journal would
+    // show in its reference count.
+    let timing =
+        if unsettled && event.is_null() { crate::guard("cost model", || journal_timing(k)).flatten() } else { None };
+    let mut own: cl_event = std::ptr::null_mut();
+    let launch_event = if timing.is_some() { &mut own as *mut cl_event } else { event };
+    let r = enqueue(kernel, None, 0, std::ptr::null(), launch_event);
     drop(fast);
+    let timed = timing.and_then(|kernel| {
+        let held = (r == CL_SUCCESS).then(|| crate::cl::Event::created_in(own, queue)).flatten();
+        if held.is_none() {
+            super::transparent::timed::dropped(&kernel);
+        }
+        Some((kernel, held?))
+    });
     if r == CL_SUCCESS {
         crate::guard("journal", || {
             let (args, _) = k.facts.args_now();
             let at = super::cost::worth::clock_ns();
             let (k, dims) = (k.clone(), *dims);
-            let count = Box::new(move || replay_untracked(&k, &dims, &args, at));
+            let count = Box::new(move || {
+                if let Some((kernel, event)) = timed {
+                    crate::guard("cost model", || journal_timed(&k, &kernel, event, &dims, &args));
+                }
+                replay_untracked(&k, &dims, &args, at)
+            });
             if let Err(refused) = super::untracked::note(super::untracked::Noted::Launch(count)) {
                 // Full since it was looked at: counted now, after what it holds.
                 super::untracked::drain_journal();
@@ -173,10 +193,57 @@ fn journaled(
     Some(r)
 }
 
+/// Whether a launch of `k` that the journal takes is to be timed as written, by its event (its
+/// time not settled at the launch's work-item bucket, on a queue that profiles): the copies'
+/// model its timing goes to, with the timing counted in flight there until its time is had.
+/// What the timing is of (the launch's size class and structures) is worked out when the
+/// journal counts the launch (`journal_timed`), out of the application's call, where it was
+/// most of what the timing cost a run's first launch. One in flight per kernel: a timing by
+/// its event costs the driver's enqueue some 7 us on NVIDIA (H200: 13-16 us against 5-8), so a
+/// short run pays one such launch per kernel and size, and two runs settle the time.
+fn journal_timing(k: &kernels::Kernel) -> Option<Arc<RewrittenKernel>> {
+    if !timed_while_building(1) || super::suggest::active() {
+        return None;
+    }
+    let (kernel, _) = k.building_plan()?;
+    let mut model = kernel.model.lock();
+    if model.disk_key.is_none() || model.untimed >= 3 || model.in_flight > 0 {
+        return None;
+    }
+    model.in_flight += 1;
+    Some(kernel.clone())
+}
+
+/// The timing of a launch the journal took (`journal_timing`), by its event `event`, with the
+/// arguments it was launched with: recorded in `kernel`'s model once its time is had, where
+/// the model still wants the kernel timed as written at its size class; otherwise dropped.
+fn journal_timed(
+    k: &kernels::Kernel,
+    kernel: &Arc<RewrittenKernel>,
+    event: crate::cl::Event,
+    dims: &Dims,
+    args: &[Option<ArgValue>],
+) {
+    let wanted = || {
+        let (_, plan) = k.building_plan()?;
+        let needs = needs_with(&k.facts, Some(plan), dims, &[], args).ok()?;
+        let class = super::transparent::launch::size_class(&needs, dims);
+        let m = super::transparent::launch::structures(&needs)?;
+        let (key, ..) = copies_key(k)?;
+        let model = kernel.model.lock();
+        (model.disk_key.as_ref() == Some(&key) && model.times.at(class).unsettled(Variant::Written))
+            .then_some((class, m))
+    };
+    match wanted() {
+        Some((class, m)) => super::transparent::timed::by_kept_event(event, (kernel, &k.facts.name), class, m),
+        None => super::transparent::timed::dropped(kernel),
+    }
+}
+
 /// What `untracked_launch` counts of a launch noted in the journal (`journaled`), launched
 /// with arguments `args` at `at` (`worth::clock_ns`): its buffers' epochs, what it forgoes, and
-/// the statistics. The rest (handing over, timing, buying, the ticket) needed the launch, and
-/// is the next launch's counted in its call.
+/// the statistics. The rest (handing over, buying, the ticket) needed the launch, and is the
+/// next launch's counted in its call.
 fn replay_untracked(k: &kernels::Kernel, dims: &Dims, args: &[Option<ArgValue>], at: u64) {
     if k.has_plan() {
         return;
@@ -922,20 +989,7 @@ fn counted_while_building(k: &kernels::Kernel, dims: &Dims) -> Option<Counted> {
 /// the untracked run's journal) or has now (None).
 fn counted_with(k: &kernels::Kernel, dims: &Dims, args: Option<&[Option<ArgValue>]>) -> Option<Counted> {
     let items = super::transparent::launch::items_class(dims);
-    let program = k.program.as_ref()?;
-    let dl = program.dl()?;
-    let rewrites = dl.rewrites.as_ref()?;
-    let rewritten = rewrites.rewritten.kernels.get(&k.facts.name)?;
-    let built_with = program.facts.build_options.lock();
-    let options = built_with.as_deref().unwrap_or("");
-    let key = rewrites.times_key_of(options, &rewritten.private_name)?;
-    let build = match rewrites.lookup(options) {
-        super::transparent::private::Private::Building(t) => Some(t),
-        _ => None,
-    };
-    drop(built_with);
-    let mut indices: Few<usize> = rewritten.indices.values().copied().collect();
-    indices.sort_unstable();
+    let (key, build, indices) = copies_key(k)?;
     let bound = |args: &[Option<ArgValue>]| -> Few<_> {
         indices
             .iter()
@@ -963,6 +1017,26 @@ fn counted_with(k: &kernels::Kernel, dims: &Dims, args: Option<&[Option<ArgValue
         }
     }
     Some(Counted { key, nth: first?, items, converted, build, indices, handles })
+}
+
+/// The key of the records of kernel `k`'s copies, their build while it runs, and the kernel's
+/// rewritten parameters' argument indices, in order.
+fn copies_key(k: &kernels::Kernel) -> Option<(Arc<str>, Option<super::worker::Ticket>, Few<usize>)> {
+    let program = k.program.as_ref()?;
+    let dl = program.dl()?;
+    let rewrites = dl.rewrites.as_ref()?;
+    let rewritten = rewrites.rewritten.kernels.get(&k.facts.name)?;
+    let built_with = program.facts.build_options.lock();
+    let options = built_with.as_deref().unwrap_or("");
+    let key = rewrites.times_key_of(options, &rewritten.private_name)?;
+    let build = match rewrites.lookup(options) {
+        super::transparent::private::Private::Building(t) => Some(t),
+        _ => None,
+    };
+    drop(built_with);
+    let mut indices: Few<usize> = rewritten.indices.values().copied().collect();
+    indices.sort_unstable();
+    Some((key, build, indices))
 }
 
 /// A launch counted while its kernel's copies are built (`counted_while_building`).
@@ -1055,8 +1129,19 @@ fn needs(
     dims: &Dims,
     user: &[cl_event],
 ) -> Result<Few<BufferNeed>, String> {
-    let sure_to_run = || crate::cl::info::all_complete(user);
     let args = info.args.lock().clone();
+    needs_with(info, plan, dims, user, &args)
+}
+
+/// `needs`, for a launch with arguments `args`.
+fn needs_with(
+    info: &KernelInfo,
+    plan: Option<&KernelPlan>,
+    dims: &Dims,
+    user: &[cl_event],
+    args: &[Option<ArgValue>],
+) -> Result<Few<BufferNeed>, String> {
+    let sure_to_run = || crate::cl::info::all_complete(user);
     let mut out = Few::new();
     for (i, a) in args.iter().enumerate() {
         let Some(ArgValue::Mem(h)) = a else { continue };
@@ -1079,7 +1164,7 @@ fn needs(
         let size = buffer.facts.size as u64;
         let capacity = size / p.struct_bytes;
         let plan = plan.expect("a parameter comes from a plan");
-        let values = LaunchEnv { plan, args: &args, dims, auto_count: capacity };
+        let values = LaunchEnv { plan, args, dims, auto_count: capacity };
         let m = match p.extent.eval(&values) {
             Ok(m) => m,
             Err(e) if !p.must => {

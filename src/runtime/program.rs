@@ -51,26 +51,37 @@ pub struct Program {
     declined_times: Mutex<Vec<(String, crate::runtime::cost::kernel::TimesByClass)>>,
     /// Whether its run is tracked, or left untracked until its copies are bought (`untracked`).
     pub untracked: super::untracked::Mark,
-    /// For each kernel of its declined copies, by name, the work-item buckets
-    /// (`launch::items_class`, one bit each) at which its time as written is settled: its
-    /// launches there are not timed, and the untracked run's journal may take them
-    /// (`journal_takes`, `JournalFacts`).
-    quiet_items: Mutex<Vec<(String, u64)>>,
-    /// How many more of its launches the untracked run's journal may take: fewer than would
-    /// forgo what the copies' load costs (`JournalFacts::budget`), so that the launch that buys
-    /// them is counted in its call.
-    journal_left: std::sync::atomic::AtomicU32,
+    /// What the untracked run's journal may take of its launches (`journal_takes`,
+    /// `JournalFacts`): the kernels of its declined copies whose times were read, the buckets at
+    /// which each one's time as written is settled, and what a launch forgoes at each bucket.
+    journal: Mutex<JournalFacts>,
+    /// What the launches the journal may still take can forgo, in ns, with nothing to buy
+    /// (`u64::MAX`, the load's cost unknown): less than what the copies' load costs, so that the
+    /// launch that reaches it is counted in its call and buys them (`JournalFacts::budget`).
+    journal_left: std::sync::atomic::AtomicU64,
 }
 
 impl Program {
     /// Whether the untracked run's journal may take a launch of its kernel `name` of work-item
-    /// bucket `items`: the model would not time it (`quiet_items`), and it cannot be the launch
-    /// that buys the copies (`journal_left`, which it takes one of).
-    pub fn journal_takes(&self, name: &str, items: u8) -> bool {
+    /// bucket `items`, and whether the model may want it timed as written there (Some(true):
+    /// its time there is not settled). None where the kernel had no times to read (a kernel
+    /// whose inferred annotation waits for its stride among them: the tracked path completes
+    /// it), where its time is not settled there and the launch cannot be timed by its event
+    /// (`by_event`, asked only then: the model times it on the tracked path), or where what
+    /// the launch forgoes would reach the copies' load (`journal_left`): that launch buys them,
+    /// counted in its call.
+    pub fn journal_takes(&self, name: &str, items: u8, by_event: impl FnOnce() -> bool) -> Option<bool> {
         use std::sync::atomic::Ordering::Relaxed;
-        items < 64
-            && self.quiet_items.lock().iter().any(|(n, m)| n == name && m & (1 << items) != 0)
-            && self.journal_left.fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1)).is_ok()
+        let (unsettled, forgoes) = {
+            let j = self.journal.lock();
+            let (_, settled) = j.quiet.iter().find(|(n, _)| n == name)?;
+            (settled.checked_shr(u32::from(items))? & 1 == 0, *j.forgoes.get(usize::from(items))?)
+        };
+        if unsettled && !by_event() {
+            return None;
+        }
+        self.journal_left.fetch_update(Relaxed, Relaxed, |left| JournalFacts::take(left, forgoes)).ok()?;
+        Some(unsettled)
     }
 }
 
@@ -204,7 +215,7 @@ pub fn created(h: Handle, facts: Arc<ProgramInfo>) {
             app_build_ns: Default::default(),
             declined_times: Default::default(),
             untracked: Default::default(),
-            quiet_items: Default::default(),
+            journal: Default::default(),
             journal_left: Default::default(),
         },
     );
@@ -907,12 +918,12 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
         (false, _) => (JournalFacts::default(), 0),
         (true, facts) => {
             let facts = facts.unwrap_or_else(|| JournalFacts::of(dl, &kernels, &times));
-            let left = facts.budget(load as u64);
+            let left = JournalFacts::budget(load as u64);
             (facts, left)
         }
     };
     program.journal_left.store(left, std::sync::atomic::Ordering::Relaxed);
-    *program.quiet_items.lock() = facts.quiet;
+    *program.journal.lock() = facts;
     // Noted now, loaded or not: a load that finds the copies not all in clayout's cache times
     // nothing, and the record must learn the run's epochs all the same (it learnt none before a
     // load was made, and the runs until then loaded whatever they would gain).
@@ -944,12 +955,13 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
 /// build where they were read there (`Build::read_ahead`).
 #[derive(Debug, Default)]
 struct JournalFacts {
-    /// For each kernel of the copies, by name, the work-item buckets at which its time as
-    /// written is settled, one bit each (`Program::quiet_items`).
+    /// For each kernel of the copies whose times were read, by name, the work-item buckets at
+    /// which its time as written is settled, one bit each.
     quiet: Vec<(String, u64)>,
-    /// The most a launch at those buckets forgoes, in ns: at the top of its bucket, of the
-    /// kernel that forgoes most (`worth::forgone_per_launch`).
-    gain: f64,
+    /// At each work-item bucket, the most a launch there forgoes, in ns (rounded up): at the top
+    /// of the bucket, of the kernel that forgoes most (`worth::forgone_per_launch`, which takes
+    /// a bucket where nothing was timed at the most timed at any other).
+    forgoes: Vec<u64>,
 }
 
 impl JournalFacts {
@@ -976,32 +988,41 @@ impl JournalFacts {
                 Some((name.clone(), settled(times.get(at)?.as_ref()?)))
             })
             .collect();
-        let buckets = quiet.iter().fold(0u64, |m, (_, b)| m | b);
-        let gain = times
-            .iter()
-            .flatten()
-            .flat_map(|t| {
-                (0..64u32)
-                    .filter(move |b| buckets & (1 << b) != 0)
-                    .filter_map(move |b| crate::runtime::cost::worth::forgone_per_launch(t, (2u64 << b) - 1))
+        let forgoes = (0..64u32)
+            .map(|b| {
+                let top = u64::MAX >> (63 - b);
+                times
+                    .iter()
+                    .flatten()
+                    .filter_map(|t| crate::runtime::cost::worth::forgone_per_launch(t, top))
+                    .fold(0.0f64, f64::max)
+                    .ceil() as u64
             })
-            .fold(0.0f64, f64::max);
-        JournalFacts { quiet, gain }
+            .collect();
+        JournalFacts { quiet, forgoes }
     }
 
-    /// How many launches the journal may take (`Program::journal_left`): at most
-    /// `untracked::JOURNAL_LAUNCHES`, and fewer than could forgo the load's cost `load_ns`, so
-    /// that the launch that reaches it is counted in its call. With the load's cost unknown (0)
-    /// no launch buys the copies. The bound counts the journal's launches only: where launches
-    /// counted in their calls come between them, their share can bring the purchase inside the
-    /// journal, and it comes at the first launch after it, a few launches late.
-    fn budget(&self, load_ns: u64) -> u32 {
-        let most = super::untracked::JOURNAL_LAUNCHES;
-        if load_ns == 0 || self.gain <= 0.0 {
-            return most;
+    /// What the journal's launches may forgo (`Program::journal_left`) where the copies' load
+    /// costs `load_ns`: less than that, so that the launch that reaches it is counted in its
+    /// call; with the load's cost unknown (0) no launch buys the copies (`u64::MAX`). The bound
+    /// counts the journal's launches only: where launches counted in their calls come between
+    /// them, their share can bring the purchase inside the journal, and it comes at the first
+    /// launch after it, a few launches late.
+    fn budget(load_ns: u64) -> u64 {
+        if load_ns == 0 {
+            u64::MAX
+        } else {
+            load_ns
         }
-        let reach = (load_ns as f64 / self.gain).ceil() as u64;
-        reach.saturating_sub(1).min(most as u64) as u32
+    }
+
+    /// What is `left` of the budget once a launch that forgoes `forgoes` is taken; None where it
+    /// would reach the load.
+    fn take(left: u64, forgoes: u64) -> Option<u64> {
+        if left == u64::MAX {
+            return Some(left);
+        }
+        left.checked_sub(forgoes).filter(|&l| l > 0)
     }
 }
 
@@ -1534,13 +1555,21 @@ mod tests {
 
     #[test]
     fn the_journal_takes_fewer_launches_than_could_buy_the_copies() {
-        let at = |gain: f64, load: u64| JournalFacts { quiet: Vec::new(), gain }.budget(load);
-        assert_eq!(at(3.0, 10), 3, "three forgo 9 ns; the fourth, which reaches the load, is counted in its call");
-        assert_eq!(at(1.0, 10), 9);
-        assert_eq!(at(5.0, 1), 0, "the first launch buys them");
-        assert_eq!(at(1.0, 1_000_000), crate::runtime::untracked::JOURNAL_LAUNCHES);
-        assert_eq!(at(1.0, 0), crate::runtime::untracked::JOURNAL_LAUNCHES, "the load's cost unknown: nothing buys");
-        assert_eq!(at(0.0, 10), crate::runtime::untracked::JOURNAL_LAUNCHES, "nothing forgone: nothing buys");
+        // Launches that each forgo `gain` ns, with the copies' load at `load` ns: how many it takes.
+        let taken = |gain: u64, load: u64| {
+            let mut left = JournalFacts::budget(load);
+            (0..1000).take_while(|_| JournalFacts::take(left, gain).map(|l| left = l).is_some()).count()
+        };
+        assert_eq!(taken(3, 10), 3, "three forgo 9 ns; the fourth, which reaches the load, is counted in its call");
+        assert_eq!(taken(1, 10), 9);
+        assert_eq!(taken(5, 1), 0, "the first launch buys them");
+        assert_eq!(taken(1, 0), 1000, "the load's cost unknown: nothing buys");
+        assert_eq!(taken(0, 10), 1000, "nothing forgone: nothing buys");
+        assert_eq!(taken(u64::MAX, 10), 0);
+        // A launch that forgoes more takes more of what is left.
+        let left = JournalFacts::take(JournalFacts::budget(10), 2).unwrap();
+        assert_eq!(JournalFacts::take(left, 7), Some(1));
+        assert_eq!(JournalFacts::take(left, 8), None);
     }
 
     #[test]

@@ -25,10 +25,12 @@
 //! written on the fast path, as an untracked one does, and what the replay counts is what the
 //! launch would have counted: its buffers' epochs (with the arguments it was launched with) and
 //! what it forgoes. What needs the launch itself is left to the launches it does not take
-//! (`Program::journal_takes`): it takes at most [`JOURNAL_LAUNCHES`] in the process, none at a
-//! size where the model would time the kernel as written (its time there unsettled), and fewer
-//! of a program's than could forgo what the copies' load costs, so that the launch that buys
-//! them is counted in its call; the repeats' tickets and lanes start after it.
+//! (`Program::journal_takes`): it takes at most [`JOURNAL_LAUNCHES`] in the process, and of a
+//! program's only those that together forgo less than what the copies' load costs, so that
+//! the launch that buys them is counted in its call; the repeats' tickets and lanes start after
+//! it. Where the model would time a kernel as written (its time unsettled at the launch's
+//! size), it takes the launch only on a queue that profiles, and times it by its event
+//! (`launch::journal_timing`): what the timing is of is worked out when it is counted.
 //!
 //! Why: on the H200 a declined particles run of two iterations spent 15-20 us of clayout's own
 //! time in its first launch and 3.5-8 us in each other kernel's first, nearly all of it code met

@@ -154,11 +154,18 @@ pub fn profiles(queue: cl_command_queue) -> bool {
 /// Times the launch whose event is `event` (on `queue`, which profiles) once it completes;
 /// false when it cannot be kept (then it is not timed, and `record` is dropped unrun).
 pub fn by_event(queue: cl_command_queue, event: cl_event, record: Record) -> bool {
+    if PENDING.lock().len() >= MAX_PENDING {
+        return false;
+    }
+    Event::retained_in(event, queue).is_some_and(|event| by_held_event(event, record))
+}
+
+/// `by_event`, for an event already held.
+pub fn by_held_event(event: Event, record: Record) -> bool {
     let mut pending = PENDING.lock();
     if pending.len() >= MAX_PENDING {
         return false;
     }
-    let Some(event) = Event::retained_in(event, queue) else { return false };
     KEPT.store(true, Relaxed);
     pending.push(Pending { event, record });
     true

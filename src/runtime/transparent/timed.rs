@@ -173,14 +173,7 @@ impl Timed {
             (false, Some(at), Some(from)) => at.duration_since(from).as_nanos() as f64,
             _ => 0.0,
         };
-        let record: measure::Record = Box::new(move |ns| {
-            let ns = ns.map(|device| device.max(host_ns));
-            crate::guard("cost model", || {
-                let mut model = k.model.lock();
-                model.in_flight = model.in_flight.saturating_sub(1);
-                model.record(&owned, class, ran, ns, m);
-            });
-        });
+        let record = recorder(k, owned, class, ran, m, host_ns);
         // Counted before it is kept, since another thread's harvest may record it at once.
         crate::guard("cost model", || kernel.model.lock().in_flight += 1);
         let kept = if self.by_event {
@@ -198,6 +191,44 @@ impl Timed {
             crate::log::once(LogLevel::Debug, &what, &what);
         }
     }
+}
+
+/// What records a launch's device time (ns, or None where it could not be had) in `kernel`'s
+/// model, as a timing of form `ran` of kernel `name` at `class` with `m` structures: never less
+/// than `host_ns`, the host time it cost where that counts (`Timed::finish`).
+fn recorder(
+    kernel: Arc<RewrittenKernel>,
+    name: String,
+    class: SizeClass,
+    ran: Variant,
+    m: f64,
+    host_ns: f64,
+) -> measure::Record {
+    Box::new(move |ns| {
+        let ns = ns.map(|device| device.max(host_ns));
+        crate::guard("cost model", || {
+            let mut model = kernel.model.lock();
+            model.in_flight = model.in_flight.saturating_sub(1);
+            model.record(&name, class, ran, ns, m);
+        });
+    })
+}
+
+/// Times a launch as written of `kernel`'s copies (`name`: the application's kernel) at `class`,
+/// `m` structures, by its event `event`, held (on a queue that profiles), with the timing
+/// already counted in flight in the model: for a launch the untracked run's journal took
+/// (`launch::journal_timed`).
+pub fn by_kept_event(event: crate::cl::Event, (kernel, name): (&Arc<RewrittenKernel>, &str), class: SizeClass, m: f64) {
+    let record = recorder(kernel.clone(), name.to_string(), class, Variant::Written, m, 0.0);
+    if !measure::by_held_event(event, record) {
+        dropped(kernel);
+    }
+}
+
+/// A timing counted in flight in `kernel`'s model that will not be had.
+pub fn dropped(kernel: &RewrittenKernel) {
+    let mut model = kernel.model.lock();
+    model.in_flight = model.in_flight.saturating_sub(1);
 }
 
 /// Releases clayout's own event of a timed launch, once whatever times it holds its reference.
