@@ -155,12 +155,15 @@ fn journaled(
         return None;
     }
     let items = super::transparent::launch::items_class(dims);
-    let unsettled = program.journal_takes(&k.facts.name, items, || super::cost::measure::profiles(queue))?;
+    let wanted = program.journal_takes(&k.facts.name, items, || super::cost::measure::profiles(queue))?;
     let fast = super::order::fast(0)?;
     // Timed by clayout's own event only: one of the application's held in the journal would
     // show in its reference count.
-    let timing =
-        if unsettled && event.is_null() { crate::guard("cost model", || journal_timing(k)).flatten() } else { None };
+    let timing = if wanted > 0 && event.is_null() {
+        crate::guard("cost model", || journal_timing(k, wanted)).flatten()
+    } else {
+        None
+    };
     let mut own: cl_event = std::ptr::null_mut();
     let launch_event = if timing.is_some() { &mut own as *mut cl_event } else { event };
     let r = enqueue(kernel, None, 0, std::ptr::null(), launch_event);
@@ -198,16 +201,20 @@ fn journaled(
 /// model its timing goes to, with the timing counted in flight there until its time is had.
 /// What the timing is of (the launch's size class and structures) is worked out when the
 /// journal counts the launch (`journal_timed`), out of the application's call, where it was
-/// most of what the timing cost a run's first launch. One in flight per kernel: a timing by
-/// its event costs the driver's enqueue some 7 us on NVIDIA (H200: 13-16 us against 5-8), so a
-/// short run pays one such launch per kernel and size, and two runs settle the time.
-fn journal_timing(k: &kernels::Kernel) -> Option<Arc<RewrittenKernel>> {
+/// most of what the timing cost a run's first launch. At most `wanted` in flight per kernel,
+/// the timings its time still needs at that bucket (`Program::journal_takes`): a timing by its
+/// event costs the driver's enqueue some 7 us on NVIDIA (H200: 13-16 us against 5-8), and the
+/// journal's launches are counted after the first launches of their epochs, which alone the
+/// tracked path times (`timed_while_building`): timing one where two were wanted left lbm's
+/// time at 128^3 unsettled after a 100-launch run, and its next 30-launch run measured it
+/// again instead of converting at its second launch.
+fn journal_timing(k: &kernels::Kernel, wanted: u32) -> Option<Arc<RewrittenKernel>> {
     if !timed_while_building(1) || super::suggest::active() {
         return None;
     }
     let (kernel, _) = k.building_plan()?;
     let mut model = kernel.model.lock();
-    if model.disk_key.is_none() || model.untimed >= 3 || model.in_flight > 0 {
+    if model.disk_key.is_none() || model.untimed >= 3 || model.in_flight >= wanted {
         return None;
     }
     model.in_flight += 1;

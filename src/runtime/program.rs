@@ -63,25 +63,46 @@ pub struct Program {
 
 impl Program {
     /// Whether the untracked run's journal may take a launch of its kernel `name` of work-item
-    /// bucket `items`, and whether the model may want it timed as written there (Some(true):
-    /// its time there is not settled). None where the kernel had no times to read (a kernel
-    /// whose inferred annotation waits for its stride among them: the tracked path completes
-    /// it), where its time is not settled there and the launch cannot be timed by its event
-    /// (`by_event`, asked only then: the model times it on the tracked path), or where what
-    /// the launch forgoes would reach the copies' load (`journal_left`): that launch buys them,
-    /// counted in its call.
-    pub fn journal_takes(&self, name: &str, items: u8, by_event: impl FnOnce() -> bool) -> Option<bool> {
+    /// bucket `items`, and how many timings as written the model may still want of the kernel
+    /// there (Some(0): its time there is settled; `Buckets::wanted`). None where the kernel had
+    /// no times to read (a kernel whose inferred annotation waits for its stride among them:
+    /// the tracked path completes it), where its time is not settled there and the launch
+    /// cannot be timed by its event (`by_event`, asked only then: the model times it on the
+    /// tracked path), or where what the launch forgoes would reach the copies' load
+    /// (`journal_left`): that launch buys them, counted in its call.
+    pub fn journal_takes(&self, name: &str, items: u8, by_event: impl FnOnce() -> bool) -> Option<u32> {
         use std::sync::atomic::Ordering::Relaxed;
-        let (unsettled, forgoes) = {
+        let (wanted, forgoes) = {
             let j = self.journal.lock();
-            let (_, settled) = j.quiet.iter().find(|(n, _)| n == name)?;
-            (settled.checked_shr(u32::from(items))? & 1 == 0, *j.forgoes.get(usize::from(items))?)
+            let (_, buckets) = j.quiet.iter().find(|(n, _)| n == name)?;
+            (buckets.wanted(items)?, *j.forgoes.get(usize::from(items))?)
         };
-        if unsettled && !by_event() {
+        if wanted > 0 && !by_event() {
             return None;
         }
         self.journal_left.fetch_update(Relaxed, Relaxed, |left| JournalFacts::take(left, forgoes)).ok()?;
-        Some(unsettled)
+        Some(wanted)
+    }
+}
+
+/// Work-item buckets (`launch::items_class`), one bit each, at which a kernel's time as written
+/// was timed (at least once) and is settled (`Times::unsettled`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Buckets {
+    timed: u64,
+    settled: u64,
+}
+
+impl Buckets {
+    /// The timings the model still wants at bucket `items`: none where the time is settled, one
+    /// where it was timed, as many as settle it (`TIMED_LAUNCHES`) where it was never timed.
+    fn wanted(&self, items: u8) -> Option<u32> {
+        let bit = |m: u64| m.checked_shr(u32::from(items)).map(|m| m & 1 == 1);
+        Some(match (bit(self.settled)?, bit(self.timed)?) {
+            (true, _) => 0,
+            (false, true) => 1,
+            (false, false) => crate::runtime::cost::model::TIMED_LAUNCHES,
+        })
     }
 }
 
@@ -956,8 +977,8 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
 #[derive(Debug, Default)]
 struct JournalFacts {
     /// For each kernel of the copies whose times were read, by name, the work-item buckets at
-    /// which its time as written is settled, one bit each.
-    quiet: Vec<(String, u64)>,
+    /// which its time as written was timed and is settled.
+    quiet: Vec<(String, Buckets)>,
     /// At each work-item bucket, the most a launch there forgoes, in ns (rounded up): at the top
     /// of the bucket, of the kernel that forgoes most (`worth::forgone_per_launch`, which takes
     /// a bucket where nothing was timed at the most timed at any other).
@@ -973,19 +994,22 @@ impl JournalFacts {
     ) -> Self {
         use crate::runtime::cost::model::Variant;
         let Some(rw) = dl.rewrites.as_ref() else { return JournalFacts::default() };
-        let settled = |t: &crate::runtime::cost::kernel::TimesByClass| {
-            t.classes
-                .iter()
-                .filter(|(c, times)| c.items < 64 && !times.unsettled(Variant::Written))
-                .fold(0u64, |m, (c, _)| m | 1 << c.items)
+        let buckets = |t: &crate::runtime::cost::kernel::TimesByClass| {
+            t.classes.iter().filter(|(c, times)| c.items < 64 && times.written.is_some()).fold(
+                Buckets::default(),
+                |b, (c, times)| Buckets {
+                    timed: b.timed | 1 << c.items,
+                    settled: b.settled | u64::from(!times.unsettled(Variant::Written)) << c.items,
+                },
+            )
         };
-        let quiet: Vec<(String, u64)> = rw
+        let quiet: Vec<(String, Buckets)> = rw
             .rewritten
             .kernels
             .iter()
             .filter_map(|(name, rk)| {
                 let at = kernels.iter().position(|(k, _)| Arc::ptr_eq(k, rk))?;
-                Some((name.clone(), settled(times.get(at)?.as_ref()?)))
+                Some((name.clone(), buckets(times.get(at)?.as_ref()?)))
             })
             .collect();
         let forgoes = (0..64u32)
@@ -1538,7 +1562,7 @@ fn rewritten_params(
 
 #[cfg(test)]
 mod tests {
-    use super::{mentions_asta, JournalFacts, Purchase};
+    use super::{mentions_asta, Buckets, JournalFacts, Purchase};
     use crate::runtime::cost::worth::Bought;
 
     #[test]
@@ -1570,6 +1594,15 @@ mod tests {
         let left = JournalFacts::take(JournalFacts::budget(10), 2).unwrap();
         assert_eq!(JournalFacts::take(left, 7), Some(1));
         assert_eq!(JournalFacts::take(left, 8), None);
+    }
+
+    #[test]
+    fn the_journal_times_a_kernel_as_often_as_its_time_needs_to_settle() {
+        let b = Buckets { timed: 0b0110, settled: 0b0100 };
+        assert_eq!(b.wanted(2), Some(0), "settled");
+        assert_eq!(b.wanted(1), Some(1), "timed once, not settled");
+        assert_eq!(b.wanted(0), Some(crate::runtime::cost::model::TIMED_LAUNCHES), "never timed here");
+        assert_eq!(b.wanted(64), None);
     }
 
     #[test]
