@@ -160,7 +160,7 @@ fn journaled(
     // Timed by clayout's own event only: one of the application's held in the journal would
     // show in its reference count.
     let timing = if wanted > 0 && event.is_null() {
-        crate::guard("cost model", || journal_timing(k, wanted)).flatten()
+        crate::guard("cost model", || journal_timing(k, items, wanted)).flatten()
     } else {
         None
     };
@@ -208,13 +208,15 @@ fn journaled(
 /// tracked path times (`timed_while_building`): timing one where two were wanted left lbm's
 /// time at 128^3 unsettled after a 100-launch run, and its next 30-launch run measured it
 /// again instead of converting at its second launch.
-fn journal_timing(k: &kernels::Kernel, wanted: u32) -> Option<Arc<RewrittenKernel>> {
+fn journal_timing(k: &kernels::Kernel, items: u8, wanted: u32) -> Option<Arc<RewrittenKernel>> {
     if !timed_while_building(1) || super::suggest::active() {
         return None;
     }
     let (kernel, _) = k.building_plan()?;
     let mut model = kernel.model.lock();
-    if model.disk_key.is_none() || model.untimed >= 3 || model.in_flight >= wanted {
+    // Settled since the verdict (timings counted at a release of the application's mid-run).
+    let settled = model.times.classes.iter().any(|(c, t)| c.items == items && !t.unsettled(Variant::Written));
+    if model.disk_key.is_none() || model.untimed >= 3 || model.in_flight >= wanted || settled {
         return None;
     }
     model.in_flight += 1;

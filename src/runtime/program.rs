@@ -1012,8 +1012,17 @@ impl JournalFacts {
                 Some((name.clone(), buckets(times.get(at)?.as_ref()?)))
             })
             .collect();
+        // Worked out near the buckets some kernel was timed at only (within `NEAR`); a launch
+        // farther off counts as one that reaches the load (`u64::MAX`), counted in its call: the
+        // whole range took some 200 calls of `forgone_per_launch` where the verdict is made in
+        // the build call.
+        let timed = quiet.iter().fold(0u64, |m, (_, b)| m | b.timed);
         let forgoes = (0..64u32)
             .map(|b| {
+                let near = (b.saturating_sub(Self::NEAR)..=(b + Self::NEAR).min(63)).any(|n| timed & 1 << n != 0);
+                if !near {
+                    return u64::MAX;
+                }
                 let top = u64::MAX >> (63 - b);
                 times
                     .iter()
@@ -1025,6 +1034,10 @@ impl JournalFacts {
             .collect();
         JournalFacts { quiet, forgoes }
     }
+
+    /// How many work-item buckets (factors of two) from one some kernel was timed at the journal
+    /// takes launches at.
+    const NEAR: u32 = 4;
 
     /// What the journal's launches may forgo (`Program::journal_left`) where the copies' load
     /// costs `load_ns`: less than that, so that the launch that reaches it is counted in its
