@@ -647,12 +647,6 @@ fn a_declined_run_times_an_unsettled_kernel_by_its_events_from_the_journal() {
         class[1]["tries"] = serde_json::json!([1, 0, 0]);
         class[1]["odd"] = serde_json::json!([null, null, null]);
     });
-    let written_tries = |dir: &std::path::Path| -> u64 {
-        payloads(dir, "times")
-            .iter()
-            .flat_map(|t| t["classes"].as_array().unwrap().iter().map(|c| c[1]["tries"][0].as_u64().unwrap()))
-            .sum()
-    };
     let before = written_tries(&cache);
     let (tracked, counted) =
         (cache_copy(&cache, "policy-journal-timed-tracked"), cache_copy(&cache, "policy-journal-timed-counted"));
@@ -1507,10 +1501,12 @@ fn first_launches_enqueued_at_once_beside_other_threads_conversions() {
 /// tracking at its first launch (a load of 1 ns, bought at once), with times that make the
 /// bought copies convert. The bytes are the plain run's in every one; where it stays untracked,
 /// its launches and host accesses noted in the journal teach the records that counting them in
-/// their calls teaches (the `no-journal` fault, on a copy of the same cache).
+/// their calls teaches (the `no-journal` fault, on a copy of the same cache), and so do they on
+/// queues that profile with the kernels' times unsettled (the journal timing its launches by
+/// their events, without starting the tracking).
 #[test]
 fn declined_runs_of_every_host_sequence_give_the_plain_bytes() {
-    let mut journaled = 0;
+    let (mut journaled, mut timed_journaled) = (0, 0);
     for mode in ["map", "partial", "copy", "fill", "mixed", "twoqueues", "ooo", "subbuf", "hostptr", "multi", "swapped"]
     {
         let base = run(&seq(mode), TIMEOUT);
@@ -1530,6 +1526,10 @@ fn declined_runs_of_every_host_sequence_give_the_plain_bytes() {
             set_times(&dir, 1000.0, 1.0);
             set_worth(&worth, serde_json::json!(load));
             let twin = cache_copy(&dir, &format!("untracked-{mode}-twin"));
+            // Its kernels' times as written unsettled, on queues that profile: the journal times
+            // its launches by their events.
+            let profiled = cache_copy(&dir, &format!("untracked-{mode}-profiled"));
+            edit_times(&profiled, |class| class[1]["timed"] = serde_json::json!([1, 0, 0]));
             let out = run(&cmd("auto"), TIMEOUT);
             assert_same(&base, &out);
             let counted = annotated(seq(mode).shimmed_with(fault_lib()), "auto", twin.as_os_str())
@@ -1538,6 +1538,24 @@ fn declined_runs_of_every_host_sequence_give_the_plain_bytes() {
             assert_same(&base, &run(&counted, TIMEOUT));
             assert_eq!(sorted_payloads(&dir, "lengths"), sorted_payloads(&twin, "lengths"), "{}", out.show(mode));
             assert_eq!(runs_less_stretch(&dir), runs_less_stretch(&twin), "{}", out.show(mode));
+            let timed = annotated(seq(mode).shimmed_with(fault_lib()), "auto", profiled.as_os_str())
+                .env("CLAYOUT_FAULT", "quick-build")
+                .env("CLAYOUT_BUILD_AFTER", "auto")
+                .env("CLAYOUT_PROFILE", "1")
+                .env("CLAYOUT_LOG", "debug");
+            let tries = written_tries(&profiled);
+            let timed_out = run(&timed, TIMEOUT);
+            assert_same(&base, &timed_out);
+            assert_eq!(
+                sorted_payloads(&profiled, "lengths"),
+                sorted_payloads(&twin, "lengths"),
+                "{}",
+                timed_out.show(mode)
+            );
+            let stayed = !timed_out.shim_lines().iter().any(|l| l.contains("tracked from now on"));
+            if load > 2.0 && stayed && written_tries(&profiled) > tries {
+                timed_journaled += 1;
+            }
             if load > 2.0 && out.shim_lines().iter().any(|l| l.contains("journal counted")) {
                 journaled += 1;
             }
@@ -1548,8 +1566,18 @@ fn declined_runs_of_every_host_sequence_give_the_plain_bytes() {
         }
     }
     // Seven to ten of the eleven on PoCL: where the runs before left a kernel's time as written
-    // unsettled, the model times a launch first and the journal takes none.
+    // unsettled, the model times a launch first and the journal takes none; on queues that
+    // profile, with every time unsettled, the journal timed the launches of nine.
     assert!(journaled >= 5, "the journal took the launches of {journaled} sequences only");
+    assert!(timed_journaled >= 5, "the journal timed the launches of {timed_journaled} sequences only");
+}
+
+/// The timings as written (`tries`) of every size class of every kernel times record in `dir`.
+fn written_tries(dir: &std::path::Path) -> u64 {
+    payloads(dir, "times")
+        .iter()
+        .flat_map(|t| t["classes"].as_array().unwrap().iter().map(|c| c[1]["tries"][0].as_u64().unwrap_or(0)))
+        .sum()
 }
 
 /// The payloads of the records of `kind` in `dir`, in the order of their files' names.
