@@ -628,14 +628,8 @@ fn a_declined_run_times_an_unsettled_kernel_by_its_events_from_the_journal() {
     let dir = fresh_dir("policy-journal-timed");
     let cache = dir.join("cache");
     let cmd = |cache: &std::path::Path, after: &str, fault: &str, name: &str, profile: &str| {
-        let json = cache.with_file_name(format!("{name}.json"));
-        let cmd = annotated(seq("launches").shimmed_with(fault_lib()), "auto", cache.as_os_str())
-            .env("CLAYOUT_BUILD_AFTER", after)
-            .env("CLAYOUT_FAULT", fault)
-            .env("CLAYOUT_PROFILE", profile)
-            .env("CLAYOUT_LOG", "debug");
-        let (out, stats) = with_stats(cmd, &json);
-        assert_same(&base, &out);
+        let (out, stats, _) =
+            launches_run(&seq("launches").env("CLAYOUT_PROFILE", profile), &base, cache, "auto", after, fault, name);
         (out, stats)
     };
     cmd(&cache, "wait", "quick-build", "built", "0");

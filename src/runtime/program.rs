@@ -74,7 +74,7 @@ impl Program {
         use std::sync::atomic::Ordering::Relaxed;
         let (wanted, forgoes) = {
             let j = self.journal.lock();
-            let (_, buckets) = j.quiet.iter().find(|(n, _)| n == name)?;
+            let (_, buckets) = j.buckets.iter().find(|(n, _)| n == name)?;
             (buckets.wanted(items)?, *j.forgoes.get(usize::from(items))?)
         };
         if wanted > 0 && !by_event() {
@@ -978,7 +978,7 @@ fn loading_pays(program: &Program, dl: &ProgramDl) -> Load {
 struct JournalFacts {
     /// For each kernel of the copies whose times were read, by name, the work-item buckets at
     /// which its time as written was timed and is settled.
-    quiet: Vec<(String, Buckets)>,
+    buckets: Vec<(String, Buckets)>,
     /// At each work-item bucket, the most a launch there forgoes, in ns (rounded up): at the top
     /// of the bucket, of the kernel that forgoes most (`worth::forgone_per_launch`, which takes
     /// a bucket where nothing was timed at the most timed at any other).
@@ -1003,7 +1003,7 @@ impl JournalFacts {
                 },
             )
         };
-        let quiet: Vec<(String, Buckets)> = rw
+        let timed_at: Vec<(String, Buckets)> = rw
             .rewritten
             .kernels
             .iter()
@@ -1016,7 +1016,7 @@ impl JournalFacts {
         // farther off counts as one that reaches the load (`u64::MAX`), counted in its call: the
         // whole range took some 200 calls of `forgone_per_launch` where the verdict is made in
         // the build call.
-        let timed = quiet.iter().fold(0u64, |m, (_, b)| m | b.timed);
+        let timed = timed_at.iter().fold(0u64, |m, (_, b)| m | b.timed);
         let forgoes = (0..64u32)
             .map(|b| {
                 let near = (b.saturating_sub(Self::NEAR)..=(b + Self::NEAR).min(63)).any(|n| timed & 1 << n != 0);
@@ -1032,7 +1032,7 @@ impl JournalFacts {
                     .ceil() as u64
             })
             .collect();
-        JournalFacts { quiet, forgoes }
+        JournalFacts { buckets: timed_at, forgoes }
     }
 
     /// How many work-item buckets (factors of two) from one some kernel was timed at the journal

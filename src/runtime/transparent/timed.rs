@@ -185,7 +185,7 @@ impl Timed {
             measure::after_app_wait(self.queue, launched, enqueuing, record, missed)
         };
         if !kept {
-            crate::guard("cost model", || kernel.model.lock().in_flight -= 1);
+            crate::guard("cost model", || dropped(kernel));
         } else if self.app_wait && crate::log::enabled(LogLevel::Debug) {
             let what = format!("kernel {name}: a launch timed by the application's own clFinish");
             crate::log::once(LogLevel::Debug, &what, &what);
